@@ -1,0 +1,204 @@
+// array: a cheap handle to a shared node of a lazy graph (MLX's array).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <initializer_list>
+#include <iterator>
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+#include <vector>
+
+#include "braid/dtype.h"
+#include "braid/memory.h"
+#include "braid/stream.h"
+
+namespace braid {
+
+using Shape = std::vector<int32_t>;
+using Strides = std::vector<int64_t>;
+
+class Primitive;
+class array;
+
+namespace detail {
+
+/// Lifecycle of a node; see DESIGN.md section 3. Transitions only move forward.
+enum class Status : uint8_t { unscheduled, claimed, scheduled, available, failed };
+
+/// Owns one allocator buffer; views share it through shared_ptr<Data>.
+struct Data {
+  allocator::Buffer buffer;
+  explicit Data(allocator::Buffer b) : buffer(b) {}
+  ~Data();
+  Data(const Data&) = delete;
+  Data& operator=(const Data&) = delete;
+};
+
+struct Waiter;  // a parked strand or other continuation (src/graph)
+
+struct ArrayFlags {
+  bool contiguous = true;      // the data_size elements are dense (in some order)
+  bool row_contiguous = true;  // C order, no gaps
+  bool col_contiguous = true;  // Fortran order, no gaps
+};
+
+struct ArrayDesc {
+  Shape shape;
+  Strides strides;
+  size_t size = 1;
+  Dtype dtype;
+  std::shared_ptr<Primitive> primitive;
+
+  // Readable by anyone holding `lock` or by the claimer of the node; cleared at detach.
+  std::vector<array> inputs;
+
+  // Written by the node's evaluation before `status` becomes available (release store).
+  std::shared_ptr<Data> data;
+  void* data_ptr = nullptr;
+  size_t data_size = 0;
+  ArrayFlags flags;
+  std::exception_ptr error;  // set before `status` becomes failed
+
+  std::atomic<Status> status{Status::unscheduled};
+  std::atomic<bool> lock{false};  // tiny spinlock guarding inputs and waiters
+  std::vector<Waiter*> waiters;   // guarded by lock; run once when the node completes
+
+  ArrayDesc(Shape shape, Dtype dtype);
+  ArrayDesc(Shape shape, Dtype dtype, std::shared_ptr<Primitive> primitive, std::vector<array> inputs);
+  ~ArrayDesc();  // tears input chains down iteratively (no recursion over the graph)
+};
+
+void init_from_values(ArrayDesc& desc, const void* src, Dtype src_dtype, size_t count);
+
+}  // namespace detail
+
+class array {
+ public:
+  /// A scalar (0-d) array.
+  template <typename T>
+  explicit array(T val, Dtype dtype = TypeToDtype<T>()) : array(Shape{}, dtype) {
+    init_values(&val, 1);
+  }
+
+  /// A 1-d array holding the listed values.
+  template <typename T>
+  array(std::initializer_list<T> data, Dtype dtype = TypeToDtype<T>())  // NOLINT
+      : array(Shape{static_cast<int32_t>(data.size())}, dtype) {
+    init_values(data.begin(), data.size());
+  }
+
+  /// An array of `shape` filled from the listed values (count must match).
+  template <typename T>
+  array(std::initializer_list<T> data, Shape shape, Dtype dtype = TypeToDtype<T>())
+      : array(std::move(shape), dtype) {
+    check_count(data.size());
+    init_values(data.begin(), data.size());
+  }
+
+  /// An array of `shape` copied from `size` elements starting at `data`.
+  template <typename It>
+  array(It data, Shape shape, Dtype dtype = TypeToDtype<typename std::iterator_traits<It>::value_type>())
+      : array(std::move(shape), dtype) {
+    using T = typename std::iterator_traits<It>::value_type;
+    std::vector<T> vals(data, data + desc_->size);
+    init_values(vals.data(), vals.size());
+  }
+
+  /// A lazy node: the output of `primitive` applied to `inputs`. Used by ops.
+  array(Shape shape, Dtype dtype, std::shared_ptr<Primitive> primitive, std::vector<array> inputs);
+
+  array(const array&) = default;
+  array(array&&) noexcept = default;
+  array& operator=(const array&) = default;
+  array& operator=(array&&) noexcept = default;
+  ~array() = default;
+
+  const Shape& shape() const { return desc_->shape; }
+  /// Size of dimension `dim` (negative counts from the end).
+  int32_t shape(int dim) const;
+  const Strides& strides() const { return desc_->strides; }
+  int64_t strides(int dim) const;
+  Dtype dtype() const { return desc_->dtype; }
+  size_t size() const { return desc_->size; }
+  size_t ndim() const { return desc_->shape.size(); }
+  size_t itemsize() const { return desc_->dtype.size; }
+  size_t nbytes() const { return desc_->size * desc_->dtype.size; }
+
+  /// Evaluates the array (and its graph) if needed; rethrows a kernel's error. Any thread.
+  void eval();
+  /// True once the value is computed and readable. Any thread; never blocks.
+  bool is_available() const;
+
+  /// The single element, converted to T. Evaluates first. Throws if size() != 1.
+  template <typename T>
+  T item();
+
+  /// Pointer to element 0 of the (possibly strided) data. Evaluates first. T must match dtype.
+  template <typename T>
+  T* data() {
+    check_data_type(TypeToDtype<T>(), sizeof(T));
+    eval();
+    return static_cast<T*>(desc_->data_ptr);
+  }
+  template <typename T>
+  const T* data() const {
+    return const_cast<array*>(this)->data<T>();
+  }
+
+  bool has_primitive() const { return desc_->primitive != nullptr; }
+  Primitive& primitive() const { return *desc_->primitive; }
+  const std::shared_ptr<Primitive>& primitive_ptr() const { return desc_->primitive; }
+  /// The stream the node runs on. Throws for leaf arrays, which have none.
+  const Stream& stream() const;
+  const std::vector<array>& inputs() const { return desc_->inputs; }
+  const detail::ArrayFlags& flags() const { return desc_->flags; }
+  size_t data_size() const { return desc_->data_size; }
+  /// Identity of the node (equal for copies of the same array).
+  std::uintptr_t id() const { return reinterpret_cast<std::uintptr_t>(desc_.get()); }
+
+  /// Drops the graph behind an evaluated array. Mutates this array: not concurrently with
+  /// other uses of the same object.
+  void detach();
+
+  detail::ArrayDesc* desc() const { return desc_.get(); }
+  const std::shared_ptr<detail::ArrayDesc>& desc_ptr() const { return desc_; }
+  explicit array(std::shared_ptr<detail::ArrayDesc> desc) : desc_(std::move(desc)) {}
+
+ private:
+  array(Shape shape, Dtype dtype);
+  template <typename T>
+  void init_values(const T* vals, size_t count) {
+    if constexpr (std::is_same_v<T, double>) {
+      std::vector<float> f(vals, vals + count);
+      detail::init_from_values(*desc_, f.data(), float32, count);
+    } else {
+      detail::init_from_values(*desc_, vals, TypeToDtype<T>(), count);
+    }
+  }
+  void check_count(size_t count) const;
+  void check_data_type(Dtype requested, size_t requested_size) const;
+  double item_as_double();
+  int64_t item_as_int64();
+
+  friend struct detail::ArrayDesc;
+  std::shared_ptr<detail::ArrayDesc> desc_;
+};
+
+template <typename T>
+T array::item() {
+  if constexpr (std::is_same_v<T, bool>) {
+    return item_as_int64() != 0;
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(item_as_int64());
+  } else {
+    return static_cast<T>(static_cast<float>(item_as_double()));
+  }
+}
+
+std::ostream& operator<<(std::ostream& os, array a);
+
+}  // namespace braid

@@ -1,0 +1,12 @@
+// The whole public API of braid.
+#pragma once
+
+#include "braid/array.h"
+#include "braid/device.h"
+#include "braid/dtype.h"
+#include "braid/memory.h"
+#include "braid/ops.h"
+#include "braid/primitive.h"
+#include "braid/stream.h"
+#include "braid/transforms.h"
+#include "braid/version.h"

@@ -1,0 +1,42 @@
+// Memory: the caching allocator and its limits. Every function here is thread-safe.
+#pragma once
+
+#include <cstddef>
+
+namespace braid {
+
+namespace allocator {
+
+/// A block of memory from the allocator. `size` is what was asked for.
+struct Buffer {
+  void* ptr = nullptr;
+  size_t size = 0;
+};
+
+/// Allocates `size` bytes (size 0 gives a valid, empty buffer). Throws std::bad_alloc when
+/// the system has no memory; the allocator stays usable afterwards.
+Buffer malloc(size_t size);
+/// Returns a buffer to the cache (or the system when the cache is over its limit). Callers
+/// free a buffer only when no stream uses it any more; arrays guarantee this by holding
+/// their data until every task that reads it has finished.
+void free(Buffer buffer);
+
+}  // namespace allocator
+
+/// Bytes held by live arrays (not counting the cache).
+size_t get_active_memory();
+/// The largest get_active_memory() seen since start or the last reset_peak_memory().
+size_t get_peak_memory();
+void reset_peak_memory();
+/// Bytes kept in the cache for reuse.
+size_t get_cache_memory();
+/// A guideline for active memory: above it the cache is trimmed and new submissions wait for
+/// their stream's queued work to finish. Returns the previous limit.
+size_t set_memory_limit(size_t limit);
+size_t get_memory_limit();
+/// The most bytes the cache keeps; 0 disables caching. Returns the previous limit.
+size_t set_cache_limit(size_t limit);
+/// Returns every cached buffer to the system.
+void clear_cache();
+
+}  // namespace braid

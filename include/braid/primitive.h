@@ -1,0 +1,63 @@
+// Primitive: the unit of computation behind every lazy array (MLX's Primitive).
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "braid/array.h"
+#include "braid/stream.h"
+
+namespace braid {
+
+/// A primitive computes its outputs from its inputs on one stream. Ops build primitives and
+/// never compute; a backend supplies eval_cpu / eval_gpu. A primitive object is immutable
+/// once built, so any thread may read it.
+class Primitive {
+ public:
+  explicit Primitive(Stream stream) : stream_(std::move(stream)) {}
+  virtual ~Primitive() = default;
+  Primitive(const Primitive&) = delete;
+  Primitive& operator=(const Primitive&) = delete;
+
+  const Stream& stream() const { return stream_; }
+  Device device() const { return stream_.device; }
+
+  /// Fills `outputs` (already shaped and typed) from `inputs`, on the calling thread.
+  virtual void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) = 0;
+  virtual void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) = 0;
+
+  /// Vector-Jacobian product; the default throws (transforms arrive with the autodiff work).
+  virtual std::vector<array> vjp(const std::vector<array>& primals,
+                                 const std::vector<array>& cotangents,
+                                 const std::vector<int>& argnums,
+                                 const std::vector<array>& outputs);
+  /// Jacobian-vector product; the default throws.
+  virtual std::vector<array> jvp(const std::vector<array>& primals,
+                                 const std::vector<array>& tangents,
+                                 const std::vector<int>& argnums);
+  /// Vectorizing map; the default throws.
+  virtual std::pair<std::vector<array>, std::vector<int>> vmap(const std::vector<array>& inputs,
+                                                               const std::vector<int>& axes);
+
+  virtual const char* name() const = 0;
+  virtual bool is_equivalent(const Primitive& other) const { return false; }
+
+ private:
+  Stream stream_;
+};
+
+/// A primitive with exactly one output.
+class UnaryPrimitive : public Primitive {
+ public:
+  using Primitive::Primitive;
+  virtual void eval_cpu(const std::vector<array>& inputs, array& out) = 0;
+  virtual void eval_gpu(const std::vector<array>& inputs, array& out) = 0;
+  void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) final {
+    eval_cpu(inputs, outputs[0]);
+  }
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) final {
+    eval_gpu(inputs, outputs[0]);
+  }
+};
+
+}  // namespace braid

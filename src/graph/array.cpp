@@ -1,0 +1,289 @@
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+#include "backend/cpu/convert.h"
+#include "braid/transforms.h"
+#include "graph/node.h"
+#include "runtime/mutex.h"
+
+namespace braid {
+
+namespace detail {
+
+Data::~Data() { allocator::free(buffer); }
+
+Strides row_major_strides(const Shape& shape) {
+  Strides strides(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * std::max<int64_t>(shape[i + 1], 1);
+  }
+  return strides;
+}
+
+size_t checked_size(const Shape& shape, Dtype dtype, const char* op) {
+  uint64_t size = 1;
+  const uint64_t max_bytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  for (auto d : shape) {
+    if (d < 0) {
+      std::ostringstream msg;
+      msg << "[" << op << "] Negative dimensions are not allowed (got " << d << ").";
+      throw std::invalid_argument(msg.str());
+    }
+    if (d != 0 && size > max_bytes / static_cast<uint64_t>(d)) {
+      throw std::invalid_argument(std::string("[") + op + "] The shape's element count overflows.");
+    }
+    size *= static_cast<uint64_t>(d);
+  }
+  if (size > max_bytes / dtype.size) {
+    throw std::invalid_argument(std::string("[") + op + "] The array's size in bytes overflows.");
+  }
+  return static_cast<size_t>(size);
+}
+
+ArrayFlags flags_for(const Shape& shape, const Strides& strides, size_t data_size) {
+  ArrayFlags f;
+  size_t size = 1;
+  for (auto d : shape) size *= static_cast<size_t>(d);
+  int64_t expect = 1;
+  f.row_contiguous = true;
+  for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+    if (shape[i] == 1) continue;
+    if (strides[i] != expect) {
+      f.row_contiguous = false;
+      break;
+    }
+    expect *= shape[i];
+  }
+  expect = 1;
+  f.col_contiguous = true;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1) continue;
+    if (strides[i] != expect) {
+      f.col_contiguous = false;
+      break;
+    }
+    expect *= shape[i];
+  }
+  f.contiguous = (f.row_contiguous || f.col_contiguous) && data_size == size;
+  if (size == 0) f.contiguous = f.row_contiguous = f.col_contiguous = true;
+  return f;
+}
+
+void alloc_contiguous(array& out) {
+  ArrayDesc& d = *out.desc();
+  d.data = std::make_shared<Data>(allocator::malloc(out.nbytes()));
+  d.data_ptr = d.data->buffer.ptr;
+  d.strides = row_major_strides(d.shape);
+  d.data_size = d.size;
+  d.flags = ArrayFlags{};
+}
+
+void copy_shared_buffer(array& out, const array& in, const Strides& strides, const ArrayFlags& flags,
+                        size_t data_size, int64_t offset) {
+  ArrayDesc& d = *out.desc();
+  const ArrayDesc& s = *in.desc();
+  d.data = s.data;
+  d.data_ptr = static_cast<char*>(s.data_ptr) + offset * static_cast<int64_t>(s.dtype.size);
+  d.strides = strides;
+  d.flags = flags;
+  d.data_size = data_size;
+}
+
+void share_buffer(array& out, const array& in) {
+  copy_shared_buffer(out, in, in.strides(), in.flags(), in.data_size());
+}
+
+void init_from_values(ArrayDesc& desc, const void* src, Dtype src_dtype, size_t count) {
+  desc.data = std::make_shared<Data>(allocator::malloc(desc.size * desc.dtype.size));
+  desc.data_ptr = desc.data->buffer.ptr;
+  desc.data_size = desc.size;
+  convert_contiguous(src, src_dtype, desc.data_ptr, desc.dtype, std::min(count, desc.size));
+  desc.status.store(Status::available, std::memory_order_release);
+}
+
+ArrayDesc::ArrayDesc(Shape shape_in, Dtype dtype_in)
+    : shape(std::move(shape_in)), dtype(dtype_in) {
+  size = checked_size(shape, dtype, "array");
+  strides = row_major_strides(shape);
+}
+
+ArrayDesc::ArrayDesc(Shape shape_in, Dtype dtype_in, std::shared_ptr<Primitive> prim,
+                     std::vector<array> inputs_in)
+    : shape(std::move(shape_in)),
+      dtype(dtype_in),
+      primitive(std::move(prim)),
+      inputs(std::move(inputs_in)) {
+  size = checked_size(shape, dtype, "array");
+  strides = row_major_strides(shape);
+}
+
+ArrayDesc::~ArrayDesc() {
+  if (inputs.empty()) return;
+  // Unlink chains iteratively: a 10^6-node graph must not recurse 10^6 destructors deep.
+  std::vector<std::shared_ptr<ArrayDesc>> stack;
+  for (auto& in : inputs) stack.push_back(std::move(in.desc_));
+  inputs.clear();
+  while (!stack.empty()) {
+    std::shared_ptr<ArrayDesc> node = std::move(stack.back());
+    stack.pop_back();
+    if (node && node.use_count() == 1) {
+      // We are the last owner, so nobody can reach this node any more.
+      SpinGuard guard(node->lock);
+      for (auto& in : node->inputs) stack.push_back(std::move(in.desc_));
+      node->inputs.clear();
+    }
+  }
+}
+
+}  // namespace detail
+
+array::array(Shape shape, Dtype dtype)
+    : desc_(std::make_shared<detail::ArrayDesc>(std::move(shape), dtype)) {}
+
+array::array(Shape shape, Dtype dtype, std::shared_ptr<Primitive> primitive, std::vector<array> inputs)
+    : desc_(std::make_shared<detail::ArrayDesc>(std::move(shape), dtype, std::move(primitive),
+                                                std::move(inputs))) {}
+
+int32_t array::shape(int dim) const {
+  int n = static_cast<int>(ndim());
+  if (dim < -n || dim >= n) {
+    std::ostringstream msg;
+    msg << "[array::shape] Dimension " << dim << " is out of range for an array with " << n << " dimensions.";
+    throw std::invalid_argument(msg.str());
+  }
+  return desc_->shape[dim < 0 ? dim + n : dim];
+}
+
+int64_t array::strides(int dim) const {
+  int n = static_cast<int>(ndim());
+  if (dim < -n || dim >= n) {
+    std::ostringstream msg;
+    msg << "[array::strides] Dimension " << dim << " is out of range for an array with " << n
+        << " dimensions.";
+    throw std::invalid_argument(msg.str());
+  }
+  return desc_->strides[dim < 0 ? dim + n : dim];
+}
+
+void array::check_count(size_t count) const {
+  if (count != desc_->size) {
+    std::ostringstream msg;
+    msg << "[array] Got " << count << " values for a shape of " << desc_->size << " elements.";
+    throw std::invalid_argument(msg.str());
+  }
+}
+
+void array::check_data_type(Dtype requested, size_t requested_size) const {
+  bool ok = requested == desc_->dtype ||
+            (requested_size == desc_->dtype.size && kindof(requested) == kindof(desc_->dtype) &&
+             desc_->dtype != bfloat16 && requested != bfloat16);
+  if (!ok) {
+    std::ostringstream msg;
+    msg << "[array::data] Requested " << requested << " data from an array of " << desc_->dtype << ".";
+    throw std::invalid_argument(msg.str());
+  }
+}
+
+const Stream& array::stream() const {
+  if (!desc_->primitive) throw std::invalid_argument("[array::stream] A leaf array has no stream.");
+  return desc_->primitive->stream();
+}
+
+bool array::is_available() const {
+  return desc_->status.load(std::memory_order_acquire) == detail::Status::available;
+}
+
+void array::eval() {
+  auto st = desc_->status.load(std::memory_order_acquire);
+  if (st == detail::Status::available) return;
+  braid::eval(std::vector<array>{*this});
+}
+
+void array::detach() {
+  if (!detail::is_complete(desc_.get())) return;
+  std::vector<array> dropped;
+  {
+    detail::SpinGuard guard(desc_->lock);
+    dropped.swap(desc_->inputs);
+  }
+}
+
+namespace {
+// Reads element `i` (in elements from data_ptr) as double or int64.
+template <typename R>
+R read_element(const detail::ArrayDesc& d) {
+  const void* p = d.data_ptr;
+  switch (d.dtype.val) {
+    case Dtype::Val::bool_: return static_cast<R>(*static_cast<const bool*>(p));
+    case Dtype::Val::uint8: return static_cast<R>(*static_cast<const uint8_t*>(p));
+    case Dtype::Val::int32: return static_cast<R>(*static_cast<const int32_t*>(p));
+    case Dtype::Val::int64: return static_cast<R>(*static_cast<const int64_t*>(p));
+    case Dtype::Val::float16: return static_cast<R>(static_cast<float>(*static_cast<const float16_t*>(p)));
+    case Dtype::Val::bfloat16: return static_cast<R>(static_cast<float>(*static_cast<const bfloat16_t*>(p)));
+    case Dtype::Val::float32: return static_cast<R>(*static_cast<const float*>(p));
+  }
+  return R{};
+}
+}  // namespace
+
+double array::item_as_double() {
+  if (size() != 1) throw std::invalid_argument("[item] Only size 1 arrays can be converted to scalars.");
+  eval();
+  return read_element<double>(*desc_);
+}
+
+int64_t array::item_as_int64() {
+  if (size() != 1) throw std::invalid_argument("[item] Only size 1 arrays can be converted to scalars.");
+  eval();
+  return read_element<int64_t>(*desc_);
+}
+
+std::ostream& operator<<(std::ostream& os, array a) {
+  a.eval();
+  const auto& d = *a.desc();
+  const int nd = static_cast<int>(a.ndim());
+  auto print_elem = [&](int64_t offset) {
+    const char* base = static_cast<const char*>(d.data_ptr) + offset * static_cast<int64_t>(d.dtype.size);
+    switch (d.dtype.val) {
+      case Dtype::Val::bool_: os << (*reinterpret_cast<const bool*>(base) ? "true" : "false"); break;
+      case Dtype::Val::uint8: os << static_cast<int>(*reinterpret_cast<const uint8_t*>(base)); break;
+      case Dtype::Val::int32: os << *reinterpret_cast<const int32_t*>(base); break;
+      case Dtype::Val::int64: os << *reinterpret_cast<const int64_t*>(base); break;
+      case Dtype::Val::float16: os << static_cast<float>(*reinterpret_cast<const float16_t*>(base)); break;
+      case Dtype::Val::bfloat16: os << static_cast<float>(*reinterpret_cast<const bfloat16_t*>(base)); break;
+      case Dtype::Val::float32: os << *reinterpret_cast<const float*>(base); break;
+    }
+  };
+  os << "array(";
+  if (nd == 0) {
+    print_elem(0);
+  } else {
+    // Walk the index space odometer-style, opening and closing brackets as dimensions roll.
+    std::vector<int32_t> idx(nd, 0);
+    for (int i = 0; i < nd; ++i) os << "[";
+    if (a.size() > 0) {
+      for (;;) {
+        int64_t off = 0;
+        for (int i = 0; i < nd; ++i) off += idx[i] * d.strides[i];
+        print_elem(off);
+        int k = nd - 1;
+        while (k >= 0 && ++idx[k] == d.shape[k]) {
+          idx[k] = 0;
+          --k;
+        }
+        if (k < 0) break;
+        for (int i = k + 1; i < nd; ++i) os << "]";
+        os << ", ";
+        for (int i = k + 1; i < nd; ++i) os << "[";
+      }
+    }
+    for (int i = 0; i < nd; ++i) os << "]";
+  }
+  os << ", dtype=" << d.dtype << ")";
+  return os;
+}
+
+const char* version() { return "0.1.0"; }
+
+}  // namespace braid

@@ -1,0 +1,333 @@
+// eval / async_eval: find the unclaimed part of the graph, claim it node by node in
+// topological order, hand it to the streams' strands, and wait (helping when possible).
+//
+// Why this never deadlocks: a node is pushed onto a strand only after all its inputs have
+// been pushed (by us, earlier in topological order, or by another evaluation, which we wait
+// for after handing over everything we hold). So every dependency and every strand-order
+// edge points to an earlier push, and the wait-for graph has no cycle.
+#include <algorithm>
+#include <atomic>
+
+#include "braid/memory.h"
+#include "braid/transforms.h"
+#include "graph/node.h"
+#include "runtime/registry.h"
+#include "runtime/strand.h"
+
+namespace braid {
+namespace detail {
+
+namespace {
+
+std::atomic<EvalHook> g_eval_hook{nullptr};
+
+// Most nodes one evaluation hands a strand in one go; bounds queue memory per stream.
+constexpr size_t kMaxQueuedPerStream = 1 << 16;
+
+// An open-addressing set of node pointers: the DFS's visited set, reused per thread.
+class NodeSet {
+ public:
+  bool insert(const ArrayDesc* p) {
+    if ((count_ + 1) * 2 > slots_.size()) grow();
+    size_t mask = slots_.size() - 1;
+    for (size_t i = hash(p) & mask;; i = (i + 1) & mask) {
+      if (slots_[i] == p) return false;
+      if (slots_[i] == nullptr) {
+        slots_[i] = p;
+        ++count_;
+        return true;
+      }
+    }
+  }
+  bool contains(const ArrayDesc* p) const {
+    if (slots_.empty()) return false;
+    size_t mask = slots_.size() - 1;
+    for (size_t i = hash(p) & mask;; i = (i + 1) & mask) {
+      if (slots_[i] == p) return true;
+      if (slots_[i] == nullptr) return false;
+    }
+  }
+  void clear() {
+    if (slots_.size() > 4096) {
+      slots_.assign(64, nullptr);  // do not keep a huge table after a huge graph
+    } else {
+      std::fill(slots_.begin(), slots_.end(), nullptr);
+    }
+    count_ = 0;
+  }
+
+ private:
+  static size_t hash(const ArrayDesc* p) {
+    return (reinterpret_cast<uintptr_t>(p) >> 4) * 0x9E3779B97F4A7C15ull >> 16;
+  }
+  void grow() {
+    std::vector<const ArrayDesc*> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(64, old.size() * 2), nullptr);
+    count_ = 0;
+    for (auto* p : old) {
+      if (p) insert(p);
+    }
+  }
+  std::vector<const ArrayDesc*> slots_;
+  size_t count_ = 0;
+};
+
+// Per-thread scratch, moved out while in use so that a nested eval (from a custom kernel)
+// simply starts with empty scratch.
+struct Scratch {
+  NodeSet visited;
+  std::vector<array> order;
+  std::vector<std::pair<array, bool>> stack;
+  std::vector<array> run;
+};
+thread_local Scratch t_scratch;
+thread_local std::vector<array> t_outputs;
+
+Strand* strand_of(const ArrayDesc* d) { return d->primitive->stream().state()->strand.get(); }
+
+void complete_node(ArrayDesc& d, Status final) {
+  d.status.store(final, std::memory_order_release);
+  d.status.notify_all();
+  std::vector<Waiter*> waiters;
+  std::vector<array> inputs;  // detached here, released after the lock
+  {
+    SpinGuard guard(d.lock);
+    waiters.swap(d.waiters);
+    inputs.swap(d.inputs);
+  }
+  for (Waiter* w : waiters) w->resume();
+}
+
+// Depth-first post-order over nodes nobody has claimed yet. Nodes claimed by another
+// evaluation but not yet pushed are kept (as leaves) so that phase 2 waits for their push.
+void topo_order(const std::vector<array>& outputs, Scratch& s) {
+  for (const auto& o : outputs) {
+    if (!is_complete(o.desc())) s.stack.emplace_back(o, false);
+  }
+  while (!s.stack.empty()) {
+    auto [node, expanded] = std::move(s.stack.back());
+    s.stack.pop_back();
+    ArrayDesc* d = node.desc();
+    if (expanded) {
+      s.order.push_back(std::move(node));
+      continue;
+    }
+    if (!s.visited.insert(d)) continue;
+    Status st = d->status.load(std::memory_order_acquire);
+    if (st == Status::claimed) {
+      s.order.push_back(std::move(node));
+      continue;
+    }
+    if (st != Status::unscheduled) continue;
+    s.stack.emplace_back(node, true);
+    SpinGuard guard(d->lock);  // inputs may be detached concurrently once the node completes
+    for (const auto& in : d->inputs) {
+      ArrayDesc* id = in.desc();
+      if (!is_complete(id) && !s.visited.contains(id)) s.stack.emplace_back(in, false);
+    }
+  }
+  s.visited.clear();
+}
+
+void kick_all(const std::vector<std::shared_ptr<Strand>>& strands) {
+  for (const auto& st : strands) st->kick();
+}
+
+// Claims and pushes `order` (topological). Fills `touched` with the strands pushed to.
+void claim_and_submit(std::vector<array>& order, std::vector<array>& run, bool wake,
+                      std::vector<std::shared_ptr<Strand>>& touched) {
+  Strand* run_strand = nullptr;
+  auto note_touched = [&](Strand* st) {
+    for (const auto& t : touched) {
+      if (t.get() == st) return;
+    }
+    touched.push_back(st->shared_from_this());
+  };
+  auto flush = [&] {
+    if (run.empty()) return;
+    Strand& st = *run_strand;
+    if (st.queued() > kMaxQueuedPerStream || get_active_memory() > get_memory_limit()) {
+      // Backpressure: let this stream catch up. Everything it holds was pushed before, so
+      // it drains whatever we hold unpushed.
+      kick_all(touched);
+      st.drain_to(get_active_memory() > get_memory_limit() ? 0 : kMaxQueuedPerStream / 2);
+    }
+    st.submit(run, wake);
+  };
+  try {
+    for (auto& node : order) {
+      ArrayDesc* d = node.desc();
+      Status expected = Status::unscheduled;
+      if (d->status.compare_exchange_strong(expected, Status::claimed, std::memory_order_acq_rel,
+                                            std::memory_order_acquire)) {
+        Strand* st = strand_of(d);
+        if (st != run_strand) {
+          flush();
+          run_strand = st;
+          note_touched(st);
+        }
+        run.push_back(std::move(node));
+        if (run.size() >= 4096) flush();
+      } else if (expected == Status::claimed) {
+        // Another evaluation is about to push it: hand over all we hold, then wait.
+        flush();
+        kick_all(touched);
+        while (d->status.load(std::memory_order_acquire) == Status::claimed) {
+          d->status.wait(Status::claimed, std::memory_order_acquire);
+        }
+      }
+    }
+    flush();
+  } catch (...) {
+    // Nothing claimed may be left unpushed: fail those nodes so no waiter hangs.
+    auto err = std::current_exception();
+    for (auto& node : run) {
+      if (!node.desc()) continue;  // already pushed
+      node.desc()->error = err;
+      complete_node(*node.desc(), Status::failed);
+    }
+    run.clear();
+    kick_all(touched);
+    throw;
+  }
+}
+
+// Blocks until `node` completes, running its strand inline while nobody else holds it.
+void wait_for(const array& node, const std::vector<std::shared_ptr<Strand>>& touched) {
+  ArrayDesc* d = node.desc();
+  bool kicked = false;
+  for (;;) {
+    Status st = d->status.load(std::memory_order_acquire);
+    if (st >= Status::available) return;
+    if (st == Status::scheduled && strand_of(d)->try_run_inline(d)) continue;
+    if (!kicked) {
+      kick_all(touched);
+      kicked = true;
+      continue;
+    }
+    d->status.wait(st, std::memory_order_acquire);
+  }
+}
+
+void rethrow_if_failed(const std::vector<array>& outputs) {
+  for (const auto& o : outputs) {
+    if (o.desc()->status.load(std::memory_order_acquire) == Status::failed) {
+      std::rethrow_exception(o.desc()->error);
+    }
+  }
+}
+
+std::vector<std::shared_ptr<Strand>> submit(const std::vector<array>& outputs, bool wake) {
+  Scratch s = std::move(t_scratch);
+  std::vector<std::shared_ptr<Strand>> touched;
+  try {
+    topo_order(outputs, s);
+    claim_and_submit(s.order, s.run, wake, touched);
+  } catch (...) {
+    s.order.clear();
+    s.stack.clear();
+    s.visited.clear();
+    t_scratch = std::move(s);
+    throw;
+  }
+  s.order.clear();
+  t_scratch = std::move(s);
+  return touched;
+}
+
+}  // namespace
+
+void set_eval_hook(EvalHook hook) { g_eval_hook.store(hook, std::memory_order_release); }
+
+ArrayDesc* first_incomplete_input(const array& node) {
+  for (const auto& in : node.desc()->inputs) {
+    if (!is_complete(in.desc())) return in.desc();
+  }
+  return nullptr;
+}
+
+void execute_node(array& node) noexcept {
+  ArrayDesc& d = *node.desc();
+  std::exception_ptr err;
+  for (const auto& in : d.inputs) {
+    if (in.desc()->status.load(std::memory_order_acquire) == Status::failed) {
+      err = in.desc()->error;  // every dependent fails with the original error
+      break;
+    }
+  }
+  if (!err) {
+    std::vector<array> outputs = std::move(t_outputs);
+    try {
+      if (auto hook = g_eval_hook.load(std::memory_order_acquire)) hook(node);
+      outputs.clear();
+      outputs.push_back(node);
+      if (d.primitive->device().type == Device::cpu) {
+        d.primitive->eval_cpu(d.inputs, outputs);
+      } else {
+        d.primitive->eval_gpu(d.inputs, outputs);
+      }
+    } catch (...) {
+      err = std::current_exception();
+    }
+    outputs.clear();
+    t_outputs = std::move(outputs);
+  }
+  if (err) {
+    d.error = err;
+    d.data.reset();
+    d.data_ptr = nullptr;
+    complete_node(d, Status::failed);
+  } else {
+    complete_node(d, Status::available);
+  }
+}
+
+void Strand::drain_to(size_t max_queued) {
+  uint64_t sub = submitted_.load();
+  wait_until_completed(sub > max_queued ? sub - max_queued : 0);
+}
+
+}  // namespace detail
+
+void eval(std::vector<array> outputs) {
+  bool all_done = true;
+  for (const auto& o : outputs) {
+    if (!detail::is_complete(o.desc())) {
+      all_done = false;
+      break;
+    }
+  }
+  if (!all_done) {
+    auto touched = detail::submit(outputs, /*wake=*/false);
+    // Keep the first output's strand for ourselves; get every other one going now.
+    detail::Strand* mine = nullptr;
+    for (const auto& o : outputs) {
+      if (!detail::is_complete(o.desc()) && o.has_primitive()) {
+        mine = detail::strand_of(o.desc());
+        break;
+      }
+    }
+    for (const auto& st : touched) {
+      if (st.get() != mine) st->kick();
+    }
+    for (const auto& o : outputs) detail::wait_for(o, touched);
+  }
+  detail::rethrow_if_failed(outputs);
+}
+
+EvalHandle async_eval(std::vector<array> outputs) {
+  detail::submit(outputs, /*wake=*/true);
+  return EvalHandle(std::move(outputs));
+}
+
+void EvalHandle::wait() const {
+  for (const auto& o : outputs_) detail::wait_for(o, {});
+  detail::rethrow_if_failed(outputs_);
+}
+
+bool EvalHandle::ready() const {
+  return std::all_of(outputs_.begin(), outputs_.end(),
+                     [](const array& o) { return detail::is_complete(o.desc()); });
+}
+
+}  // namespace braid

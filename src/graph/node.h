@@ -1,0 +1,38 @@
+// Internal helpers over graph nodes, shared by the runtime, ops and backends.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "braid/array.h"
+#include "braid/primitive.h"
+
+namespace braid::detail {
+
+/// Row-major (C order) element strides for `shape`.
+Strides row_major_strides(const Shape& shape);
+/// Number of elements of `shape`; throws std::invalid_argument("[op] ...") for negative
+/// dimensions or when the element count or byte size overflows.
+size_t checked_size(const Shape& shape, Dtype dtype, const char* op);
+
+/// Gives `out` a fresh row-contiguous buffer of out.nbytes().
+void alloc_contiguous(array& out);
+/// Makes `out` a view of `in`'s buffer with the given layout; `offset` is in elements,
+/// relative to `in`'s first element.
+void copy_shared_buffer(array& out, const array& in, const Strides& strides, const ArrayFlags& flags,
+                        size_t data_size, int64_t offset = 0);
+/// Makes `out` share `in`'s buffer and layout.
+void share_buffer(array& out, const array& in);
+/// Contiguity flags of a layout.
+ArrayFlags flags_for(const Shape& shape, const Strides& strides, size_t data_size);
+
+/// Test hook: called on the worker before each node is computed (not for leaves).
+using EvalHook = void (*)(const array& node);
+void set_eval_hook(EvalHook hook);
+
+/// Whether a node has completed (available or failed).
+inline bool is_complete(const ArrayDesc* d) {
+  return d->status.load(std::memory_order_acquire) >= Status::available;
+}
+
+}  // namespace braid::detail
