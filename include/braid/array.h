@@ -64,7 +64,8 @@ struct ArrayDesc {
   std::exception_ptr error;  // set before `status` becomes failed
 
   std::atomic<Status> status{Status::unscheduled};
-  std::atomic<bool> lock{false};  // tiny spinlock guarding inputs and waiters
+  std::atomic<bool> lock{false};    // tiny spinlock guarding inputs and waiters
+  std::atomic<bool> parked{false};  // a thread has slept on `status` (see runtime/park.h)
   std::vector<Waiter*> waiters;   // guarded by lock; run once when the node completes
 
   ArrayDesc(Shape shape, Dtype dtype);

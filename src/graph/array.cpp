@@ -74,7 +74,7 @@ void alloc_contiguous(array& out) {
   ArrayDesc& d = *out.desc();
   d.data = std::make_shared<Data>(allocator::malloc(out.nbytes()));
   d.data_ptr = d.data->buffer.ptr;
-  d.strides = row_major_strides(d.shape);
+  if (!d.flags.row_contiguous) d.strides = row_major_strides(d.shape);  // fresh nodes already are
   d.data_size = d.size;
   d.flags = ArrayFlags{};
 }

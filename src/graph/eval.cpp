@@ -11,6 +11,7 @@
 #include "braid/memory.h"
 #include "braid/transforms.h"
 #include "graph/node.h"
+#include "runtime/park.h"
 #include "runtime/registry.h"
 #include "runtime/strand.h"
 
@@ -86,8 +87,8 @@ thread_local std::vector<array> t_outputs;
 Strand* strand_of(const ArrayDesc* d) { return d->primitive->stream().state()->strand.get(); }
 
 void complete_node(ArrayDesc& d, Status final) {
-  d.status.store(final, std::memory_order_release);
-  d.status.notify_all();
+  d.status.store(final);  // seq_cst: pairs with park_while's flag
+  notify_parked(&d, d.parked);
   std::vector<Waiter*> waiters;
   std::vector<array> inputs;  // detached here, released after the lock
   {
@@ -172,9 +173,7 @@ void claim_and_submit(std::vector<array>& order, std::vector<array>& run, bool w
         // Another evaluation is about to push it: hand over all we hold, then wait.
         flush();
         kick_all(touched);
-        while (d->status.load(std::memory_order_acquire) == Status::claimed) {
-          d->status.wait(Status::claimed, std::memory_order_acquire);
-        }
+        park_while(d, d->parked, [d] { return d->status.load() == Status::claimed; });
       }
     }
     flush();
@@ -205,7 +204,7 @@ void wait_for(const array& node, const std::vector<std::shared_ptr<Strand>>& tou
       kicked = true;
       continue;
     }
-    d->status.wait(st, std::memory_order_acquire);
+    park_while(d, d->parked, [d, st] { return d->status.load() == st; });
   }
 }
 

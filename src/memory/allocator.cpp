@@ -1,11 +1,17 @@
 // The caching allocator. Buffers are freed by their last owner, which on the CPU is after
 // every task that reads them has finished (tasks hold their inputs), so reuse is stream-safe.
+//
+// The cache is split into shards, each with its own lock; a thread frees into and allocates
+// from its own shard first, so threads on different streams do not contend. Small sizes
+// are binned by an array index, large ones by a map.
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <functional>
+#include <map>
 #include <new>
+#include <thread>
 #include <utility>
-#include <unordered_map>
 #include <vector>
 
 #include <sys/sysinfo.h>
@@ -19,11 +25,12 @@ namespace detail {
 namespace {
 
 constexpr size_t kAlignment = 64;
+constexpr size_t kSmall = 4096;  // sizes up to this are binned in 64-byte steps
 constexpr size_t kPage = 4096;
+constexpr int kShards = 16;
 
-// Sizes are rounded to a class so that buffers of nearly equal size are reused.
 size_t size_class(size_t size) {
-  if (size <= kPage) return (size + kAlignment - 1) / kAlignment * kAlignment;
+  if (size <= kSmall) return (size + kAlignment - 1) / kAlignment * kAlignment;
   return (size + kPage - 1) / kPage * kPage;
 }
 
@@ -33,36 +40,43 @@ size_t total_ram() {
   return size_t{8} << 30;
 }
 
+struct Shard {
+  Mutex mu;
+  std::vector<void*> small[kSmall / kAlignment] GUARDED_BY(mu);  // index: class / 64 - 1
+  std::map<size_t, std::vector<void*>> large GUARDED_BY(mu);
+};
+
+std::atomic<int> g_next_shard{0};
+int my_shard() {
+  // Round-robin at a thread's first allocation, so that concurrent threads rarely share one.
+  thread_local int shard = g_next_shard.fetch_add(1, std::memory_order_relaxed) % kShards;
+  return shard;
+}
+
 class CachingAllocator {
  public:
   CachingAllocator() : memory_limit_(total_ram() / 10 * 9), cache_limit_(total_ram() / 10 * 9) {}
 
-  allocator::Buffer malloc(size_t size) EXCLUDES(mu_) {
+  allocator::Buffer malloc(size_t size) {
     if (fail_next_.load(std::memory_order_relaxed) > 0 &&
         fail_next_.fetch_sub(1, std::memory_order_relaxed) > 0) {
       throw std::bad_alloc();
     }
     if (size > (SIZE_MAX >> 2)) throw std::bad_alloc();  // would overflow the size class
-    size_t cls = size_class(std::max<size_t>(size, 1));
-    void* ptr = nullptr;
-    {
-      MutexLock lock(mu_);
-      auto it = cache_.find(cls);
-      if (it != cache_.end() && !it->second.empty()) {
-        ptr = it->second.back();
-        it->second.pop_back();
-        cache_bytes_ -= cls;
-      } else if (active_.load(std::memory_order_relaxed) + cls > memory_limit_.load()) {
-        release_cached(SIZE_MAX);  // over the guideline: give the cache back first
-      }
+    const size_t cls = size_class(std::max<size_t>(size, 1));
+    const int home = my_shard();
+    void* ptr = take(shards_[home], cls);
+    // A fresh large buffer costs page faults, far more than looking through other shards.
+    for (int i = 1; ptr == nullptr && cls > kSmall && i < kShards; ++i) {
+      ptr = take(shards_[(home + i) % kShards], cls);
     }
     if (ptr == nullptr) {
+      if (active_.load(std::memory_order_relaxed) + cls > memory_limit_.load(std::memory_order_relaxed)) {
+        clear();  // over the guideline: give the cache back before growing
+      }
       ptr = std::aligned_alloc(kAlignment, cls);
       if (ptr == nullptr) {
-        {
-          MutexLock lock(mu_);
-          release_cached(SIZE_MAX);
-        }
+        clear();
         ptr = std::aligned_alloc(kAlignment, cls);
         if (ptr == nullptr) throw std::bad_alloc();
       }
@@ -74,17 +88,20 @@ class CachingAllocator {
     return allocator::Buffer{ptr, size};
   }
 
-  void free(allocator::Buffer b) EXCLUDES(mu_) {
+  void free(allocator::Buffer b) {
     if (b.ptr == nullptr) return;
-    size_t cls = size_class(std::max<size_t>(b.size, 1));
+    const size_t cls = size_class(std::max<size_t>(b.size, 1));
     active_.fetch_sub(cls, std::memory_order_relaxed);
-    {
-      MutexLock lock(mu_);
-      if (cache_bytes_ + cls <= cache_limit_) {
-        cache_[cls].push_back(b.ptr);
-        cache_bytes_ += cls;
-        return;
+    if (cache_bytes_.load(std::memory_order_relaxed) + cls <= cache_limit_.load(std::memory_order_relaxed)) {
+      Shard& s = shards_[my_shard()];
+      MutexLock lock(s.mu);
+      if (cls <= kSmall) {
+        s.small[cls / kAlignment - 1].push_back(b.ptr);
+      } else {
+        s.large[cls].push_back(b.ptr);
       }
+      cache_bytes_.fetch_add(cls, std::memory_order_relaxed);
+      return;
     }
     std::free(b.ptr);
   }
@@ -92,50 +109,53 @@ class CachingAllocator {
   size_t active() const { return active_.load(std::memory_order_relaxed); }
   size_t peak() const { return peak_.load(std::memory_order_relaxed); }
   void reset_peak() { peak_.store(active(), std::memory_order_relaxed); }
-  size_t cache_bytes() EXCLUDES(mu_) {
-    MutexLock lock(mu_);
-    return cache_bytes_;
-  }
+  size_t cache_bytes() const { return cache_bytes_.load(std::memory_order_relaxed); }
   size_t set_memory_limit(size_t limit) { return memory_limit_.exchange(limit); }
   size_t memory_limit() const { return memory_limit_.load(std::memory_order_relaxed); }
-  size_t set_cache_limit(size_t limit) EXCLUDES(mu_) {
-    MutexLock lock(mu_);
-    size_t old = std::exchange(cache_limit_, limit);
-    if (cache_bytes_ > cache_limit_) release_cached(cache_bytes_ - cache_limit_);
+  size_t set_cache_limit(size_t limit) {
+    size_t old = cache_limit_.exchange(limit);
+    if (cache_bytes() > limit) clear();
     return old;
   }
-  void clear() EXCLUDES(mu_) {
-    MutexLock lock(mu_);
-    release_cached(SIZE_MAX);
+  void clear() {
+    for (auto& s : shards_) {
+      MutexLock lock(s.mu);
+      for (size_t i = 0; i < kSmall / kAlignment; ++i) {
+        for (void* p : s.small[i]) std::free(p);
+        cache_bytes_.fetch_sub(s.small[i].size() * (i + 1) * kAlignment, std::memory_order_relaxed);
+        s.small[i].clear();
+      }
+      for (auto& [cls, list] : s.large) {
+        for (void* p : list) std::free(p);
+        cache_bytes_.fetch_sub(list.size() * cls, std::memory_order_relaxed);
+      }
+      s.large.clear();
+    }
   }
   void fail_next(int n) { fail_next_.store(n, std::memory_order_relaxed); }
 
  private:
-  // Frees cached buffers, largest classes first, until `bytes` have gone back.
-  void release_cached(size_t bytes) REQUIRES(mu_) {
-    std::vector<size_t> classes;
-    for (auto& [cls, list] : cache_) {
-      if (!list.empty()) classes.push_back(cls);
+  void* take(Shard& s, size_t cls) {
+    MutexLock lock(s.mu);
+    std::vector<void*>* list;
+    if (cls <= kSmall) {
+      list = &s.small[cls / kAlignment - 1];
+    } else {
+      auto it = s.large.find(cls);
+      if (it == s.large.end()) return nullptr;
+      list = &it->second;
     }
-    std::sort(classes.rbegin(), classes.rend());
-    size_t freed = 0;
-    for (size_t cls : classes) {
-      auto& list = cache_[cls];
-      while (!list.empty() && freed < bytes) {
-        std::free(list.back());
-        list.pop_back();
-        cache_bytes_ -= cls;
-        freed += cls;
-      }
-      if (freed >= bytes) break;
-    }
+    if (list->empty()) return nullptr;
+    void* p = list->back();
+    list->pop_back();
+    cache_bytes_.fetch_sub(cls, std::memory_order_relaxed);
+    return p;
   }
 
-  Mutex mu_;
-  std::unordered_map<size_t, std::vector<void*>> cache_ GUARDED_BY(mu_);
-  size_t cache_bytes_ GUARDED_BY(mu_) = 0;
+  Shard shards_[kShards];
+  std::atomic<size_t> cache_bytes_{0};
   std::atomic<size_t> memory_limit_;
-  size_t cache_limit_ GUARDED_BY(mu_);
+  std::atomic<size_t> cache_limit_;
   std::atomic<size_t> active_{0};
   std::atomic<size_t> peak_{0};
   std::atomic<int> fail_next_{0};

@@ -1,4 +1,5 @@
 #include "runtime/pool.h"
+#include "runtime/park.h"
 
 #include <cstdlib>
 #include <string>
@@ -38,15 +39,13 @@ class ParallelJob : public WorkItem {
         if (!error_) error_ = std::current_exception();
       }
       // release: the chunk's writes are visible to the caller once it sees the count.
-      if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == num_chunks_) done_.notify_all();
+      if (done_.fetch_add(1) + 1 == num_chunks_) notify_parked(&done_, parked_);
     }
   }
 
   void wait_and_rethrow() {
-    for (int64_t d = done_.load(std::memory_order_acquire); d < num_chunks_;
-         d = done_.load(std::memory_order_acquire)) {
-      done_.wait(d, std::memory_order_acquire);
-    }
+    // Other workers are running the last chunks; sleep until the final one reports.
+    park_while(&done_, parked_, [this] { return done_.load() < num_chunks_; });
     MutexLock lock(mu_);
     if (error_) std::rethrow_exception(error_);
   }
@@ -60,6 +59,7 @@ class ParallelJob : public WorkItem {
   const std::function<void(int64_t, int64_t)>* body_;  // valid until wait_and_rethrow returns
   std::atomic<int64_t> next_{0};
   std::atomic<int64_t> done_{0};
+  std::atomic<bool> parked_{false};
   Mutex mu_;
   std::exception_ptr error_ GUARDED_BY(mu_);
 };

@@ -1,5 +1,6 @@
 #include "runtime/strand.h"
 
+#include "runtime/park.h"
 #include "runtime/pool.h"
 
 namespace braid::detail {
@@ -10,6 +11,8 @@ namespace {
 constexpr int kInlineExtra = 64;
 // A worker gives other strands a turn after this many nodes when others are waiting.
 constexpr int kWorkerSlice = 64;
+// Nodes taken from the queue per lock acquisition.
+constexpr size_t kBatch = 64;
 
 bool completed(ArrayDesc* d) {
   return d->status.load(std::memory_order_acquire) >= Status::available;
@@ -33,8 +36,8 @@ void Strand::submit(std::vector<array>& nodes, bool wake) {
       queue_.push_back(std::move(n));  // strong guarantee: on bad_alloc `n` is untouched
       // Published under the lock, before any runner can see the node.
       ArrayDesc* d = queue_.back().desc();
-      d->status.store(Status::scheduled, std::memory_order_release);
-      d->status.notify_all();  // evaluations waiting for this claim to be pushed
+      d->status.store(Status::scheduled);  // seq_cst: pairs with park_while's flag
+      notify_parked(d, d->parked);         // evaluations waiting for this claim's push
       submitted_.fetch_add(1, std::memory_order_relaxed);
     }
     if (wake && state_ == State::idle) {
@@ -85,22 +88,35 @@ void Strand::resume() {
 }
 
 void Strand::run_loop(ArrayDesc* until, bool on_worker) {
+  // Nodes are taken kBatch at a time under one lock; any not run go back to the front.
+  std::vector<array> batch;
+  batch.reserve(kBatch);
+  size_t next = 0;
+  auto give_back = [&]() REQUIRES(mu_) {
+    for (size_t i = batch.size(); i-- > next;) queue_.push_front(std::move(batch[i]));
+    batch.clear();
+    next = 0;
+  };
   int extra = 0;
   int slice = 0;
   for (;;) {
-    array* head;
-    {
+    if (next == batch.size()) {
+      batch.clear();
+      next = 0;
       MutexLock lock(mu_);
       if (queue_.empty()) {
         state_ = State::idle;
         return;
       }
-      // References into a deque survive push_back, and only the runner pops.
-      head = &queue_.front();
+      for (size_t n = std::min(queue_.size(), kBatch); n > 0; --n) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
     }
-    if (ArrayDesc* blocker = first_incomplete_input(*head)) {
+    if (ArrayDesc* blocker = first_incomplete_input(batch[next])) {
       {
         MutexLock lock(mu_);
+        give_back();
         state_ = State::parked;
       }
       if (add_waiter(blocker, this)) return;  // resume() re-queues the strand
@@ -108,14 +124,13 @@ void Strand::run_loop(ArrayDesc* until, bool on_worker) {
       state_ = State::running;  // it completed meanwhile: carry on
       continue;
     }
-    execute_node(*head);
     {
-      MutexLock lock(mu_);
-      queue_.pop_front();
+      array node = std::move(batch[next++]);  // released right after: its memory may go
+      execute_node(node);
     }
-    // seq_cst pairs with synchronize(): either it sees the new count or we see its waiter.
+    // seq_cst pairs with wait_until_completed's flag: it sees the count or we see it parked.
     completed_.fetch_add(1);
-    if (sync_waiters_.load() > 0) completed_.notify_all();
+    notify_parked(&completed_, sync_parked_);
 
     bool hand_off = false;
     if (on_worker) {
@@ -127,6 +142,7 @@ void Strand::run_loop(ArrayDesc* until, bool on_worker) {
     if (hand_off) {
       {
         MutexLock lock(mu_);
+        give_back();
         if (queue_.empty()) {
           state_ = State::idle;
           return;
@@ -140,17 +156,13 @@ void Strand::run_loop(ArrayDesc* until, bool on_worker) {
 }
 
 void Strand::wait_until_completed(uint64_t target) {
-  sync_waiters_.fetch_add(1);
-  for (;;) {
-    uint64_t done = completed_.load();
-    if (done >= target) break;
+  while (completed_.load() < target) {
     if (try_run_inline(nullptr)) continue;
     kick();
-    done = completed_.load();
+    uint64_t done = completed_.load();
     if (done >= target) break;
-    completed_.wait(done);
+    park_while(&completed_, sync_parked_, [&] { return completed_.load() == done; });
   }
-  sync_waiters_.fetch_sub(1);
 }
 
 }  // namespace braid::detail

@@ -60,7 +60,7 @@ class Strand : public WorkItem, public Waiter, public std::enable_shared_from_th
   State state_ GUARDED_BY(mu_) = State::idle;
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> completed_{0};
-  std::atomic<int> sync_waiters_{0};
+  std::atomic<bool> sync_parked_{false};  // someone has slept in wait_until_completed
 };
 
 /// Per-stream runtime state, shared by every Stream value and node that names the stream.

@@ -1,0 +1,39 @@
+// A parking lot: threads sleep on an address until it is notified. Unlike std::atomic's
+// wait/notify in libstdc++ 12, a notify with nobody parked costs one load, not a syscall.
+#pragma once
+
+#include <atomic>
+
+#include "runtime/mutex.h"
+
+namespace braid::detail {
+
+struct ParkSlot {
+  Mutex mu;
+  CondVar cv;
+};
+
+/// The slot an address parks on (a fixed table, shared by hashing).
+ParkSlot& park_slot(const void* key);
+
+/// Blocks while `still_waiting()` is true. `parked` is the flag notify_parked checks; it is
+/// set (seq_cst) before the condition is re-checked under the slot's lock, so a notifier that
+/// changes the condition with a seq_cst store and then reads the flag never misses us.
+template <typename Pred>
+void park_while(const void* key, std::atomic<bool>& parked, Pred still_waiting) {
+  parked.store(true);
+  ParkSlot& slot = park_slot(key);
+  MutexLock lock(slot.mu);
+  slot.cv.wait(slot.mu, [&] { return !still_waiting(); });
+}
+
+/// Wakes every thread parked on `key`, if any parked. Call after a seq_cst store that ends
+/// their wait.
+inline void notify_parked(const void* key, const std::atomic<bool>& parked) {
+  if (!parked.load()) return;
+  ParkSlot& slot = park_slot(key);
+  { MutexLock lock(slot.mu); }  // a parker between its check and its sleep holds this lock
+  slot.cv.notify_all();
+}
+
+}  // namespace braid::detail
