@@ -14,12 +14,14 @@
 
 #include "braid/dtype.h"
 #include "braid/memory.h"
+#include "braid/small_vector.h"
 #include "braid/stream.h"
 
 namespace braid {
 
-using Shape = std::vector<int32_t>;
-using Strides = std::vector<int64_t>;
+/// Dimensions and element strides. Up to 6 dimensions live inline (no heap allocation).
+using Shape = SmallVector<int32_t, 6>;
+using Strides = SmallVector<int64_t, 6>;
 
 class Primitive;
 class array;

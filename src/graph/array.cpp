@@ -5,6 +5,7 @@
 #include "backend/cpu/convert.h"
 #include "braid/transforms.h"
 #include "graph/node.h"
+#include "memory/object_pool.h"
 #include "runtime/mutex.h"
 
 namespace braid {
@@ -72,7 +73,7 @@ ArrayFlags flags_for(const Shape& shape, const Strides& strides, size_t data_siz
 
 void alloc_contiguous(array& out) {
   ArrayDesc& d = *out.desc();
-  d.data = std::make_shared<Data>(allocator::malloc(out.nbytes()));
+  d.data = make_pooled<Data>(allocator::malloc(out.nbytes()));
   d.data_ptr = d.data->buffer.ptr;
   if (!d.flags.row_contiguous) d.strides = row_major_strides(d.shape);  // fresh nodes already are
   d.data_size = d.size;
@@ -95,7 +96,7 @@ void share_buffer(array& out, const array& in) {
 }
 
 void init_from_values(ArrayDesc& desc, const void* src, Dtype src_dtype, size_t count) {
-  desc.data = std::make_shared<Data>(allocator::malloc(desc.size * desc.dtype.size));
+  desc.data = make_pooled<Data>(allocator::malloc(desc.size * desc.dtype.size));
   desc.data_ptr = desc.data->buffer.ptr;
   desc.data_size = desc.size;
   convert_contiguous(src, src_dtype, desc.data_ptr, desc.dtype, std::min(count, desc.size));
@@ -139,11 +140,11 @@ ArrayDesc::~ArrayDesc() {
 }  // namespace detail
 
 array::array(Shape shape, Dtype dtype)
-    : desc_(std::make_shared<detail::ArrayDesc>(std::move(shape), dtype)) {}
+    : desc_(detail::make_pooled<detail::ArrayDesc>(std::move(shape), dtype)) {}
 
 array::array(Shape shape, Dtype dtype, std::shared_ptr<Primitive> primitive, std::vector<array> inputs)
-    : desc_(std::make_shared<detail::ArrayDesc>(std::move(shape), dtype, std::move(primitive),
-                                                std::move(inputs))) {}
+    : desc_(detail::make_pooled<detail::ArrayDesc>(std::move(shape), dtype, std::move(primitive),
+                                                 std::move(inputs))) {}
 
 int32_t array::shape(int dim) const {
   int n = static_cast<int>(ndim());

@@ -3,7 +3,8 @@
 //
 // The cache is split into shards, each with its own lock; a thread frees into and allocates
 // from its own shard first, so threads on different streams do not contend. Small sizes
-// are binned by an array index, large ones by a map.
+// are binned by an array index, large ones by a map. get_peak_memory() is sampled at
+// allocations of 16 KiB or more and at each query, not at every small allocation.
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -40,11 +41,20 @@ size_t total_ram() {
   return size_t{8} << 30;
 }
 
-struct Shard {
-  Mutex mu;
+// Each shard keeps its own byte counts on its own cache line: threads on different streams
+// never write a shared counter on the hot path. Totals are sums over the shards.
+struct alignas(64) Shard {
+  SpinMutex mu;  // nearly always taken by one thread only
   std::vector<void*> small[kSmall / kAlignment] GUARDED_BY(mu);  // index: class / 64 - 1
   std::map<size_t, std::vector<void*>> large GUARDED_BY(mu);
+  std::atomic<int64_t> active{0};  // handed out minus returned through this shard
+  std::atomic<int64_t> cached{0};
 };
+
+// Small buffers cached per shard at most (on top of the global cache limit).
+constexpr int64_t kSmallCachePerShard = int64_t{64} << 20;
+// The peak is sampled at allocations of at least this size and at every query.
+constexpr size_t kPeakSample = size_t{16} << 10;
 
 std::atomic<int> g_next_shard{0};
 int my_shard() {
@@ -64,14 +74,14 @@ class CachingAllocator {
     }
     if (size > (SIZE_MAX >> 2)) throw std::bad_alloc();  // would overflow the size class
     const size_t cls = size_class(std::max<size_t>(size, 1));
-    const int home = my_shard();
-    void* ptr = take(shards_[home], cls);
+    Shard& home = shards_[my_shard()];
+    void* ptr = take(home, cls);
     // A fresh large buffer costs page faults, far more than looking through other shards.
     for (int i = 1; ptr == nullptr && cls > kSmall && i < kShards; ++i) {
-      ptr = take(shards_[(home + i) % kShards], cls);
+      ptr = take(shards_[(&home - shards_ + i) % kShards], cls);
     }
     if (ptr == nullptr) {
-      if (active_.load(std::memory_order_relaxed) + cls > memory_limit_.load(std::memory_order_relaxed)) {
+      if (cls > kSmall && active() + cls > memory_limit_.load(std::memory_order_relaxed)) {
         clear();  // over the guideline: give the cache back before growing
       }
       ptr = std::aligned_alloc(kAlignment, cls);
@@ -81,35 +91,48 @@ class CachingAllocator {
         if (ptr == nullptr) throw std::bad_alloc();
       }
     }
-    size_t now = active_.fetch_add(cls, std::memory_order_relaxed) + cls;
-    size_t peak = peak_.load(std::memory_order_relaxed);
-    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-    }
+    home.active.fetch_add(static_cast<int64_t>(cls), std::memory_order_relaxed);
+    if (cls >= kPeakSample) note_peak();
     return allocator::Buffer{ptr, size};
   }
 
   void free(allocator::Buffer b) {
     if (b.ptr == nullptr) return;
     const size_t cls = size_class(std::max<size_t>(b.size, 1));
-    active_.fetch_sub(cls, std::memory_order_relaxed);
-    if (cache_bytes_.load(std::memory_order_relaxed) + cls <= cache_limit_.load(std::memory_order_relaxed)) {
-      Shard& s = shards_[my_shard()];
-      MutexLock lock(s.mu);
+    Shard& home = shards_[my_shard()];
+    home.active.fetch_sub(static_cast<int64_t>(cls), std::memory_order_relaxed);
+    const int64_t limit = static_cast<int64_t>(cache_limit_.load(std::memory_order_relaxed));
+    const int64_t c = static_cast<int64_t>(cls);
+    bool keep = cls <= kSmall ? home.cached.load(std::memory_order_relaxed) + c <= std::min(limit, kSmallCachePerShard)
+                              : static_cast<int64_t>(cache_bytes()) + c <= limit;
+    if (keep) {
+      SpinLock lock(home.mu);
       if (cls <= kSmall) {
-        s.small[cls / kAlignment - 1].push_back(b.ptr);
+        home.small[cls / kAlignment - 1].push_back(b.ptr);
       } else {
-        s.large[cls].push_back(b.ptr);
+        home.large[cls].push_back(b.ptr);
       }
-      cache_bytes_.fetch_add(cls, std::memory_order_relaxed);
+      home.cached.fetch_add(c, std::memory_order_relaxed);
       return;
     }
     std::free(b.ptr);
   }
 
-  size_t active() const { return active_.load(std::memory_order_relaxed); }
-  size_t peak() const { return peak_.load(std::memory_order_relaxed); }
+  size_t active() const {
+    int64_t sum = 0;
+    for (const auto& s : shards_) sum += s.active.load(std::memory_order_relaxed);
+    return sum > 0 ? static_cast<size_t>(sum) : 0;
+  }
+  size_t peak() {
+    note_peak();
+    return peak_.load(std::memory_order_relaxed);
+  }
   void reset_peak() { peak_.store(active(), std::memory_order_relaxed); }
-  size_t cache_bytes() const { return cache_bytes_.load(std::memory_order_relaxed); }
+  size_t cache_bytes() const {
+    int64_t sum = 0;
+    for (const auto& s : shards_) sum += s.cached.load(std::memory_order_relaxed);
+    return sum > 0 ? static_cast<size_t>(sum) : 0;
+  }
   size_t set_memory_limit(size_t limit) { return memory_limit_.exchange(limit); }
   size_t memory_limit() const { return memory_limit_.load(std::memory_order_relaxed); }
   size_t set_cache_limit(size_t limit) {
@@ -119,24 +142,33 @@ class CachingAllocator {
   }
   void clear() {
     for (auto& s : shards_) {
-      MutexLock lock(s.mu);
+      SpinLock lock(s.mu);
+      int64_t freed = 0;
       for (size_t i = 0; i < kSmall / kAlignment; ++i) {
         for (void* p : s.small[i]) std::free(p);
-        cache_bytes_.fetch_sub(s.small[i].size() * (i + 1) * kAlignment, std::memory_order_relaxed);
+        freed += static_cast<int64_t>(s.small[i].size() * (i + 1) * kAlignment);
         s.small[i].clear();
       }
       for (auto& [cls, list] : s.large) {
         for (void* p : list) std::free(p);
-        cache_bytes_.fetch_sub(list.size() * cls, std::memory_order_relaxed);
+        freed += static_cast<int64_t>(list.size() * cls);
       }
       s.large.clear();
+      s.cached.fetch_sub(freed, std::memory_order_relaxed);
     }
   }
   void fail_next(int n) { fail_next_.store(n, std::memory_order_relaxed); }
 
  private:
+  void note_peak() {
+    size_t now = active();
+    size_t peak = peak_.load(std::memory_order_relaxed);
+    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+  }
+
   void* take(Shard& s, size_t cls) {
-    MutexLock lock(s.mu);
+    SpinLock lock(s.mu);
     std::vector<void*>* list;
     if (cls <= kSmall) {
       list = &s.small[cls / kAlignment - 1];
@@ -148,15 +180,13 @@ class CachingAllocator {
     if (list->empty()) return nullptr;
     void* p = list->back();
     list->pop_back();
-    cache_bytes_.fetch_sub(cls, std::memory_order_relaxed);
+    s.cached.fetch_sub(static_cast<int64_t>(cls), std::memory_order_relaxed);
     return p;
   }
 
   Shard shards_[kShards];
-  std::atomic<size_t> cache_bytes_{0};
   std::atomic<size_t> memory_limit_;
   std::atomic<size_t> cache_limit_;
-  std::atomic<size_t> active_{0};
   std::atomic<size_t> peak_{0};
   std::atomic<int> fail_next_{0};
 };

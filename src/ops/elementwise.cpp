@@ -1,5 +1,6 @@
 // Element-wise ops: validate, broadcast shapes, promote types, build one node.
 #include "braid/ops.h"
+#include "memory/object_pool.h"
 #include "ops/utils.h"
 #include "primitives/primitives.h"
 
@@ -16,7 +17,7 @@ array binary_op(const array& a, const array& b, Binary::Op op, const char* name,
   Stream st = detail::op_stream(std::move(s), name);
   const bool compare = op == Binary::Op::equal || op == Binary::Op::less || op == Binary::Op::greater;
   Dtype out = compare ? bool_ : t;
-  return array(std::move(shape), out, std::make_shared<Binary>(st, op),
+  return array(std::move(shape), out, detail::make_pooled<Binary>(st, op),
                {astype(a, t, st), astype(b, t, st)});
 }
 
@@ -24,11 +25,11 @@ array unary_op(const array& a, Unary::Op op, const char* name, StreamOrDevice s)
   Stream st = detail::op_stream(std::move(s), name);
   if (op == Unary::Op::negative) {
     if (a.dtype() == bool_) throw_invalid(name, "The argument cannot be a boolean.");
-    return array(a.shape(), a.dtype(), std::make_shared<Unary>(std::move(st), op), {a});
+    return array(a.shape(), a.dtype(), detail::make_pooled<Unary>(std::move(st), op), {a});
   }
   // Transcendental functions of integers are computed in float32, as in MLX.
   Dtype t = is_floating_point(a.dtype()) ? a.dtype() : float32;
-  return array(a.shape(), t, std::make_shared<Unary>(st, op), {astype(a, t, st)});
+  return array(a.shape(), t, detail::make_pooled<Unary>(st, op), {astype(a, t, st)});
 }
 
 }  // namespace
@@ -68,7 +69,7 @@ array where(const array& condition, const array& x, const array& y, StreamOrDevi
                                          y.shape(), "where");
   Dtype t = promote_types(x.dtype(), y.dtype());
   Stream st = detail::op_stream(std::move(s), "where");
-  return array(std::move(shape), t, std::make_shared<Select>(st),
+  return array(std::move(shape), t, detail::make_pooled<Select>(st),
                {astype(condition, bool_, st), astype(x, t, st), astype(y, t, st)});
 }
 

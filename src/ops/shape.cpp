@@ -3,6 +3,7 @@
 
 #include "braid/ops.h"
 #include "graph/node.h"
+#include "memory/object_pool.h"
 #include "ops/utils.h"
 #include "primitives/primitives.h"
 
@@ -15,7 +16,7 @@ array astype(array a, Dtype dtype, StreamOrDevice s) {
   if (a.dtype() == dtype) return a;
   Stream st = detail::op_stream(std::move(s), "astype");
   Shape shape = a.shape();
-  return array(std::move(shape), dtype, std::make_shared<AsType>(std::move(st)), {std::move(a)});
+  return array(std::move(shape), dtype, detail::make_pooled<AsType>(std::move(st)), {std::move(a)});
 }
 
 array reshape(const array& a, Shape shape, StreamOrDevice s) {
@@ -45,7 +46,7 @@ array reshape(const array& a, Shape shape, StreamOrDevice s) {
   }
   if (shape == a.shape()) return a;
   Stream st = detail::op_stream(std::move(s), "reshape");
-  return array(std::move(shape), a.dtype(), std::make_shared<Reshape>(std::move(st)), {a});
+  return array(std::move(shape), a.dtype(), detail::make_pooled<Reshape>(std::move(st)), {a});
 }
 
 array transpose(const array& a, std::vector<int> axes, StreamOrDevice s) {
@@ -63,7 +64,7 @@ array transpose(const array& a, std::vector<int> axes, StreamOrDevice s) {
   Shape shape(nd);
   for (int i = 0; i < nd; ++i) shape[i] = a.shape()[axes[i]];
   Stream st = detail::op_stream(std::move(s), "transpose");
-  return array(std::move(shape), a.dtype(), std::make_shared<Transpose>(std::move(st), std::move(axes)), {a});
+  return array(std::move(shape), a.dtype(), detail::make_pooled<Transpose>(std::move(st), std::move(axes)), {a});
 }
 
 array transpose(const array& a, StreamOrDevice s) {
@@ -85,7 +86,7 @@ array broadcast_to(const array& a, const Shape& shape, StreamOrDevice s) {
                                       shape_str(shape) + ".");
   }
   Stream st = detail::op_stream(std::move(s), "broadcast_to");
-  return array(shape, a.dtype(), std::make_shared<Broadcast>(std::move(st)), {a});
+  return array(shape, a.dtype(), detail::make_pooled<Broadcast>(std::move(st)), {a});
 }
 
 }  // namespace braid

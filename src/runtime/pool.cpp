@@ -20,8 +20,8 @@ int pool_size() {
 // with one atomic counter, so a late worker finds nothing left and leaves at once.
 class ParallelJob : public WorkItem {
  public:
-  ParallelJob(int64_t n, int64_t chunk, const std::function<void(int64_t, int64_t)>& body)
-      : n_(n), chunk_(chunk), num_chunks_((n + chunk - 1) / chunk), body_(&body) {}
+  ParallelJob(int64_t n, int64_t chunk, RangeFn body)
+      : n_(n), chunk_(chunk), num_chunks_((n + chunk - 1) / chunk), body_(body) {}
 
   void run_work() override { run_chunks(); }
 
@@ -33,7 +33,7 @@ class ParallelJob : public WorkItem {
       int64_t begin = c * chunk_;
       int64_t end = std::min(n_, begin + chunk_);
       try {
-        (*body_)(begin, end);
+        body_(begin, end);
       } catch (...) {
         MutexLock lock(mu_);
         if (!error_) error_ = std::current_exception();
@@ -56,7 +56,7 @@ class ParallelJob : public WorkItem {
   const int64_t n_;
   const int64_t chunk_;
   const int64_t num_chunks_;
-  const std::function<void(int64_t, int64_t)>* body_;  // valid until wait_and_rethrow returns
+  const RangeFn body_;  // valid until wait_and_rethrow returns
   std::atomic<int64_t> next_{0};
   std::atomic<int64_t> done_{0};
   std::atomic<bool> parked_{false};
@@ -106,8 +106,7 @@ void WorkerPool::worker_loop() {
   }
 }
 
-void WorkerPool::parallel_for(int64_t n, int64_t grain,
-                              const std::function<void(int64_t, int64_t)>& body) {
+void WorkerPool::parallel_for(int64_t n, int64_t grain, RangeFn body) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   int64_t max_chunks = static_cast<int64_t>(num_workers_) * 4;

@@ -15,6 +15,19 @@
 
 namespace braid::detail {
 
+/// A non-owning reference to a callable body(begin, end); no allocation, unlike std::function.
+class RangeFn {
+ public:
+  template <typename F>
+  RangeFn(F& f)  // NOLINT: implicit on purpose
+      : obj_(&f), call_([](void* o, int64_t b, int64_t e) { (*static_cast<F*>(o))(b, e); }) {}
+  void operator()(int64_t b, int64_t e) const { call_(obj_, b, e); }
+
+ private:
+  void* obj_;
+  void (*call_)(void*, int64_t, int64_t);
+};
+
 /// Something a worker can run: a strand's turn or a share of a parallel loop.
 class WorkItem {
  public:
@@ -36,7 +49,7 @@ class WorkerPool {
 
   /// Calls body(begin, end) over [0, n) split into chunks of at least `grain`. The calling
   /// thread runs chunks too and returns when all are done; the first exception is rethrown.
-  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
+  void parallel_for(int64_t n, int64_t grain, RangeFn body);
 
  private:
   WorkerPool();
@@ -52,12 +65,14 @@ class WorkerPool {
 };
 
 /// Shorthand for WorkerPool::instance().parallel_for.
-inline void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
+/// Small loops run inline without touching the pool.
+template <typename F>
+void parallel_for(int64_t n, int64_t grain, F&& body) {
   if (n <= grain) {
     if (n > 0) body(0, n);
     return;
   }
-  WorkerPool::instance().parallel_for(n, grain, body);
+  WorkerPool::instance().parallel_for(n, grain, RangeFn(body));
 }
 
 }  // namespace braid::detail
