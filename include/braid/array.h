@@ -34,7 +34,9 @@ enum class Status : uint8_t { unscheduled, claimed, scheduled, available, failed
 /// Owns one allocator buffer; views share it through shared_ptr<Data>.
 struct Data {
   allocator::Buffer buffer;
-  explicit Data(allocator::Buffer b) : buffer(b) {}
+  bool on_device = false;            // buffer is GPU memory (see src/backend/backend.h)
+  std::shared_ptr<void> device_state;  // the GPU backend's bookkeeping for this buffer
+  explicit Data(allocator::Buffer b, bool device = false) : buffer(b), on_device(device) {}
   ~Data();
   Data(const Data&) = delete;
   Data& operator=(const Data&) = delete;
@@ -145,7 +147,7 @@ class array {
   T* data() {
     check_data_type(TypeToDtype<T>(), sizeof(T));
     eval();
-    return static_cast<T*>(desc_->data_ptr);
+    return static_cast<T*>(host_data());
   }
   template <typename T>
   const T* data() const {
@@ -166,6 +168,9 @@ class array {
   /// Drops the graph behind an evaluated array. Mutates this array: not concurrently with
   /// other uses of the same object.
   void detach();
+
+  /// Element 0 in host memory (a host copy for GPU-resident data). Requires an evaluated array.
+  void* host_data() const;
 
   detail::ArrayDesc* desc() const { return desc_.get(); }
   const std::shared_ptr<detail::ArrayDesc>& desc_ptr() const { return desc_; }

@@ -4,6 +4,7 @@
 
 #include "backend/cpu/convert.h"
 #include "braid/transforms.h"
+#include "backend/backend.h"
 #include "graph/node.h"
 #include "memory/object_pool.h"
 #include "runtime/mutex.h"
@@ -12,7 +13,13 @@ namespace braid {
 
 namespace detail {
 
-Data::~Data() { allocator::free(buffer); }
+Data::~Data() {
+  if (on_device) {
+    gpu::free_device(*this);
+  } else {
+    allocator::free(buffer);
+  }
+}
 
 Strides row_major_strides(const Shape& shape) {
   Strides strides(shape.size(), 1);
@@ -201,6 +208,11 @@ void array::eval() {
   braid::eval(std::vector<array>{*this});
 }
 
+void* array::host_data() const {
+  if (detail::gpu::on_device(*this)) return detail::gpu::host_pointer(*this);
+  return desc_->data_ptr;
+}
+
 void array::detach() {
   if (!detail::is_complete(desc_.get())) return;
   std::vector<array> dropped;
@@ -213,8 +225,7 @@ void array::detach() {
 namespace {
 // Reads element `i` (in elements from data_ptr) as double or int64.
 template <typename R>
-R read_element(const detail::ArrayDesc& d) {
-  const void* p = d.data_ptr;
+R read_element(const detail::ArrayDesc& d, const void* p) {
   switch (d.dtype.val) {
     case Dtype::Val::bool_: return static_cast<R>(*static_cast<const bool*>(p));
     case Dtype::Val::uint8: return static_cast<R>(*static_cast<const uint8_t*>(p));
@@ -231,13 +242,13 @@ R read_element(const detail::ArrayDesc& d) {
 double array::item_as_double() {
   if (size() != 1) throw std::invalid_argument("[item] Only size 1 arrays can be converted to scalars.");
   eval();
-  return read_element<double>(*desc_);
+  return read_element<double>(*desc_, host_data());
 }
 
 int64_t array::item_as_int64() {
   if (size() != 1) throw std::invalid_argument("[item] Only size 1 arrays can be converted to scalars.");
   eval();
-  return read_element<int64_t>(*desc_);
+  return read_element<int64_t>(*desc_, host_data());
 }
 
 std::ostream& operator<<(std::ostream& os, array a) {
@@ -245,7 +256,7 @@ std::ostream& operator<<(std::ostream& os, array a) {
   const auto& d = *a.desc();
   const int nd = static_cast<int>(a.ndim());
   auto print_elem = [&](int64_t offset) {
-    const char* base = static_cast<const char*>(d.data_ptr) + offset * static_cast<int64_t>(d.dtype.size);
+    const char* base = static_cast<const char*>(a.host_data()) + offset * static_cast<int64_t>(d.dtype.size);
     switch (d.dtype.val) {
       case Dtype::Val::bool_: os << (*reinterpret_cast<const bool*>(base) ? "true" : "false"); break;
       case Dtype::Val::uint8: os << static_cast<int>(*reinterpret_cast<const uint8_t*>(base)); break;

@@ -10,6 +10,7 @@
 
 #include "braid/memory.h"
 #include "braid/transforms.h"
+#include "backend/backend.h"
 #include "graph/node.h"
 #include "runtime/park.h"
 #include "runtime/registry.h"
@@ -216,6 +217,13 @@ void rethrow_if_failed(const std::vector<array>& outputs) {
   }
 }
 
+// GPU results are "available" once enqueued; a host-side wait also waits for the device.
+void wait_device(const std::vector<array>& outputs) {
+  for (const auto& o : outputs) {
+    if (gpu::on_device(o)) gpu::wait_ready(o);
+  }
+}
+
 std::vector<std::shared_ptr<Strand>> submit(const std::vector<array>& outputs, bool wake) {
   Scratch s = std::move(t_scratch);
   std::vector<std::shared_ptr<Strand>> touched;
@@ -260,10 +268,15 @@ void execute_node(array& node) noexcept {
       if (auto hook = g_eval_hook.load(std::memory_order_acquire)) hook(node);
       outputs.clear();
       outputs.push_back(node);
-      if (d.primitive->device().type == Device::cpu) {
-        d.primitive->eval_cpu(d.inputs, outputs);
+      if (d.primitive->device().type == Device::gpu) {
+        gpu::eval_node(node);
+      } else if (std::any_of(d.inputs.begin(), d.inputs.end(), gpu::on_device)) {
+        // A CPU node reading GPU results works on host copies of them.
+        std::vector<array> host_inputs;
+        for (const auto& in : d.inputs) host_inputs.push_back(gpu::on_device(in) ? gpu::host_view(in) : in);
+        d.primitive->eval_cpu(host_inputs, outputs);
       } else {
-        d.primitive->eval_gpu(d.inputs, outputs);
+        d.primitive->eval_cpu(d.inputs, outputs);
       }
     } catch (...) {
       err = std::current_exception();
@@ -312,6 +325,7 @@ void eval(std::vector<array> outputs) {
     for (const auto& o : outputs) detail::wait_for(o, touched);
   }
   detail::rethrow_if_failed(outputs);
+  detail::wait_device(outputs);
 }
 
 EvalHandle async_eval(std::vector<array> outputs) {
@@ -322,6 +336,7 @@ EvalHandle async_eval(std::vector<array> outputs) {
 void EvalHandle::wait() const {
   for (const auto& o : outputs_) detail::wait_for(o, {});
   detail::rethrow_if_failed(outputs_);
+  detail::wait_device(outputs_);
 }
 
 bool EvalHandle::ready() const {

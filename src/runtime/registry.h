@@ -34,7 +34,5 @@ class StreamRegistry {
   std::atomic<int> next_handle_{0};
 };
 
-/// Whether the linked GPU backend found a device (implemented by the backend).
-bool gpu_is_available();
 
 }  // namespace braid::detail

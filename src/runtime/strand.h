@@ -70,6 +70,7 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
   int index;
   Device device;
   std::shared_ptr<Strand> strand;
+  std::shared_ptr<void> backend;  // the GPU backend's state (its CUDA stream) on GPU streams
 };
 
 /// Runs one claimed node whose inputs have all completed: computes it (or propagates an

@@ -1,8 +1,10 @@
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 
+#include "backend/backend.h"
 #include "runtime/registry.h"
 
 namespace braid {
@@ -26,6 +28,7 @@ Stream StreamRegistry::create(Device d) {
     index = next_index_++;
   }
   auto state = std::make_shared<StreamState>(index, d);
+  if (d.type == Device::gpu) state->backend = gpu::new_stream_state(index);
   {
     MutexLock lock(mu_);
     streams_[index] = state;
@@ -71,8 +74,16 @@ StreamState::~StreamState() { StreamRegistry::instance().remove(index); }
 
 namespace {
 
+// The default device at start: the GPU when BRAID_DEVICE=gpu and one is available (so the
+// whole test suite can run on the GPU), else the CPU.
+Device initial_device() {
+  const char* env = std::getenv("BRAID_DEVICE");
+  if (env != nullptr && std::string(env) == "gpu" && gpu::is_available()) return Device(Device::gpu);
+  return Device(Device::cpu);
+}
+
 // The process-wide default device; Device is 8 trivially copyable bytes, so this is lock-free.
-std::atomic<Device> g_default_device{Device(Device::cpu)};
+std::atomic<Device> g_default_device{initial_device()};
 
 // Everything a thread sets for itself. Destroyed at thread exit, which drops this thread's
 // hold on its default streams; they live on while arrays or Stream values refer to them.
@@ -115,7 +126,7 @@ void set_default_device(const Device& d) {
 
 bool is_available(const Device& d) {
   if (d.type == Device::cpu) return d.index == 0;
-  return d.index == 0 && detail::gpu_is_available();
+  return d.index == 0 && detail::gpu::is_available();
 }
 
 Stream default_stream(Device d) {
@@ -159,6 +170,7 @@ Stream to_stream(StreamOrDevice s) {
 void synchronize(Stream s) {
   s = stream_from_thread_local_stream(s);
   s.state()->strand->synchronize();
+  if (s.device.type == Device::gpu) detail::gpu::synchronize(*s.state());
 }
 
 void synchronize() { synchronize(default_stream(default_device())); }

@@ -2,14 +2,27 @@
 #include <stdexcept>
 #include <string>
 
+#include "backend/backend.h"
 #include "primitives/primitives.h"
-#include "runtime/registry.h"
 
 namespace braid {
 
-namespace detail {
-bool gpu_is_available() { return false; }
-}  // namespace detail
+namespace detail::gpu {
+namespace {
+[[noreturn]] void no_gpu(const char* what) {
+  throw std::runtime_error(std::string("[") + what + "] no GPU backend");
+}
+}  // namespace
+
+bool is_available() { return false; }
+std::shared_ptr<void> new_stream_state(int) { no_gpu("new_stream"); }
+void eval_node(array& node) { no_gpu(node.primitive().name()); }
+array host_view(const array&) { no_gpu("eval"); }
+void wait_ready(const array&) { no_gpu("eval"); }
+void* host_pointer(const array&) { no_gpu("array::data"); }
+void free_device(Data&) noexcept {}  // no device buffer can exist without a GPU backend
+void synchronize(StreamState&) { no_gpu("synchronize"); }
+}  // namespace detail::gpu
 
 #define BRAID_NO_GPU(P)                                                        \
   void P::eval_gpu(const std::vector<array>&, array&) {                        \

@@ -1,0 +1,37 @@
+// The narrow interface between the core runtime and the GPU backend. Exactly one backend
+// implementation is linked: src/backend/cuda or src/backend/no_gpu (which throws).
+#pragma once
+
+#include <memory>
+
+#include "braid/array.h"
+
+namespace braid::detail {
+struct StreamState;
+}
+
+namespace braid::detail::gpu {
+
+/// Whether a GPU is present and usable.
+bool is_available();
+/// Backend state for a new GPU stream (its CUDA stream); released with the stream.
+std::shared_ptr<void> new_stream_state(int index);
+/// Runs a claimed GPU node whose inputs have completed: makes inputs device-resident and
+/// ordered before the node's stream, calls eval_gpu, records the node's completion event.
+void eval_node(array& node);
+/// A host-resident view of `in` (same shape and strides), copying device data back after
+/// its producer finishes. Blocks the calling thread for the copy.
+array host_view(const array& in);
+/// Blocks until a GPU-resident evaluated array's producer has finished on the device.
+void wait_ready(const array& a);
+/// Element 0 of a GPU-resident evaluated array in host memory.
+void* host_pointer(const array& a);
+/// Returns a device buffer once every stream that used it has moved past its last use.
+void free_device(Data& d) noexcept;
+/// Waits for all work already enqueued on a GPU stream's device queue.
+void synchronize(StreamState& s);
+
+/// True when `a`'s buffer lives on the GPU.
+inline bool on_device(const array& a) { return a.desc()->data && a.desc()->data->on_device; }
+
+}  // namespace braid::detail::gpu
