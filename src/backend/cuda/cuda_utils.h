@@ -1,0 +1,44 @@
+// What the CUDA kernels need from the CUDA runtime layer (src/backend/cuda/runtime.cpp).
+// When a primitive's eval_gpu runs, the runtime has already made every input's data
+// device-resident and made the node's CUDA stream wait for the inputs; eval_gpu only
+// allocates its output and enqueues work on stream_of(stream()). It never synchronizes.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include "braid/array.h"
+
+namespace braid::cuda {
+
+/// Throws std::runtime_error("[cuda] <what>: <CUDA's message>") unless err is success.
+void check(cudaError_t err, const char* what);
+void check(cublasStatus_t status, const char* what);
+
+/// The CUDA stream behind a GPU braid stream.
+cudaStream_t stream_of(const Stream& s);
+
+/// Gives `out` a fresh row-contiguous device buffer of out.nbytes() from the caching device
+/// allocator. The buffer is usable in the order of out's stream.
+void alloc_output(array& out);
+
+/// Properties of the (single) device, read once.
+const cudaDeviceProp& device_props();
+
+/// A device scratch buffer of at least `bytes` private to stream `s`, for temporaries of one
+/// eval_gpu (partial sums, operand copies). Valid in the order of `s` until the next call of
+/// scratch() on the same stream; called with the stream's submission lock held.
+void* scratch(const Stream& s, size_t bytes);
+
+/// Device scratch private to stream `s`, at least `bytes` long, valid until the next call
+/// for the same stream (kernels of one stream run in order, so reuse is safe).
+void* scratch(const Stream& s, size_t bytes);
+
+/// Bytes of device memory held by live arrays.
+size_t active_device_memory();
+
+/// A cuBLASLt handle shared by all threads, and a workspace private to stream `s`.
+cublasLtHandle_t lt_handle();
+void* lt_workspace(const Stream& s, size_t* bytes);
+
+}  // namespace braid::cuda

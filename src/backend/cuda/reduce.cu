@@ -1,0 +1,520 @@
+// Reduce::eval_gpu. As on the CPU, the input's dimensions are split into kept and reduced ones
+// and each group is collapsed; then:
+//  - rows (the smallest reduced stride is 1, or no dimension has unit stride): a warp per
+//    output for short rows, a block per output for long ones. Few long rows (an all-axes sum,
+//    say) are cut into fixed chunks, one block each, whose partials a second pass combines.
+//  - columns (a kept dimension has unit stride, or rows are very short): a thread per output
+//    walks the reduced positions, so a warp reads consecutive addresses. Few outputs split the
+//    reduced range over blockIdx.y, and a second pass combines the partials.
+// Partials live in the stream's scratch buffer; results never depend on timing (no atomics).
+#include <algorithm>
+#include <stdexcept>
+
+#include "backend/cuda/copy.h"
+#include "backend/cuda/kernel_utils.cuh"
+#include "primitives/primitives.h"
+
+namespace braid {
+namespace cuda {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kBlock = 256;
+constexpr int64_t kWarpRowMax = 1024;   // longer rows get a block each
+constexpr int64_t kMinColumnRows = 32;  // shorter reductions use a thread per output
+constexpr int64_t kMinColumnOutputs = 256;
+constexpr int64_t kMinBlockChunk = 4096;  // elements per block when rows are split
+constexpr int64_t kMinThreadChunk = 32;   // reduced positions per thread when columns are split
+constexpr int64_t kMaxColumnSplits = 65535;
+constexpr int kStage = 128;  // column sums add this many values before folding into the total
+
+// ---- operations ----
+
+template <typename T>
+__device__ __forceinline__ T lowest() {
+  if constexpr (std::is_same_v<T, bool>) {
+    return false;
+  } else if constexpr (std::is_same_v<T, uint8_t>) {
+    return 0;
+  } else if constexpr (std::is_same_v<T, int32_t>) {
+    return INT32_MIN;
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    return INT64_MIN;
+  } else {
+    return -INFINITY;
+  }
+}
+
+// Sums accumulate floats in float and integers in the unsigned type of the output's width, so
+// overflow wraps exactly as the CPU's uint64 total cast to the output does.
+template <typename T>
+struct SumOp {
+  using Acc = std::conditional_t<is_float_v<T>, float, std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>>;
+  __device__ static Acc init() { return Acc(0); }
+  template <typename X>
+  __device__ static Acc load(X x) {
+    return static_cast<Acc>(to_compute(x));
+  }
+  __device__ static Acc combine(Acc a, Acc b) { return a + b; }
+};
+
+// NaN wins, as on the CPU: once a side is NaN, the result is NaN whatever the order.
+template <typename T>
+struct MaxOp {
+  using Acc = compute_t<T>;
+  __device__ static Acc init() { return lowest<Acc>(); }
+  template <typename X>
+  __device__ static Acc load(X x) {
+    return static_cast<Acc>(to_compute(x));
+  }
+  __device__ static Acc combine(Acc a, Acc b) {
+    if constexpr (std::is_floating_point_v<Acc>) {
+      return (b > a || b != b) ? b : a;
+    } else {
+      return b > a ? b : a;
+    }
+  }
+};
+
+template <typename T>
+__device__ __forceinline__ T shfl_xor(T v, int mask) {
+  if constexpr (sizeof(T) < 4) {
+    return static_cast<T>(__shfl_xor_sync(0xffffffffu, static_cast<int>(v), mask));
+  } else {
+    return __shfl_xor_sync(0xffffffffu, v, mask);
+  }
+}
+
+// Every lane ends with the warp's total.
+template <typename Op, typename Acc>
+__device__ __forceinline__ Acc warp_reduce(Acc v) {
+#pragma unroll
+  for (int m = kWarp / 2; m > 0; m >>= 1) v = Op::combine(v, shfl_xor(v, m));
+  return v;
+}
+
+// Thread 0 ends with the block's total. Ends with a barrier, so `smem` may be reused at once.
+template <typename Op, typename Acc>
+__device__ __forceinline__ Acc block_reduce(Acc v, Acc* smem) {
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  v = warp_reduce<Op>(v);
+  if (lane == 0) smem[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < static_cast<int>(blockDim.x / kWarp) ? smem[lane] : Op::init();
+    v = warp_reduce<Op>(v);
+  }
+  __syncthreads();
+  return v;
+}
+
+// This thread's share (thread t of nt) of p[0, n): 16-byte loads for the aligned middle, with
+// one accumulator per vector lane.
+template <typename Op, typename In>
+__device__ __forceinline__ typename Op::Acc partial_contiguous(const In* p, int64_t n, int t, int nt) {
+  using Acc = typename Op::Acc;
+  constexpr int N = 16 / sizeof(In);
+  Acc acc = Op::init();
+  const int64_t misalign = static_cast<int64_t>(reinterpret_cast<uintptr_t>(p) % 16);
+  const int64_t head = min64(n, ((16 - misalign) % 16) / static_cast<int64_t>(sizeof(In)));
+  for (int64_t i = t; i < head; i += nt) acc = Op::combine(acc, Op::load(p[i]));
+  const Vec<In, N>* body = reinterpret_cast<const Vec<In, N>*>(p + head);
+  const int64_t nvec = (n - head) / N;
+  Acc lanes[N];
+#pragma unroll
+  for (int j = 0; j < N; ++j) lanes[j] = Op::init();
+#pragma unroll 4
+  for (int64_t v = t; v < nvec; v += nt) {
+    const Vec<In, N> x = body[v];
+#pragma unroll
+    for (int j = 0; j < N; ++j) lanes[j] = Op::combine(lanes[j], Op::load(x.v[j]));
+  }
+#pragma unroll
+  for (int j = 0; j < N; ++j) acc = Op::combine(acc, lanes[j]);
+  for (int64_t i = head + nvec * N + t; i < n; i += nt) acc = Op::combine(acc, Op::load(p[i]));
+  return acc;
+}
+
+// This thread's share of reduced positions [begin, end) of `red`, starting from p.
+template <typename Op, typename Idx, typename In>
+__device__ __forceinline__ typename Op::Acc partial_strided(const In* p, const Strided<1>& red, int64_t begin,
+                                                            int64_t end, int t, int nt) {
+  typename Op::Acc acc = Op::init();
+  for (int64_t r = begin + t; r < end; r += nt) {
+    int64_t off[1];
+    offsets_of<Idx>(red, static_cast<Idx>(r), off);
+    acc = Op::combine(acc, Op::load(p[off[0]]));
+  }
+  return acc;
+}
+
+// ---- kernels ----
+// `kept` maps an output index to its input offset (strides[0]) and output offset (strides[1]).
+
+// A warp per output; the rows are whole (no splits).
+template <typename Op, typename Idx, bool kContiguous, typename In, typename Out>
+__global__ void reduce_rows_warp(const In* __restrict__ src, Out* __restrict__ dst, Strided<2> kept, int64_t rows,
+                                 Strided<1> red, int64_t count) {
+  const int lane = threadIdx.x % kWarp;
+  const int64_t warps = thread_count() / kWarp;
+  for (int64_t row = thread_index() / kWarp; row < rows; row += warps) {
+    int64_t off[2];
+    offsets_of<Idx>(kept, static_cast<Idx>(row), off);
+    typename Op::Acc acc;
+    if constexpr (kContiguous) {
+      acc = partial_contiguous<Op>(src + off[0], count, lane, kWarp);
+    } else {
+      acc = partial_strided<Op, Idx>(src + off[0], red, 0, count, lane, kWarp);
+    }
+    acc = warp_reduce<Op>(acc);
+    if (lane == 0) dst[off[1]] = from_compute<Out>(acc);
+  }
+}
+
+// A block per (output, chunk); chunk `split` of output `row` goes to dst[out_offset + split].
+template <typename Op, typename Idx, bool kContiguous, typename In, typename Out>
+__global__ void reduce_rows_block(const In* __restrict__ src, Out* __restrict__ dst, Strided<2> kept, int64_t rows,
+                                  Strided<1> red, int64_t count, int64_t chunk, int64_t splits) {
+  __shared__ typename Op::Acc smem[kWarp];
+  for (int64_t task = blockIdx.x; task < rows * splits; task += gridDim.x) {
+    const int64_t row = task / splits, split = task - row * splits;
+    int64_t off[2];
+    offsets_of<Idx>(kept, static_cast<Idx>(row), off);
+    const int64_t begin = split * chunk, end = min64(count, begin + chunk);
+    typename Op::Acc acc;
+    if constexpr (kContiguous) {
+      acc = partial_contiguous<Op>(src + off[0] + begin, end - begin, threadIdx.x, blockDim.x);
+    } else {
+      acc = partial_strided<Op, Idx>(src + off[0], red, begin, end, threadIdx.x, blockDim.x);
+    }
+    acc = block_reduce<Op>(acc, smem);
+    if (threadIdx.x == 0) dst[off[1] + split] = from_compute<Out>(acc);
+  }
+}
+
+// A thread per output, over reduced positions [y * chunk, (y + 1) * chunk) for y = blockIdx.y;
+// the result goes to dst[out_offset + y * split_stride].
+template <typename Op, typename Idx, typename In, typename Out>
+__global__ void reduce_columns(const In* __restrict__ src, Out* __restrict__ dst, Strided<2> kept, int64_t outputs,
+                               Strided<1> red, int64_t count, int64_t chunk, int64_t split_stride) {
+  using Acc = typename Op::Acc;
+  const int64_t split = blockIdx.y;
+  const int64_t begin = split * chunk, end = min64(count, begin + chunk);
+  for (int64_t o = thread_index(); o < outputs; o += thread_count()) {
+    int64_t off[2];
+    offsets_of<Idx>(kept, static_cast<Idx>(o), off);
+    const In* p = src + off[0];
+    Acc total = Op::init();
+    if (red.ndim == 1) {
+      const int64_t stride = red.strides[0][0];
+      for (int64_t r0 = begin; r0 < end; r0 += kStage) {
+        const int64_t r1 = min64(end, r0 + kStage);
+        Acc acc = Op::init();
+#pragma unroll 4
+        for (int64_t r = r0; r < r1; ++r) acc = Op::combine(acc, Op::load(p[r * stride]));
+        total = Op::combine(total, acc);
+      }
+    } else {
+      for (int64_t r0 = begin; r0 < end; r0 += kStage) {
+        const int64_t r1 = min64(end, r0 + kStage);
+        Acc acc = Op::init();
+        for (int64_t r = r0; r < r1; ++r) {
+          int64_t roff[1];
+          offsets_of<Idx>(red, static_cast<Idx>(r), roff);
+          acc = Op::combine(acc, Op::load(p[roff[0]]));
+        }
+        total = Op::combine(total, acc);
+      }
+    }
+    dst[off[1] + split * split_stride] = from_compute<Out>(total);
+  }
+}
+
+template <typename Op, typename Out>
+__global__ void fill_init(Out* __restrict__ dst, int64_t n) {
+  for (int64_t i = thread_index(); i < n; i += thread_count()) dst[i] = from_compute<Out>(Op::init());
+}
+
+// ---- host side ----
+
+struct Dim {
+  int64_t n;
+  int64_t in_stride;
+  int64_t out_stride;
+};
+
+// The kept dimensions as a kernel layout: input strides scaled by in_scale (or replaced by the
+// output's row-major strides times in_scale when `from_output`), output strides by out_scale.
+HostLayout<2> kept_layout(const std::vector<Dim>& kept, bool from_output, int64_t in_scale, int64_t out_scale) {
+  HostLayout<2> l;
+  for (const Dim& d : kept) {
+    const int64_t in = from_output ? d.out_stride * in_scale : d.in_stride;
+    l.push(d.n, [&](int k) { return k == 0 ? in : d.out_stride * out_scale; });
+  }
+  return l;
+}
+
+HostLayout<1> reduced_layout(const std::vector<Dim>& reduced) {
+  HostLayout<1> l;
+  for (const Dim& d : reduced) l.push(d.n, [&](int) { return d.in_stride; });
+  return l;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+template <typename Op, typename In, typename Out>
+class GpuReducer {
+ public:
+  using Acc = typename Op::Acc;
+
+  GpuReducer(const array& in, array& out, const std::vector<int>& axes, const Stream& stream)
+      : in_(in), out_(out), stream_(stream), cu_stream_(stream_of(stream)) {
+    for (size_t i = 0, j = 0; i < in.ndim(); ++i) {
+      const bool is_reduced = j < axes.size() && axes[j] == static_cast<int>(i);
+      if (is_reduced) ++j;
+      if (in.shape()[i] == 1) continue;  // never moves an offset
+      if (is_reduced) {
+        reduced_.push_back({in.shape()[i], in.strides()[i], 0});
+      } else {
+        kept_.push_back({in.shape()[i], in.strides()[i], out.strides()[i]});
+      }
+    }
+    // The order of reduced positions is free: walk them in memory order.
+    std::stable_sort(reduced_.begin(), reduced_.end(),
+                     [](const Dim& a, const Dim& b) { return a.in_stride > b.in_stride; });
+    for (const Dim& d : kept_) outputs_ *= d.n;
+    for (const Dim& d : reduced_) count_ *= d.n;
+  }
+
+  void run() {
+    Out* dst = static_cast<Out*>(out_.desc()->data_ptr);
+    if (count_ == 0) {
+      fill_init<Op, Out><<<grid_for(outputs_, kBlock), kBlock, 0, cu_stream_>>>(dst, outputs_);
+      check_launch("Reduce");
+      return;
+    }
+    const In* src = static_cast<const In*>(in_.desc()->data_ptr);
+    HostLayout<2> kept = kept_layout(kept_, false, 1, 1);
+    HostLayout<1> red = reduced_layout(reduced_);
+    size_t copy_bytes = 0;
+    if (kept.ndim() > kMaxDims || red.ndim() > kMaxDims) {
+      // Too many dimensions to index in a kernel: gather into [outputs, count] first.
+      copy_bytes = round_up(static_cast<size_t>(outputs_ * count_) * sizeof(In));
+      kept = HostLayout<2>();
+      kept.push(outputs_, [&](int k) { return k == 0 ? count_ : int64_t{1}; });
+      red = HostLayout<1>();
+      red.push(count_, [](int) { return int64_t{1}; });
+    }
+    const Plan plan = make_plan(kept, red);
+    const size_t partial_bytes = plan.splits > 1 ? static_cast<size_t>(outputs_ * plan.splits) * sizeof(Acc) : 0;
+    char* tmp = nullptr;
+    if (copy_bytes + partial_bytes > 0) tmp = static_cast<char*>(scratch(stream_, copy_bytes + partial_bytes));
+    if (copy_bytes > 0) {
+      gather(tmp);
+      src = reinterpret_cast<const In*>(tmp);
+    }
+    Acc* partial = reinterpret_cast<Acc*>(tmp + copy_bytes);
+    if (outputs_ <= UINT32_MAX && count_ <= UINT32_MAX) {
+      pass1<uint32_t>(plan, src, dst, partial, kept, red);
+    } else {
+      pass1<uint64_t>(plan, src, dst, partial, kept, red);
+    }
+    if (plan.splits > 1) pass2(plan, partial, dst);
+  }
+
+ private:
+  enum class Kind { rows_warp, rows_block, columns };
+  struct Plan {
+    Kind kind;
+    bool contiguous;  // rows: one reduced dimension of unit stride
+    int64_t splits = 1;
+    int64_t chunk = 0;
+  };
+
+  static size_t round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+  // Threads per block for a thread-per-output kernel: whole warps, no more than needed.
+  int columns_block() const { return static_cast<int>(std::min<int64_t>(kBlock, ceil_div(outputs_, kWarp) * kWarp)); }
+
+  Plan make_plan(const HostLayout<2>& kept, const HostLayout<1>& red) const {
+    const cudaDeviceProp& p = device_props();
+    const int64_t sms = p.multiProcessorCount;
+    const bool inner_reduced = red.ndim() > 0 && red.strides[0].back() == 1;
+    bool unit_kept = false;
+    for (int i = 0; i < kept.ndim(); ++i) unit_kept |= kept.strides[0][i] == 1;
+    Plan plan{};
+    if (count_ < kMinColumnRows || (!inner_reduced && unit_kept && outputs_ >= kMinColumnOutputs)) {
+      plan.kind = Kind::columns;
+      const int64_t target_threads = sms * p.maxThreadsPerMultiProcessor;
+      if (outputs_ < target_threads / 2 && count_ >= 2 * kMinThreadChunk) {
+        plan.splits = std::min({ceil_div(target_threads, outputs_), count_ / kMinThreadChunk, kMaxColumnSplits});
+      }
+      plan.chunk = ceil_div(count_, plan.splits);
+      plan.splits = ceil_div(count_, plan.chunk);
+      return plan;
+    }
+    plan.contiguous = red.ndim() == 1 && red.strides[0][0] == 1;
+    if (count_ <= kWarpRowMax) {
+      plan.kind = Kind::rows_warp;
+      plan.chunk = count_;
+      return plan;
+    }
+    plan.kind = Kind::rows_block;
+    const int64_t target_blocks = sms * (p.maxThreadsPerMultiProcessor / kBlock);
+    if (outputs_ < target_blocks / 2 && count_ >= 2 * kMinBlockChunk) {
+      plan.splits = std::min(ceil_div(target_blocks, outputs_), count_ / kMinBlockChunk);
+    }
+    // Chunks of a multiple of 16 elements keep every chunk as aligned as its row.
+    plan.chunk = ceil_div(ceil_div(count_, plan.splits), 16) * 16;
+    plan.splits = ceil_div(count_, plan.chunk);
+    return plan;
+  }
+
+  void gather(char* tmp) {
+    // Kept dimensions first (in order), then the reduced ones: row o is output o's values.
+    Shape shape;
+    Strides strides;
+    for (const Dim& d : kept_) {
+      shape.push_back(static_cast<int32_t>(d.n));
+      strides.push_back(d.in_stride);
+    }
+    for (const Dim& d : reduced_) {
+      shape.push_back(static_cast<int32_t>(d.n));
+      strides.push_back(d.in_stride);
+    }
+    copy_strided(in_.desc()->data_ptr, in_.dtype(), shape, strides, tmp, in_.dtype(), cu_stream_);
+  }
+
+  // First pass: the whole reduction when splits == 1, else one partial per (output, chunk).
+  template <typename Idx>
+  void pass1(const Plan& plan, const In* src, Out* dst, Acc* partial, const HostLayout<2>& kept_in,
+             const HostLayout<1>& red) {
+    const int64_t splits = plan.splits;
+    const Strided<1> r = red.device();
+    switch (plan.kind) {
+      case Kind::rows_warp: {
+        const Strided<2> k = kept_in.device();
+        const unsigned grid = grid_for(outputs_ * kWarp, kBlock);
+        if (plan.contiguous) {
+          reduce_rows_warp<Op, Idx, true><<<grid, kBlock, 0, cu_stream_>>>(src, dst, k, outputs_, r, count_);
+        } else {
+          reduce_rows_warp<Op, Idx, false><<<grid, kBlock, 0, cu_stream_>>>(src, dst, k, outputs_, r, count_);
+        }
+        break;
+      }
+      case Kind::rows_block: {
+        const unsigned grid = grid_for(outputs_ * splits * kBlock, kBlock);
+        // Partials of output o go to partial[o * splits + chunk].
+        const HostLayout<2> kept = splits > 1 ? with_out_scale(kept_in, splits) : kept_in;
+        const Strided<2> k = kept.device();
+        if (splits > 1) {
+          launch_rows_block<Idx, Acc>(plan, src, partial, k, r, grid);
+        } else {
+          launch_rows_block<Idx, Out>(plan, src, dst, k, r, grid);
+        }
+        break;
+      }
+      case Kind::columns: {
+        const Strided<2> k = kept_in.device();
+        const int per_block = columns_block();
+        const dim3 grid(grid_for(outputs_, per_block), static_cast<unsigned>(splits));
+        // Partials of chunk c go to partial[c * outputs + output offset].
+        if (splits > 1) {
+          reduce_columns<Op, Idx><<<grid, per_block, 0, cu_stream_>>>(src, partial, k, outputs_, r, count_,
+                                                                      plan.chunk, outputs_);
+        } else {
+          reduce_columns<Op, Idx><<<grid, per_block, 0, cu_stream_>>>(src, dst, k, outputs_, r, count_, plan.chunk,
+                                                                      0);
+        }
+        break;
+      }
+    }
+    check_launch("Reduce");
+  }
+
+  template <typename Idx, typename D>
+  void launch_rows_block(const Plan& plan, const In* src, D* dst, const Strided<2>& k, const Strided<1>& r,
+                         unsigned grid) {
+    if (plan.contiguous) {
+      reduce_rows_block<Op, Idx, true><<<grid, kBlock, 0, cu_stream_>>>(src, dst, k, outputs_, r, count_, plan.chunk,
+                                                                         plan.splits);
+    } else {
+      reduce_rows_block<Op, Idx, false><<<grid, kBlock, 0, cu_stream_>>>(src, dst, k, outputs_, r, count_,
+                                                                          plan.chunk, plan.splits);
+    }
+  }
+
+  // The kept layout with output strides made the row-major strides of the partial buffer.
+  HostLayout<2> with_out_scale(const HostLayout<2>& kept, int64_t splits) const {
+    // Output strides of kept dimensions are row-major over them (the output is contiguous), and
+    // the gathered layout, if any, has one kept dimension of output stride 1.
+    HostLayout<2> l = kept;
+    for (auto& s : l.strides[1]) s *= splits;
+    return l;
+  }
+
+  // Second pass: combines the partials of each output in chunk order into the output.
+  void pass2(const Plan& plan, const Acc* partial, Out* dst) {
+    const int64_t splits = plan.splits;
+    HostLayout<1> red;
+    if (plan.kind == Kind::columns) {
+      // partial[c * outputs + o]: a column reduction over c.
+      red.push(splits, [&](int) { return outputs_; });
+      const HostLayout<2> kept = kept_layout(kept_, true, 1, 1);
+      const int per_block = columns_block();
+      reduce_columns<Op, uint32_t><<<grid_for(outputs_, per_block), per_block, 0, cu_stream_>>>(
+          partial, dst, kept.device(), outputs_, red.device(), splits, splits, 0);
+    } else {
+      // partial[o * splits + c]: a contiguous row per output.
+      red.push(splits, [](int) { return int64_t{1}; });
+      const HostLayout<2> kept = kept_layout(kept_, true, splits, 1);
+      reduce_rows_warp<Op, uint32_t, true><<<grid_for(outputs_ * kWarp, kBlock), kBlock, 0, cu_stream_>>>(
+          partial, dst, kept.device(), outputs_, red.device(), splits);
+    }
+    check_launch("Reduce");
+  }
+
+  const array& in_;
+  array& out_;
+  const Stream& stream_;
+  cudaStream_t cu_stream_;
+  std::vector<Dim> kept_;
+  std::vector<Dim> reduced_;
+  int64_t outputs_ = 1;
+  int64_t count_ = 1;
+};
+
+}  // namespace
+}  // namespace cuda
+
+void Reduce::eval_gpu(const std::vector<array>& inputs, array& out) {
+  const array& in = inputs[0];
+  if (in.shape() == out.shape()) {
+    // Only size-1 axes are reduced: a converting copy.
+    cuda::copy_to_contiguous(in, out, stream());
+    return;
+  }
+  cuda::alloc_output(out);
+  if (out.size() == 0) return;
+  cuda::dispatch_dtype(in.dtype(), [&](auto tag) {
+    using In = typename decltype(tag)::type;
+    if (op_ == Op::max) {
+      if (out.dtype() != in.dtype()) throw std::runtime_error("[Reduce] Unexpected output dtype.");
+      cuda::GpuReducer<cuda::MaxOp<In>, In, In>(in, out, axes_, stream()).run();
+    } else if constexpr (std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>) {
+      if (out.dtype() == float32) {  // mean of 16-bit floats sums straight into float32
+        cuda::GpuReducer<cuda::SumOp<In>, In, float>(in, out, axes_, stream()).run();
+      } else {
+        if (out.dtype() != in.dtype()) throw std::runtime_error("[Reduce] Unexpected output dtype.");
+        cuda::GpuReducer<cuda::SumOp<In>, In, In>(in, out, axes_, stream()).run();
+      }
+    } else {
+      using Out = std::conditional_t<std::is_same_v<In, bool> || std::is_same_v<In, uint8_t>, int32_t, In>;
+      const Dtype expected = (in.dtype() == bool_ || in.dtype() == uint8) ? int32 : in.dtype();
+      if (out.dtype() != expected) throw std::runtime_error("[Reduce] Unexpected output dtype.");
+      cuda::GpuReducer<cuda::SumOp<In>, In, Out>(in, out, axes_, stream()).run();
+    }
+  });
+}
+
+}  // namespace braid

@@ -1,0 +1,493 @@
+// The CUDA runtime layer: one CUDA stream per braid GPU stream, completion events, the
+// stream-safe caching device allocator, and host<->device transfers.
+//
+// A GPU node is "available" once its work is enqueued and its completion event recorded.
+// GPU consumers on another stream wait for that event on the device (cudaStreamWaitEvent);
+// host consumers (CPU nodes, item, data, eval's return) wait for it on the host.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <new>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/cuda/cuda_utils.h"
+#include "backend/cuda/transfer.h"
+#include "graph/node.h"
+#include "memory/object_pool.h"
+#include "primitives/primitives.h"
+#include "runtime/strand.h"
+
+namespace braid {
+namespace cuda {
+
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // clear a non-sticky error so the stream stays usable
+    throw std::runtime_error(std::string("[cuda] ") + what + ": " + cudaGetErrorString(err));
+  }
+}
+
+void check(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw std::runtime_error(std::string("[cuda] ") + what + ": cuBLAS status " + std::to_string(status));
+  }
+}
+
+namespace {
+
+// Device allocation failure: a std::bad_alloc, like a failed host allocation, with a message.
+class DeviceOutOfMemory : public std::bad_alloc {
+ public:
+  explicit DeviceOutOfMemory(size_t bytes)
+      : what_("[cuda] out of device memory allocating " + std::to_string(bytes) + " bytes") {}
+  const char* what() const noexcept override { return what_.c_str(); }
+
+ private:
+  std::string what_;
+};
+
+struct DeviceInfo {
+  bool available = false;
+  cudaDeviceProp props{};
+};
+
+const DeviceInfo& device_info() {
+  static const DeviceInfo* info = [] {
+    auto* i = new DeviceInfo();  // deliberate leak: read by any thread until exit
+    int n = 0;
+    if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0 &&
+        cudaGetDeviceProperties(&i->props, 0) == cudaSuccess) {
+      i->available = true;
+    } else {
+      cudaGetLastError();
+    }
+    return i;
+  }();
+  return *info;
+}
+
+// Backend state of one GPU braid stream.
+struct StreamCtx {
+  cudaStream_t stream = nullptr;
+  std::mutex mu;  // guards the buffers below (a stream's nodes encode one at a time anyway)
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+  void* scratch = nullptr;
+  size_t scratch_bytes = 0;
+
+  StreamCtx() { check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~StreamCtx() {
+    cudaStreamSynchronize(stream);
+    if (workspace) cudaFree(workspace);
+    if (scratch) cudaFree(scratch);
+    cudaStreamDestroy(stream);
+  }
+};
+
+StreamCtx& ctx_of(const Stream& s) {
+  return *static_cast<StreamCtx*>(s.state()->backend.get());
+}
+std::shared_ptr<StreamCtx> ctx_ptr(const Stream& s) {
+  return std::static_pointer_cast<StreamCtx>(s.state()->backend);
+}
+
+// Events are reused: creating one costs far more than recording it.
+class EventPool {
+ public:
+  cudaEvent_t get() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        cudaEvent_t e = free_.back();
+        free_.pop_back();
+        return e;
+      }
+    }
+    cudaEvent_t e;
+    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    return e;
+  }
+  void put(cudaEvent_t e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(e);
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<cudaEvent_t> free_;
+};
+
+EventPool& events() {
+  static auto* pool = new EventPool();  // deliberate leak
+  return *pool;
+}
+
+// Bookkeeping of one buffer: on device data, who produced it and who read it; on either
+// side, its copy on the other side once someone needed it.
+struct DataState {
+  std::mutex mu;
+  cudaEvent_t ready = nullptr;  // recorded after the producer's work
+  std::shared_ptr<StreamCtx> producer;
+  std::vector<std::shared_ptr<StreamCtx>> users;  // streams that read the buffer
+  std::shared_ptr<detail::Data> mirror;
+  ~DataState() {
+    if (ready) events().put(ready);
+  }
+  void add_user(const std::shared_ptr<StreamCtx>& s) {
+    for (const auto& u : users) {
+      if (u == s) return;
+    }
+    users.push_back(s);
+  }
+};
+
+// Lazily created states of host buffers are guarded by a striped lock.
+std::mutex& state_lock(const detail::Data* d) {
+  static auto* locks = new std::mutex[64];  // deliberate leak
+  return locks[(reinterpret_cast<uintptr_t>(d) >> 6) % 64];
+}
+
+DataState& state_of(detail::Data& d) {
+  std::lock_guard<std::mutex> lock(state_lock(&d));
+  if (!d.device_state) d.device_state = std::make_shared<DataState>();
+  return *static_cast<DataState*>(d.device_state.get());
+}
+
+// The caching device allocator. A freed buffer remembers the streams that used it; a
+// request from the only such stream reuses it at once (stream order makes that safe), any
+// other request only after events recorded on those streams at free time have completed.
+class DeviceAllocator {
+ public:
+  void* malloc(size_t bytes, const std::shared_ptr<StreamCtx>& requester) {
+    const size_t cls = size_class(bytes);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = cache_.find(cls);
+      if (it != cache_.end()) {
+        auto& list = it->second;
+        for (size_t i = list.size(); i-- > 0;) {
+          if (reusable(list[i], requester)) {
+            void* p = list[i].ptr;
+            release_events(list[i]);
+            list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+            cached_ -= cls;
+            active_ += cls;
+            return p;
+          }
+        }
+      }
+    }
+    void* p = nullptr;
+    cudaError_t err = cudaMalloc(&p, cls);
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      trim();  // give back what has settled, then try once more
+      err = cudaMalloc(&p, cls);
+      if (err != cudaSuccess) {
+        cudaGetLastError();
+        throw DeviceOutOfMemory(bytes);
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    active_ += cls;
+    return p;
+  }
+
+  void free(void* p, size_t bytes, std::vector<std::shared_ptr<StreamCtx>> users) {
+    const size_t cls = size_class(bytes);
+    Cached c{p, {}, nullptr};
+    if (users.size() == 1) {
+      c.only = std::move(users[0]);
+    } else {
+      for (const auto& u : users) {
+        cudaEvent_t e = events().get();
+        if (cudaEventRecord(e, u->stream) == cudaSuccess) {
+          c.pending.push_back(e);
+        } else {
+          cudaGetLastError();
+          events().put(e);
+        }
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    active_ -= cls;
+    cached_ += cls;
+    cache_[cls].push_back(std::move(c));
+  }
+
+  size_t active() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return active_;
+  }
+
+ private:
+  struct Cached {
+    void* ptr;
+    std::vector<cudaEvent_t> pending;
+    std::shared_ptr<StreamCtx> only;  // the single stream that used it, if only one did
+  };
+
+  static size_t size_class(size_t bytes) {
+    const size_t g = bytes < (size_t{1} << 20) ? 512 : (size_t{2} << 20);
+    return (std::max<size_t>(bytes, 1) + g - 1) / g * g;
+  }
+
+  static bool reusable(const Cached& c, const std::shared_ptr<StreamCtx>& requester) {
+    if (c.only) return c.only == requester || cudaStreamQuery(c.only->stream) == cudaSuccess;
+    for (cudaEvent_t e : c.pending) {
+      cudaError_t q = cudaEventQuery(e);
+      if (q != cudaSuccess) {
+        if (q != cudaErrorNotReady) cudaGetLastError();
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static void release_events(Cached& c) {
+    for (cudaEvent_t e : c.pending) events().put(e);
+    c.pending.clear();
+  }
+
+  void trim() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [cls, list] : cache_) {
+      for (size_t i = list.size(); i-- > 0;) {
+        if (!reusable(list[i], nullptr)) continue;
+        release_events(list[i]);
+        cudaFree(list[i].ptr);
+        list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
+        cached_ -= cls;
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::map<size_t, std::vector<Cached>> cache_;
+  size_t active_ = 0;
+  size_t cached_ = 0;
+};
+
+DeviceAllocator& device_allocator() {
+  static auto* a = new DeviceAllocator();  // deliberate leak: buffers may die at exit
+  return *a;
+}
+
+std::shared_ptr<detail::Data> new_device_data(size_t bytes, const std::shared_ptr<StreamCtx>& s) {
+  void* p = device_allocator().malloc(bytes, s);
+  auto data = detail::make_pooled<detail::Data>(allocator::Buffer{p, bytes}, true);
+  auto st = std::make_shared<DataState>();
+  st->users.push_back(s);
+  data->device_state = std::move(st);
+  return data;
+}
+
+// An evaluated leaf with `in`'s layout over `data`, whose buffer mirrors in's buffer.
+array translated(const array& in, const std::shared_ptr<detail::Data>& data) {
+  const detail::ArrayDesc& src = *in.desc();
+  array out(in.shape(), in.dtype(), nullptr, {});
+  detail::ArrayDesc& d = *out.desc();
+  auto offset = static_cast<const char*>(src.data_ptr) - static_cast<const char*>(src.data->buffer.ptr);
+  d.data = data;
+  d.data_ptr = static_cast<char*>(data->buffer.ptr) + offset;
+  d.strides = src.strides;
+  d.flags = src.flags;
+  d.data_size = src.data_size;
+  d.status.store(detail::Status::available, std::memory_order_release);
+  return out;
+}
+
+// The device copy of a host-resident input, made once per buffer and ordered before `s`.
+array device_view(const array& in, const std::shared_ptr<StreamCtx>& s) {
+  detail::Data& host = *in.desc()->data;
+  DataState& hs = state_of(host);
+  std::shared_ptr<detail::Data> dev;
+  {
+    std::lock_guard<std::mutex> lock(hs.mu);
+    if (!hs.mirror) {
+      dev = new_device_data(host.buffer.size, s);
+      if (host.buffer.size > 0 && host.buffer.size <= kSmallWrite) {
+        write_small_async(dev->buffer.ptr, host.buffer.ptr, host.buffer.size, s->stream);  // scalars
+      } else if (host.buffer.size > 0) {
+        // From pageable memory this returns once the bytes are staged: `host` may go.
+        check(cudaMemcpyAsync(dev->buffer.ptr, host.buffer.ptr, host.buffer.size, cudaMemcpyHostToDevice, s->stream),
+              "cudaMemcpyAsync (host to device)");
+      }
+      auto& ds = *static_cast<DataState*>(dev->device_state.get());
+      ds.producer = s;
+      ds.ready = events().get();
+      check(cudaEventRecord(ds.ready, s->stream), "cudaEventRecord");
+      hs.mirror = dev;
+    } else {
+      dev = hs.mirror;
+    }
+  }
+  auto& ds = *static_cast<DataState*>(dev->device_state.get());
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    if (ds.producer != s && ds.ready) check(cudaStreamWaitEvent(s->stream, ds.ready, 0), "cudaStreamWaitEvent");
+    ds.add_user(s);
+  }
+  return translated(in, dev);
+}
+
+// Waits on the host until a device buffer's producer has finished.
+void wait_host(detail::Data& d) {
+  DataState& ds = state_of(d);
+  cudaEvent_t e;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu);
+    e = ds.ready;
+  }
+  if (e) check(cudaEventSynchronize(e), "cudaEventSynchronize");
+}
+
+// The host copy of a device buffer, made once after its producer finished.
+std::shared_ptr<detail::Data> host_mirror(detail::Data& d) {
+  DataState& ds = state_of(d);
+  std::lock_guard<std::mutex> lock(ds.mu);
+  if (!ds.mirror) {
+    if (ds.ready) check(cudaEventSynchronize(ds.ready), "cudaEventSynchronize");
+    auto host = detail::make_pooled<detail::Data>(allocator::malloc(d.buffer.size));
+    if (d.buffer.size > 0) {
+      check(cudaMemcpy(host->buffer.ptr, d.buffer.ptr, d.buffer.size, cudaMemcpyDeviceToHost),
+            "cudaMemcpy (device to host)");
+    }
+    ds.mirror = std::move(host);
+  }
+  return ds.mirror;
+}
+
+}  // namespace
+
+cudaStream_t stream_of(const Stream& s) { return ctx_of(s).stream; }
+
+void alloc_output(array& out) {
+  const Stream& s = out.primitive().stream();
+  detail::ArrayDesc& d = *out.desc();
+  d.data = new_device_data(out.nbytes(), ctx_ptr(s));
+  d.data_ptr = d.data->buffer.ptr;
+  if (!d.flags.row_contiguous) d.strides = detail::row_major_strides(d.shape);
+  d.data_size = d.size;
+  d.flags = detail::ArrayFlags{};
+}
+
+const cudaDeviceProp& device_props() { return device_info().props; }
+
+cublasLtHandle_t lt_handle() {
+  static cublasLtHandle_t handle = [] {
+    cublasLtHandle_t h;
+    check(cublasLtCreate(&h), "cublasLtCreate");
+    return h;
+  }();
+  return handle;
+}
+
+void* lt_workspace(const Stream& s, size_t* bytes) {
+  StreamCtx& c = ctx_of(s);
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (!c.workspace) {
+    c.workspace_bytes = size_t{32} << 20;
+    check(cudaMalloc(&c.workspace, c.workspace_bytes), "cudaMalloc (cuBLASLt workspace)");
+  }
+  *bytes = c.workspace_bytes;
+  return c.workspace;
+}
+
+void* scratch(const Stream& s, size_t bytes) {
+  StreamCtx& c = ctx_of(s);
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (c.scratch_bytes < bytes) {
+    if (c.scratch) {
+      // Earlier kernels of this stream may still read it: let them finish first.
+      check(cudaStreamSynchronize(c.stream), "cudaStreamSynchronize");
+      cudaFree(c.scratch);
+      c.scratch = nullptr;
+    }
+    c.scratch_bytes = std::max(bytes, size_t{1} << 20);
+    check(cudaMalloc(&c.scratch, c.scratch_bytes), "cudaMalloc (scratch)");
+  }
+  return c.scratch;
+}
+
+size_t active_device_memory() { return device_allocator().active(); }
+
+}  // namespace cuda
+
+namespace detail::gpu {
+
+bool is_available() { return cuda::device_info().available; }
+
+std::shared_ptr<void> new_stream_state(int) { return std::make_shared<cuda::StreamCtx>(); }
+
+void eval_node(array& node) {
+  ArrayDesc& d = *node.desc();
+  auto s = cuda::ctx_ptr(d.primitive->stream());
+  std::vector<array> inputs;
+  inputs.reserve(d.inputs.size());
+  for (const auto& in : d.inputs) {
+    if (!on_device(in)) {
+      inputs.push_back(cuda::device_view(in, s));
+      continue;
+    }
+    auto& st = cuda::state_of(*in.desc()->data);
+    {
+      std::lock_guard<std::mutex> lock(st.mu);
+      if (st.ready && st.producer != s) {
+        cuda::check(cudaStreamWaitEvent(s->stream, st.ready, 0), "cudaStreamWaitEvent");
+      }
+      st.add_user(s);
+    }
+    inputs.push_back(in);
+  }
+  std::vector<array> outputs{node};
+  d.primitive->eval_gpu(inputs, outputs);
+  // A new buffer gets its completion event; a view shares its source's.
+  auto& out_state = cuda::state_of(*d.data);
+  std::lock_guard<std::mutex> lock(out_state.mu);
+  if (!out_state.ready) {
+    out_state.producer = s;
+    out_state.ready = cuda::events().get();
+    cuda::check(cudaEventRecord(out_state.ready, s->stream), "cudaEventRecord");
+  }
+}
+
+array host_view(const array& in) { return cuda::translated(in, cuda::host_mirror(*in.desc()->data)); }
+
+void wait_ready(const array& a) { cuda::wait_host(*a.desc()->data); }
+
+void* host_pointer(const array& a) {
+  const ArrayDesc& d = *a.desc();
+  auto mirror = cuda::host_mirror(*d.data);
+  auto offset = static_cast<const char*>(d.data_ptr) - static_cast<const char*>(d.data->buffer.ptr);
+  return static_cast<char*>(mirror->buffer.ptr) + offset;
+}
+
+void free_device(Data& d) noexcept {
+  try {
+    std::vector<std::shared_ptr<cuda::StreamCtx>> users;
+    if (d.device_state) {
+      auto& st = *static_cast<cuda::DataState*>(d.device_state.get());
+      std::lock_guard<std::mutex> lock(st.mu);
+      users = st.users;
+      if (st.producer && std::find(users.begin(), users.end(), st.producer) == users.end()) {
+        users.push_back(st.producer);
+      }
+    }
+    cuda::device_allocator().free(d.buffer.ptr, d.buffer.size, std::move(users));
+  } catch (...) {
+    // Freeing must not throw; at worst the buffer is lost.
+  }
+}
+
+void synchronize(StreamState& s) {
+  auto* c = static_cast<cuda::StreamCtx*>(s.backend.get());
+  cuda::check(cudaStreamSynchronize(c->stream), "cudaStreamSynchronize");
+}
+
+}  // namespace detail::gpu
+}  // namespace braid
