@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/mutex.h"
@@ -18,7 +19,9 @@ namespace braid::detail {
 /// A non-owning reference to a callable body(begin, end); no allocation, unlike std::function.
 class RangeFn {
  public:
+  // Not for RangeFn itself: copying a RangeFn must copy the reference, not refer to the copy.
   template <typename F>
+    requires(!std::is_same_v<std::remove_cv_t<F>, RangeFn>)
   RangeFn(F& f)  // NOLINT: implicit on purpose
       : obj_(&f), call_([](void* o, int64_t b, int64_t e) { (*static_cast<F*>(o))(b, e); }) {}
   void operator()(int64_t b, int64_t e) const { call_(obj_, b, e); }
