@@ -1,5 +1,7 @@
 #include "runtime/strand.h"
 
+#include <chrono>
+
 #include "runtime/park.h"
 #include "runtime/pool.h"
 
@@ -9,8 +11,11 @@ namespace {
 // After the node a thread waits for completes, it runs at most this many more nodes of the
 // strand before handing the rest to the pool, so a busy shared stream cannot keep it forever.
 constexpr int kInlineExtra = 64;
-// A worker gives other strands a turn after this many nodes when others are waiting.
+// A worker gives other strands a turn after this many nodes when others are waiting, or
+// after this long, so that a strand of long kernels cannot keep a worker for kWorkerSlice of
+// them while other threads' strands wait for one.
 constexpr int kWorkerSlice = 64;
+constexpr auto kWorkerSliceTime = std::chrono::milliseconds(2);
 // Nodes taken from the queue per lock acquisition.
 constexpr size_t kBatch = 64;
 
@@ -58,14 +63,14 @@ void Strand::kick() {
   post_self();
 }
 
-bool Strand::try_run_inline(ArrayDesc* until) {
+bool Strand::try_run_inline(ArrayDesc* until, uint64_t until_completed) {
   {
     MutexLock lock(mu_);
     // A queued strand may be taken back from the pool; the worker then finds it not queued.
     if (queue_.empty() || (state_ != State::idle && state_ != State::queued)) return false;
     state_ = State::running;
   }
-  run_loop(until, /*on_worker=*/false);
+  run_loop(until, until_completed, /*on_worker=*/false);
   return true;
 }
 
@@ -75,7 +80,7 @@ void Strand::run_work() {
     if (state_ != State::queued) return;  // taken inline meanwhile
     state_ = State::running;
   }
-  run_loop(nullptr, /*on_worker=*/true);
+  run_loop(nullptr, 0, /*on_worker=*/true);
 }
 
 void Strand::resume() {
@@ -87,7 +92,7 @@ void Strand::resume() {
   post_self();
 }
 
-void Strand::run_loop(ArrayDesc* until, bool on_worker) {
+void Strand::run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker) {
   // Nodes are taken kBatch at a time under one lock; any not run go back to the front.
   std::vector<array> batch;
   batch.reserve(kBatch);
@@ -99,6 +104,7 @@ void Strand::run_loop(ArrayDesc* until, bool on_worker) {
   };
   int extra = 0;
   int slice = 0;
+  const auto slice_start = on_worker ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   for (;;) {
     if (next == batch.size()) {
       batch.clear();
@@ -134,10 +140,14 @@ void Strand::run_loop(ArrayDesc* until, bool on_worker) {
 
     bool hand_off = false;
     if (on_worker) {
-      hand_off = ++slice >= kWorkerSlice && WorkerPool::instance().has_pending();
-      if (hand_off) slice = 0;
+      ++slice;
+      hand_off = WorkerPool::instance().has_pending() &&
+                 (slice >= kWorkerSlice || std::chrono::steady_clock::now() - slice_start >= kWorkerSliceTime);
     } else if (until != nullptr && completed(until)) {
       hand_off = ++extra > kInlineExtra;
+    } else if (until_completed > 0 && completed_.load() >= until_completed) {
+      // A synchronize or drain: what others submitted after its call is not its to run.
+      hand_off = true;
     }
     if (hand_off) {
       {
@@ -157,7 +167,7 @@ void Strand::run_loop(ArrayDesc* until, bool on_worker) {
 
 void Strand::wait_until_completed(uint64_t target) {
   while (completed_.load() < target) {
-    if (try_run_inline(nullptr)) continue;
+    if (try_run_inline(nullptr, target)) continue;
     kick();
     uint64_t done = completed_.load();
     if (done >= target) break;

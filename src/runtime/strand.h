@@ -33,8 +33,9 @@ class Strand : public WorkItem, public Waiter, public std::enable_shared_from_th
   /// Hands pending work to the pool if nobody holds or has queued the strand. Thread-safe.
   void kick() EXCLUDES(mu_);
   /// Runs queued nodes on the calling thread if no one else holds the strand. Stops soon
-  /// after `until` completes (or when the queue empties or parks). Returns whether it ran.
-  bool try_run_inline(ArrayDesc* until) EXCLUDES(mu_);
+  /// after `until` completes, as soon as `until_completed` nodes (if non-zero) have completed
+  /// in total, or when the queue empties or parks. Returns whether it ran.
+  bool try_run_inline(ArrayDesc* until, uint64_t until_completed = 0) EXCLUDES(mu_);
   /// Blocks until every node submitted before the call has completed, helping if it can.
   void synchronize() EXCLUDES(mu_) { wait_until_completed(submitted_.load()); }
   /// Blocks until at most `max_queued` nodes remain queued (backpressure), helping if it can.
@@ -52,7 +53,7 @@ class Strand : public WorkItem, public Waiter, public std::enable_shared_from_th
  private:
   enum class State { idle, queued, running, parked };
   // Runs with state_ == running. Returns when the strand is idle, parked or handed back.
-  void run_loop(ArrayDesc* until, bool on_worker) EXCLUDES(mu_);
+  void run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker) EXCLUDES(mu_);
   void post_self();
 
   Mutex mu_;

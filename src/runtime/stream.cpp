@@ -83,7 +83,12 @@ Device initial_device() {
 }
 
 // The process-wide default device; Device is 8 trivially copyable bytes, so this is lock-free.
-std::atomic<Device> g_default_device{initial_device()};
+// Set on first use, not at static initialization: probing the GPU then would initialize CUDA
+// before tools such as compute-sanitizer attach.
+std::atomic<Device>& default_device_slot() {
+  static std::atomic<Device> slot{initial_device()};
+  return slot;
+}
 
 // Everything a thread sets for itself. Destroyed at thread exit, which drops this thread's
 // hold on its default streams; they live on while arrays or Stream values refer to them.
@@ -112,7 +117,7 @@ Stream::Stream(int index, Device device) : Stream(StreamRegistry::instance().fin
 Device default_device() {
   auto& t = thread_defaults();
   if (t.device_override) return *t.device_override;
-  return detail::g_default_device.load(std::memory_order_relaxed);
+  return detail::default_device_slot().load(std::memory_order_relaxed);
 }
 
 void set_default_device(const Device& d) {
@@ -121,7 +126,7 @@ void set_default_device(const Device& d) {
     msg << "[set_default_device] Device " << d << " is not available.";
     throw std::invalid_argument(msg.str());
   }
-  detail::g_default_device.store(d, std::memory_order_relaxed);
+  detail::default_device_slot().store(d, std::memory_order_relaxed);
 }
 
 bool is_available(const Device& d) {

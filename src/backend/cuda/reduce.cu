@@ -1,11 +1,13 @@
 // Reduce::eval_gpu. As on the CPU, the input's dimensions are split into kept and reduced ones
 // and each group is collapsed; then:
 //  - rows (the smallest reduced stride is 1, or no dimension has unit stride): a warp per
-//    output for short rows, a block per output for long ones. Few long rows (an all-axes sum,
-//    say) are cut into fixed chunks, one block each, whose partials a second pass combines.
+//    output for short rows, a block per output for long ones, reading 16 bytes at a time
+//    along contiguous runs. Few long rows (an all-axes sum, say) are cut into chunks, one block
+//    each, enough to fill the device once; a second pass combines the partials.
 //  - columns (a kept dimension has unit stride, or rows are very short): a thread per output
-//    walks the reduced positions, so a warp reads consecutive addresses. Few outputs split the
-//    reduced range over blockIdx.y, and a second pass combines the partials.
+//    (or per 16 bytes of adjacent outputs) walks the reduced positions, so a warp reads
+//    consecutive addresses. Few outputs split the reduced range over blockIdx.y, and a second
+//    pass combines the partials.
 // Partials live in the stream's scratch buffer; results never depend on timing (no atomics).
 #include <algorithm>
 #include <stdexcept>
@@ -26,6 +28,7 @@ constexpr int64_t kMinColumnOutputs = 256;
 constexpr int64_t kMinBlockChunk = 4096;  // elements per block when rows are split
 constexpr int64_t kMinThreadChunk = 32;   // reduced positions per thread when columns are split
 constexpr int64_t kMaxColumnSplits = 65535;
+constexpr int64_t kMinRun = 64;       // shorter contiguous runs are read element by element
 constexpr int kStage = 128;  // column sums add this many values before folding into the total
 
 // ---- operations ----
@@ -45,11 +48,12 @@ __device__ __forceinline__ T lowest() {
   }
 }
 
-// Sums accumulate floats in float and integers in the unsigned type of the output's width, so
-// overflow wraps exactly as the CPU's uint64 total cast to the output does.
-template <typename T>
+// Sums accumulate in float when either side is a float, and integers in the unsigned type of
+// the output's width, so overflow wraps exactly as the CPU's uint64 total cast to the output.
+template <typename In, typename Out>
 struct SumOp {
-  using Acc = std::conditional_t<is_float_v<T>, float, std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>>;
+  using Acc = std::conditional_t<is_float_v<In> || is_float_v<Out>, float,
+                                 std::conditional_t<sizeof(Out) == 8, uint64_t, uint32_t>>;
   __device__ static Acc init() { return Acc(0); }
   template <typename X>
   __device__ static Acc load(X x) {
@@ -123,11 +127,20 @@ __device__ __forceinline__ typename Op::Acc partial_contiguous(const In* p, int6
   Acc lanes[N];
 #pragma unroll
   for (int j = 0; j < N; ++j) lanes[j] = Op::init();
-#pragma unroll 4
-  for (int64_t v = t; v < nvec; v += nt) {
-    const Vec<In, N> x = body[v];
+  // kUnroll loads in flight before any is used.
+  for (int64_t v0 = t; v0 < nvec; v0 += static_cast<int64_t>(nt) * kUnroll) {
+    Vec<In, N> x[kUnroll];
 #pragma unroll
-    for (int j = 0; j < N; ++j) lanes[j] = Op::combine(lanes[j], Op::load(x.v[j]));
+    for (int u = 0; u < kUnroll; ++u) {
+      if (v0 + u * nt < nvec) x[u] = body[v0 + u * nt];
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (v0 + u * nt < nvec) {
+#pragma unroll
+        for (int j = 0; j < N; ++j) lanes[j] = Op::combine(lanes[j], Op::load(x[u].v[j]));
+      }
+    }
   }
 #pragma unroll
   for (int j = 0; j < N; ++j) acc = Op::combine(acc, lanes[j]);
@@ -148,11 +161,44 @@ __device__ __forceinline__ typename Op::Acc partial_strided(const In* p, const S
   return acc;
 }
 
+// As partial_strided when the innermost reduced dimension has unit stride: positions
+// [begin, end) are walked as contiguous runs along it, each shared out by partial_contiguous.
+template <typename Op, typename Idx, typename In>
+__device__ __forceinline__ typename Op::Acc partial_runs(const In* p, const Strided<1>& red, int64_t begin,
+                                                         int64_t end, int t, int nt) {
+  typename Op::Acc acc = Op::init();
+  const int64_t run = red.shape[red.ndim - 1];
+  for (int64_t r = begin; r < end;) {
+    const int64_t inner = r % run;
+    const int64_t len = min64(run - inner, end - r);
+    int64_t off[1];
+    offsets_of<Idx>(red, static_cast<Idx>(r - inner), off);
+    acc = Op::combine(acc, partial_contiguous<Op>(p + off[0] + inner, len, t, nt));
+    r += len;
+  }
+  return acc;
+}
+
+// How a row kernel walks the reduced positions of one output.
+enum class Walk { contiguous, runs, strided };
+
+template <typename Op, typename Idx, Walk kWalk, typename In>
+__device__ __forceinline__ typename Op::Acc partial_row(const In* p, const Strided<1>& red, int64_t begin, int64_t end,
+                                                        int t, int nt) {
+  if constexpr (kWalk == Walk::contiguous) {
+    return partial_contiguous<Op>(p + begin, end - begin, t, nt);
+  } else if constexpr (kWalk == Walk::runs) {
+    return partial_runs<Op, Idx>(p, red, begin, end, t, nt);
+  } else {
+    return partial_strided<Op, Idx>(p, red, begin, end, t, nt);
+  }
+}
+
 // ---- kernels ----
 // `kept` maps an output index to its input offset (strides[0]) and output offset (strides[1]).
 
 // A warp per output; the rows are whole (no splits).
-template <typename Op, typename Idx, bool kContiguous, typename In, typename Out>
+template <typename Op, typename Idx, Walk kWalk, typename In, typename Out>
 __global__ void reduce_rows_warp(const In* __restrict__ src, Out* __restrict__ dst, Strided<2> kept, int64_t rows,
                                  Strided<1> red, int64_t count) {
   const int lane = threadIdx.x % kWarp;
@@ -160,19 +206,14 @@ __global__ void reduce_rows_warp(const In* __restrict__ src, Out* __restrict__ d
   for (int64_t row = thread_index() / kWarp; row < rows; row += warps) {
     int64_t off[2];
     offsets_of<Idx>(kept, static_cast<Idx>(row), off);
-    typename Op::Acc acc;
-    if constexpr (kContiguous) {
-      acc = partial_contiguous<Op>(src + off[0], count, lane, kWarp);
-    } else {
-      acc = partial_strided<Op, Idx>(src + off[0], red, 0, count, lane, kWarp);
-    }
+    typename Op::Acc acc = partial_row<Op, Idx, kWalk>(src + off[0], red, 0, count, lane, kWarp);
     acc = warp_reduce<Op>(acc);
     if (lane == 0) dst[off[1]] = from_compute<Out>(acc);
   }
 }
 
 // A block per (output, chunk); chunk `split` of output `row` goes to dst[out_offset + split].
-template <typename Op, typename Idx, bool kContiguous, typename In, typename Out>
+template <typename Op, typename Idx, Walk kWalk, typename In, typename Out>
 __global__ void reduce_rows_block(const In* __restrict__ src, Out* __restrict__ dst, Strided<2> kept, int64_t rows,
                                   Strided<1> red, int64_t count, int64_t chunk, int64_t splits) {
   __shared__ typename Op::Acc smem[kWarp];
@@ -181,22 +222,18 @@ __global__ void reduce_rows_block(const In* __restrict__ src, Out* __restrict__ 
     int64_t off[2];
     offsets_of<Idx>(kept, static_cast<Idx>(row), off);
     const int64_t begin = split * chunk, end = min64(count, begin + chunk);
-    typename Op::Acc acc;
-    if constexpr (kContiguous) {
-      acc = partial_contiguous<Op>(src + off[0] + begin, end - begin, threadIdx.x, blockDim.x);
-    } else {
-      acc = partial_strided<Op, Idx>(src + off[0], red, begin, end, threadIdx.x, blockDim.x);
-    }
+    typename Op::Acc acc = partial_row<Op, Idx, kWalk>(src + off[0], red, begin, end, threadIdx.x, blockDim.x);
     acc = block_reduce<Op>(acc, smem);
     if (threadIdx.x == 0) dst[off[1] + split] = from_compute<Out>(acc);
   }
 }
 
-// A thread per output, over reduced positions [y * chunk, (y + 1) * chunk) for y = blockIdx.y;
-// the result goes to dst[out_offset + y * split_stride].
-template <typename Op, typename Idx, typename In, typename Out>
+// A thread per V adjacent outputs (V > 1 only when they are adjacent in memory too, so one
+// 16-byte load feeds all of them), over reduced positions [y * chunk, (y + 1) * chunk) for
+// y = blockIdx.y; output k of the V goes to dst[out_offset + k * k_stride + y].
+template <typename Op, typename Idx, int V, typename In, typename Out>
 __global__ void reduce_columns(const In* __restrict__ src, Out* __restrict__ dst, Strided<2> kept, int64_t outputs,
-                               Strided<1> red, int64_t count, int64_t chunk, int64_t split_stride) {
+                               Strided<1> red, int64_t count, int64_t chunk, int64_t k_stride) {
   using Acc = typename Op::Acc;
   const int64_t split = blockIdx.y;
   const int64_t begin = split * chunk, end = min64(count, begin + chunk);
@@ -204,29 +241,37 @@ __global__ void reduce_columns(const In* __restrict__ src, Out* __restrict__ dst
     int64_t off[2];
     offsets_of<Idx>(kept, static_cast<Idx>(o), off);
     const In* p = src + off[0];
-    Acc total = Op::init();
-    if (red.ndim == 1) {
-      const int64_t stride = red.strides[0][0];
-      for (int64_t r0 = begin; r0 < end; r0 += kStage) {
-        const int64_t r1 = min64(end, r0 + kStage);
-        Acc acc = Op::init();
+    Acc total[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) total[k] = Op::init();
+    // Sums add kStage values per lane before folding them into the total.
+    for (int64_t r0 = begin; r0 < end; r0 += kStage) {
+      const int64_t r1 = min64(end, r0 + kStage);
+      Acc acc[V];
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc[k] = Op::init();
+      if (red.ndim == 1) {
+        const int64_t stride = red.strides[0][0];
 #pragma unroll 4
-        for (int64_t r = r0; r < r1; ++r) acc = Op::combine(acc, Op::load(p[r * stride]));
-        total = Op::combine(total, acc);
-      }
-    } else {
-      for (int64_t r0 = begin; r0 < end; r0 += kStage) {
-        const int64_t r1 = min64(end, r0 + kStage);
-        Acc acc = Op::init();
+        for (int64_t r = r0; r < r1; ++r) {
+          const Vec<In, V> x = *reinterpret_cast<const Vec<In, V>*>(p + r * stride);
+#pragma unroll
+          for (int k = 0; k < V; ++k) acc[k] = Op::combine(acc[k], Op::load(x.v[k]));
+        }
+      } else {
         for (int64_t r = r0; r < r1; ++r) {
           int64_t roff[1];
           offsets_of<Idx>(red, static_cast<Idx>(r), roff);
-          acc = Op::combine(acc, Op::load(p[roff[0]]));
+          const Vec<In, V> x = *reinterpret_cast<const Vec<In, V>*>(p + roff[0]);
+#pragma unroll
+          for (int k = 0; k < V; ++k) acc[k] = Op::combine(acc[k], Op::load(x.v[k]));
         }
-        total = Op::combine(total, acc);
       }
+#pragma unroll
+      for (int k = 0; k < V; ++k) total[k] = Op::combine(total[k], acc[k]);
     }
-    dst[off[1] + split * split_stride] = from_compute<Out>(total);
+#pragma unroll
+    for (int k = 0; k < V; ++k) dst[off[1] + k * k_stride + split] = from_compute<Out>(total[k]);
   }
 }
 
@@ -243,8 +288,8 @@ struct Dim {
   int64_t out_stride;
 };
 
-// The kept dimensions as a kernel layout: input strides scaled by in_scale (or replaced by the
-// output's row-major strides times in_scale when `from_output`), output strides by out_scale.
+// The kept dimensions as a kernel layout: input strides as given (or, when `from_output`, the
+// output's row-major strides times in_scale), output strides times out_scale.
 HostLayout<2> kept_layout(const std::vector<Dim>& kept, bool from_output, int64_t in_scale, int64_t out_scale) {
   HostLayout<2> l;
   for (const Dim& d : kept) {
@@ -261,6 +306,14 @@ HostLayout<1> reduced_layout(const std::vector<Dim>& reduced) {
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Blocks of `kernel` that fit on the whole device at once.
+template <typename Kernel>
+int64_t resident_blocks(Kernel kernel, int block) {
+  int per_sm = 0;
+  check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, 0), "Reduce");
+  return static_cast<int64_t>(std::max(per_sm, 1)) * device_props().multiProcessorCount;
+}
 
 template <typename Op, typename In, typename Out>
 class GpuReducer {
@@ -293,6 +346,28 @@ class GpuReducer {
       check_launch("Reduce");
       return;
     }
+    if (outputs_ <= UINT32_MAX && count_ <= UINT32_MAX) {
+      run_indexed<uint32_t>(dst);
+    } else {
+      run_indexed<uint64_t>(dst);
+    }
+  }
+
+ private:
+  enum class Kind { rows_warp, rows_block, columns };
+  struct Plan {
+    Kind kind = Kind::rows_warp;
+    Walk walk = Walk::strided;  // rows: how the reduced positions are read
+    int vector = 1;             // columns: adjacent outputs per thread
+    int block = kBlock;
+    int64_t splits = 1;
+    int64_t chunk = 0;
+  };
+
+  static size_t round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+  template <typename Idx>
+  void run_indexed(Out* dst) {
     const In* src = static_cast<const In*>(in_.desc()->data_ptr);
     HostLayout<2> kept = kept_layout(kept_, false, 1, 1);
     HostLayout<1> red = reduced_layout(reduced_);
@@ -305,7 +380,7 @@ class GpuReducer {
       red = HostLayout<1>();
       red.push(count_, [](int) { return int64_t{1}; });
     }
-    const Plan plan = make_plan(kept, red);
+    const Plan plan = make_plan<Idx>(kept, red, copy_bytes > 0 ? nullptr : src);
     const size_t partial_bytes = plan.splits > 1 ? static_cast<size_t>(outputs_ * plan.splits) * sizeof(Acc) : 0;
     char* tmp = nullptr;
     if (copy_bytes + partial_bytes > 0) tmp = static_cast<char*>(scratch(stream_, copy_bytes + partial_bytes));
@@ -314,60 +389,97 @@ class GpuReducer {
       src = reinterpret_cast<const In*>(tmp);
     }
     Acc* partial = reinterpret_cast<Acc*>(tmp + copy_bytes);
-    if (outputs_ <= UINT32_MAX && count_ <= UINT32_MAX) {
-      pass1<uint32_t>(plan, src, dst, partial, kept, red);
-    } else {
-      pass1<uint64_t>(plan, src, dst, partial, kept, red);
-    }
+    pass1<Idx>(plan, src, dst, partial, kept, red);
     if (plan.splits > 1) pass2(plan, partial, dst);
   }
 
- private:
-  enum class Kind { rows_warp, rows_block, columns };
-  struct Plan {
-    Kind kind;
-    bool contiguous;  // rows: one reduced dimension of unit stride
-    int64_t splits = 1;
-    int64_t chunk = 0;
-  };
-
-  static size_t round_up(size_t bytes) { return (bytes + 255) / 256 * 256; }
-
-  // Threads per block for a thread-per-output kernel: whole warps, no more than needed.
-  int columns_block() const { return static_cast<int>(std::min<int64_t>(kBlock, ceil_div(outputs_, kWarp) * kWarp)); }
-
-  Plan make_plan(const HostLayout<2>& kept, const HostLayout<1>& red) const {
-    const cudaDeviceProp& p = device_props();
-    const int64_t sms = p.multiProcessorCount;
+  // `src` is null when the input is gathered first (then it is contiguous and aligned).
+  template <typename Idx>
+  Plan make_plan(const HostLayout<2>& kept, const HostLayout<1>& red, const In* src) const {
     const bool inner_reduced = red.ndim() > 0 && red.strides[0].back() == 1;
     bool unit_kept = false;
     for (int i = 0; i < kept.ndim(); ++i) unit_kept |= kept.strides[0][i] == 1;
-    Plan plan{};
+    Plan plan;
     if (count_ < kMinColumnRows || (!inner_reduced && unit_kept && outputs_ >= kMinColumnOutputs)) {
       plan.kind = Kind::columns;
-      const int64_t target_threads = sms * p.maxThreadsPerMultiProcessor;
-      if (outputs_ < target_threads / 2 && count_ >= 2 * kMinThreadChunk) {
-        plan.splits = std::min({ceil_div(target_threads, outputs_), count_ / kMinThreadChunk, kMaxColumnSplits});
+      plan.vector = column_vector(kept, red, src);
+      const int64_t threads = outputs_ / plan.vector;
+      plan.block = static_cast<int>(std::min<int64_t>(kBlock, ceil_div(threads, kWarp) * kWarp));
+      if (count_ >= 2 * kMinThreadChunk) {
+        // Enough chunks of the reduced range to fill the device once.
+        const int64_t launched = ceil_div(threads, plan.block) * plan.block;
+        const int64_t resident = column_resident_threads<Idx>(plan);
+        plan.splits = std::clamp<int64_t>(resident / launched, 1, std::min(count_ / kMinThreadChunk, kMaxColumnSplits));
       }
       plan.chunk = ceil_div(count_, plan.splits);
       plan.splits = ceil_div(count_, plan.chunk);
       return plan;
     }
-    plan.contiguous = red.ndim() == 1 && red.strides[0][0] == 1;
+    if (red.ndim() == 1 && red.strides[0][0] == 1) {
+      plan.walk = Walk::contiguous;
+    } else if (inner_reduced && red.shape.back() >= kMinRun) {
+      plan.walk = Walk::runs;
+    }
     if (count_ <= kWarpRowMax) {
       plan.kind = Kind::rows_warp;
       plan.chunk = count_;
       return plan;
     }
     plan.kind = Kind::rows_block;
-    const int64_t target_blocks = sms * (p.maxThreadsPerMultiProcessor / kBlock);
-    if (outputs_ < target_blocks / 2 && count_ >= 2 * kMinBlockChunk) {
-      plan.splits = std::min(ceil_div(target_blocks, outputs_), count_ / kMinBlockChunk);
+    const int64_t resident = rows_resident_blocks<Idx>(plan.walk);
+    if (outputs_ < resident && count_ >= 2 * kMinBlockChunk) {
+      // Enough chunks to fill the device once, and no more (a partial second wave would cost
+      // as much as the first).
+      plan.splits = std::clamp<int64_t>(resident / outputs_, 1, count_ / kMinBlockChunk);
     }
     // Chunks of a multiple of 16 elements keep every chunk as aligned as its row.
     plan.chunk = ceil_div(ceil_div(count_, plan.splits), 16) * 16;
     plan.splits = ceil_div(count_, plan.chunk);
     return plan;
+  }
+
+  // Adjacent outputs a column thread can read with one 16-byte load: the last kept dimension
+  // has unit stride, its size and every other stride are multiples of the vector, and the
+  // data is 16-byte aligned.
+  static int column_vector(const HostLayout<2>& kept, const HostLayout<1>& red, const In* src) {
+    constexpr int V = 16 / sizeof(In);
+    if (V == 1 || kept.ndim() == 0 || kept.strides[0].back() != 1 || kept.shape.back() % V != 0) return 1;
+    if (src != nullptr && !is_aligned(src, 16)) return 1;
+    for (int i = 0; i + 1 < kept.ndim(); ++i) {
+      if (kept.strides[0][i] % V != 0) return 1;
+    }
+    for (int i = 0; i < red.ndim(); ++i) {
+      if (red.strides[0][i] % V != 0) return 1;
+    }
+    return V;
+  }
+
+  // The kept layout seen by a column thread of `vector` adjacent outputs.
+  static HostLayout<2> vector_layout(const HostLayout<2>& kept, int vector) {
+    if (vector == 1) return kept;
+    HostLayout<2> l = kept;
+    l.shape.back() /= vector;
+    l.strides[0].back() *= vector;
+    l.strides[1].back() *= vector;
+    return l;
+  }
+
+  template <typename Idx>
+  int64_t column_resident_threads(const Plan& plan) const {
+    constexpr int V = 16 / sizeof(In);
+    const int64_t blocks = plan.vector == 1 ? resident_blocks(reduce_columns<Op, Idx, 1, In, Acc>, plan.block)
+                                            : resident_blocks(reduce_columns<Op, Idx, V, In, Acc>, plan.block);
+    return blocks * plan.block;
+  }
+
+  template <typename Idx>
+  int64_t rows_resident_blocks(Walk walk) const {
+    switch (walk) {
+      case Walk::contiguous: return resident_blocks(reduce_rows_block<Op, Idx, Walk::contiguous, In, Acc>, kBlock);
+      case Walk::runs: return resident_blocks(reduce_rows_block<Op, Idx, Walk::runs, In, Acc>, kBlock);
+      case Walk::strided: break;
+    }
+    return resident_blocks(reduce_rows_block<Op, Idx, Walk::strided, In, Acc>, kBlock);
   }
 
   void gather(char* tmp) {
@@ -387,90 +499,72 @@ class GpuReducer {
 
   // First pass: the whole reduction when splits == 1, else one partial per (output, chunk).
   template <typename Idx>
-  void pass1(const Plan& plan, const In* src, Out* dst, Acc* partial, const HostLayout<2>& kept_in,
+  void pass1(const Plan& plan, const In* src, Out* dst, Acc* partial, const HostLayout<2>& kept,
              const HostLayout<1>& red) {
-    const int64_t splits = plan.splits;
-    const Strided<1> r = red.device();
-    switch (plan.kind) {
-      case Kind::rows_warp: {
-        const Strided<2> k = kept_in.device();
-        const unsigned grid = grid_for(outputs_ * kWarp, kBlock);
-        if (plan.contiguous) {
-          reduce_rows_warp<Op, Idx, true><<<grid, kBlock, 0, cu_stream_>>>(src, dst, k, outputs_, r, count_);
-        } else {
-          reduce_rows_warp<Op, Idx, false><<<grid, kBlock, 0, cu_stream_>>>(src, dst, k, outputs_, r, count_);
-        }
-        break;
+    // Partials of output o go to partial[o * splits + chunk]: output strides scaled by splits.
+    HostLayout<2> scaled = kept;
+    for (auto& s : scaled.strides[1]) s *= plan.splits;
+    if (plan.kind == Kind::columns) {
+      if (plan.splits > 1) {
+        launch_columns<Idx>(plan, src, partial, scaled, red, plan.splits);
+      } else {
+        launch_columns<Idx>(plan, src, dst, kept, red, 1);
       }
-      case Kind::rows_block: {
-        const unsigned grid = grid_for(outputs_ * splits * kBlock, kBlock);
-        // Partials of output o go to partial[o * splits + chunk].
-        const HostLayout<2> kept = splits > 1 ? with_out_scale(kept_in, splits) : kept_in;
-        const Strided<2> k = kept.device();
-        if (splits > 1) {
-          launch_rows_block<Idx, Acc>(plan, src, partial, k, r, grid);
-        } else {
-          launch_rows_block<Idx, Out>(plan, src, dst, k, r, grid);
-        }
-        break;
-      }
-      case Kind::columns: {
-        const Strided<2> k = kept_in.device();
-        const int per_block = columns_block();
-        const dim3 grid(grid_for(outputs_, per_block), static_cast<unsigned>(splits));
-        // Partials of chunk c go to partial[c * outputs + output offset].
-        if (splits > 1) {
-          reduce_columns<Op, Idx><<<grid, per_block, 0, cu_stream_>>>(src, partial, k, outputs_, r, count_,
-                                                                      plan.chunk, outputs_);
-        } else {
-          reduce_columns<Op, Idx><<<grid, per_block, 0, cu_stream_>>>(src, dst, k, outputs_, r, count_, plan.chunk,
-                                                                      0);
-        }
-        break;
-      }
+    } else if (plan.splits > 1) {
+      launch_rows<Idx>(plan, src, partial, scaled, red);
+    } else {
+      launch_rows<Idx>(plan, src, dst, kept, red);
     }
     check_launch("Reduce");
   }
 
   template <typename Idx, typename D>
-  void launch_rows_block(const Plan& plan, const In* src, D* dst, const Strided<2>& k, const Strided<1>& r,
-                         unsigned grid) {
-    if (plan.contiguous) {
-      reduce_rows_block<Op, Idx, true><<<grid, kBlock, 0, cu_stream_>>>(src, dst, k, outputs_, r, count_, plan.chunk,
-                                                                         plan.splits);
+  void launch_columns(const Plan& plan, const In* src, D* dst, const HostLayout<2>& kept, const HostLayout<1>& red,
+                      int64_t k_stride) {
+    constexpr int V = 16 / sizeof(In);
+    const Strided<2> k = vector_layout(kept, plan.vector).device();
+    const Strided<1> r = red.device();
+    const int64_t threads = outputs_ / plan.vector;
+    const dim3 grid(grid_for(threads, plan.block), static_cast<unsigned>(plan.splits));
+    if (plan.vector == 1) {
+      reduce_columns<Op, Idx, 1><<<grid, plan.block, 0, cu_stream_>>>(src, dst, k, threads, r, count_, plan.chunk,
+                                                                       k_stride);
     } else {
-      reduce_rows_block<Op, Idx, false><<<grid, kBlock, 0, cu_stream_>>>(src, dst, k, outputs_, r, count_,
-                                                                          plan.chunk, plan.splits);
+      reduce_columns<Op, Idx, V><<<grid, plan.block, 0, cu_stream_>>>(src, dst, k, threads, r, count_, plan.chunk,
+                                                                       k_stride);
     }
   }
 
-  // The kept layout with output strides made the row-major strides of the partial buffer.
-  HostLayout<2> with_out_scale(const HostLayout<2>& kept, int64_t splits) const {
-    // Output strides of kept dimensions are row-major over them (the output is contiguous), and
-    // the gathered layout, if any, has one kept dimension of output stride 1.
-    HostLayout<2> l = kept;
-    for (auto& s : l.strides[1]) s *= splits;
-    return l;
+  template <typename Idx, typename D>
+  void launch_rows(const Plan& plan, const In* src, D* dst, const HostLayout<2>& kept, const HostLayout<1>& red) {
+    switch (plan.walk) {
+      case Walk::contiguous: return launch_rows_walk<Idx, Walk::contiguous>(plan, src, dst, kept, red);
+      case Walk::runs: return launch_rows_walk<Idx, Walk::runs>(plan, src, dst, kept, red);
+      case Walk::strided: return launch_rows_walk<Idx, Walk::strided>(plan, src, dst, kept, red);
+    }
   }
 
-  // Second pass: combines the partials of each output in chunk order into the output.
+  template <typename Idx, Walk kWalk, typename D>
+  void launch_rows_walk(const Plan& plan, const In* src, D* dst, const HostLayout<2>& kept, const HostLayout<1>& red) {
+    const Strided<2> k = kept.device();
+    const Strided<1> r = red.device();
+    if (plan.kind == Kind::rows_warp) {
+      reduce_rows_warp<Op, Idx, kWalk><<<grid_for(outputs_ * kWarp, kBlock), kBlock, 0, cu_stream_>>>(
+          src, dst, k, outputs_, r, count_);
+    } else {
+      reduce_rows_block<Op, Idx, kWalk><<<grid_for(outputs_ * plan.splits * kBlock, kBlock), kBlock, 0, cu_stream_>>>(
+          src, dst, k, outputs_, r, count_, plan.chunk, plan.splits);
+    }
+  }
+
+  // Second pass: partial[o * splits + c] holds chunk c of output o; a warp per output combines
+  // them in chunk order.
   void pass2(const Plan& plan, const Acc* partial, Out* dst) {
-    const int64_t splits = plan.splits;
     HostLayout<1> red;
-    if (plan.kind == Kind::columns) {
-      // partial[c * outputs + o]: a column reduction over c.
-      red.push(splits, [&](int) { return outputs_; });
-      const HostLayout<2> kept = kept_layout(kept_, true, 1, 1);
-      const int per_block = columns_block();
-      reduce_columns<Op, uint32_t><<<grid_for(outputs_, per_block), per_block, 0, cu_stream_>>>(
-          partial, dst, kept.device(), outputs_, red.device(), splits, splits, 0);
-    } else {
-      // partial[o * splits + c]: a contiguous row per output.
-      red.push(splits, [](int) { return int64_t{1}; });
-      const HostLayout<2> kept = kept_layout(kept_, true, splits, 1);
-      reduce_rows_warp<Op, uint32_t, true><<<grid_for(outputs_ * kWarp, kBlock), kBlock, 0, cu_stream_>>>(
-          partial, dst, kept.device(), outputs_, red.device(), splits);
-    }
+    red.push(plan.splits, [](int) { return int64_t{1}; });
+    const HostLayout<2> kept = kept_layout(kept_, true, plan.splits, 1);
+    reduce_rows_warp<Op, uint32_t, Walk::contiguous><<<grid_for(outputs_ * kWarp, kBlock), kBlock, 0, cu_stream_>>>(
+        partial, dst, kept.device(), outputs_, red.device(), plan.splits);
     check_launch("Reduce");
   }
 
@@ -496,23 +590,25 @@ void Reduce::eval_gpu(const std::vector<array>& inputs, array& out) {
   }
   cuda::alloc_output(out);
   if (out.size() == 0) return;
+  // The op decides the output dtype: max keeps the input's; sum gives int32 for bool and
+  // uint8, the input's otherwise, or float32 for any input.
+  const Dtype sum_default = (in.dtype() == bool_ || in.dtype() == uint8) ? int32 : in.dtype();
+  const bool supported = op_ == Op::max ? out.dtype() == in.dtype() : (out.dtype() == sum_default || out.dtype() == float32);
+  if (!supported) {
+    throw std::runtime_error("[Reduce] Unsupported output dtype " + dtype_name(out.dtype()) + " for input " +
+                             dtype_name(in.dtype()) + ".");
+  }
   cuda::dispatch_dtype(in.dtype(), [&](auto tag) {
     using In = typename decltype(tag)::type;
     if (op_ == Op::max) {
-      if (out.dtype() != in.dtype()) throw std::runtime_error("[Reduce] Unexpected output dtype.");
       cuda::GpuReducer<cuda::MaxOp<In>, In, In>(in, out, axes_, stream()).run();
-    } else if constexpr (std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>) {
-      if (out.dtype() == float32) {  // mean of 16-bit floats sums straight into float32
-        cuda::GpuReducer<cuda::SumOp<In>, In, float>(in, out, axes_, stream()).run();
-      } else {
-        if (out.dtype() != in.dtype()) throw std::runtime_error("[Reduce] Unexpected output dtype.");
-        cuda::GpuReducer<cuda::SumOp<In>, In, In>(in, out, axes_, stream()).run();
-      }
-    } else {
-      using Out = std::conditional_t<std::is_same_v<In, bool> || std::is_same_v<In, uint8_t>, int32_t, In>;
-      const Dtype expected = (in.dtype() == bool_ || in.dtype() == uint8) ? int32 : in.dtype();
-      if (out.dtype() != expected) throw std::runtime_error("[Reduce] Unexpected output dtype.");
-      cuda::GpuReducer<cuda::SumOp<In>, In, Out>(in, out, axes_, stream()).run();
+      return;
+    }
+    using Out = std::conditional_t<std::is_same_v<In, bool> || std::is_same_v<In, uint8_t>, int32_t, In>;
+    if (out.dtype() == sum_default) {
+      cuda::GpuReducer<cuda::SumOp<In, Out>, In, Out>(in, out, axes_, stream()).run();
+    } else if constexpr (!std::is_same_v<Out, float>) {
+      cuda::GpuReducer<cuda::SumOp<In, float>, In, float>(in, out, axes_, stream()).run();
     }
   });
 }

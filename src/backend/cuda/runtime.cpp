@@ -6,7 +6,9 @@
 // host consumers (CPU nodes, item, data, eval's return) wait for it on the host.
 #include <algorithm>
 #include <cstring>
+#include <atomic>
 #include <map>
+#include <unordered_map>
 #include <new>
 #include <mutex>
 #include <stdexcept>
@@ -78,12 +80,19 @@ struct StreamCtx {
   size_t workspace_bytes = 0;
   void* scratch = nullptr;
   size_t scratch_bytes = 0;
+  // Buffers last used by this stream alone: reusable by it at once, in stream order.
+  std::mutex cache_mu;
+  std::unordered_map<size_t, std::vector<void*>> cache;
+  size_t cached_bytes = 0;
 
   StreamCtx() { check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate"); }
   ~StreamCtx() {
     cudaStreamSynchronize(stream);
     if (workspace) cudaFree(workspace);
     if (scratch) cudaFree(scratch);
+    for (auto& [cls, list] : cache) {
+      for (void* p : list) cudaFree(p);
+    }
     cudaStreamDestroy(stream);
   }
 };
@@ -95,30 +104,35 @@ std::shared_ptr<StreamCtx> ctx_ptr(const Stream& s) {
   return std::static_pointer_cast<StreamCtx>(s.state()->backend);
 }
 
-// Events are reused: creating one costs far more than recording it.
+// Events are reused: creating one costs far more than recording it. Each thread keeps its
+// own free events, so threads encoding on different streams share no lock here.
 class EventPool {
  public:
   cudaEvent_t get() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!free_.empty()) {
-        cudaEvent_t e = free_.back();
-        free_.pop_back();
-        return e;
-      }
+    auto& local = free_list();
+    if (!local.empty()) {
+      cudaEvent_t e = local.back();
+      local.pop_back();
+      return e;
     }
     cudaEvent_t e;
     check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
     return e;
   }
   void put(cudaEvent_t e) {
-    std::lock_guard<std::mutex> lock(mu_);
-    free_.push_back(e);
+    auto& local = free_list();
+    if (local.size() < 4096) {
+      local.push_back(e);
+    } else {
+      cudaEventDestroy(e);
+    }
   }
 
  private:
-  std::mutex mu_;
-  std::vector<cudaEvent_t> free_;
+  static std::vector<cudaEvent_t>& free_list() {
+    thread_local std::vector<cudaEvent_t> events;  // events left at thread exit are dropped
+    return events;
+  }
 };
 
 EventPool& events() {
@@ -157,78 +171,62 @@ DataState& state_of(detail::Data& d) {
   return *static_cast<DataState*>(d.device_state.get());
 }
 
-// The caching device allocator. A freed buffer remembers the streams that used it; a
-// request from the only such stream reuses it at once (stream order makes that safe), any
-// other request only after events recorded on those streams at free time have completed.
+// The caching device allocator. A buffer used by one stream only goes back to that stream's
+// own cache, which that stream reuses at once (stream order makes it safe) under its own
+// lock: threads on different streams never meet here. A buffer several streams used waits
+// in a shared list until events recorded on those streams at free time have completed.
 class DeviceAllocator {
  public:
   void* malloc(size_t bytes, const std::shared_ptr<StreamCtx>& requester) {
     const size_t cls = size_class(bytes);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = cache_.find(cls);
-      if (it != cache_.end()) {
-        auto& list = it->second;
-        for (size_t i = list.size(); i-- > 0;) {
-          if (reusable(list[i], requester)) {
-            void* p = list[i].ptr;
-            release_events(list[i]);
-            list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
-            cached_ -= cls;
-            active_ += cls;
-            return p;
-          }
-        }
-      }
-    }
+    if (void* p = take_own(*requester, cls)) return p;
+    if (void* p = take_shared(cls)) return p;
     void* p = nullptr;
     cudaError_t err = cudaMalloc(&p, cls);
     if (err != cudaSuccess) {
       cudaGetLastError();
-      trim();  // give back what has settled, then try once more
+      trim(*requester);  // give back what has settled, then try once more
       err = cudaMalloc(&p, cls);
       if (err != cudaSuccess) {
         cudaGetLastError();
         throw DeviceOutOfMemory(bytes);
       }
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    active_ += cls;
+    active_.fetch_add(cls, std::memory_order_relaxed);
     return p;
   }
 
-  void free(void* p, size_t bytes, std::vector<std::shared_ptr<StreamCtx>> users) {
+  void free(void* p, size_t bytes, const std::vector<std::shared_ptr<StreamCtx>>& users) {
     const size_t cls = size_class(bytes);
-    Cached c{p, {}, nullptr};
+    active_.fetch_sub(cls, std::memory_order_relaxed);
     if (users.size() == 1) {
-      c.only = std::move(users[0]);
-    } else {
-      for (const auto& u : users) {
-        cudaEvent_t e = events().get();
-        if (cudaEventRecord(e, u->stream) == cudaSuccess) {
-          c.pending.push_back(e);
-        } else {
-          cudaGetLastError();
-          events().put(e);
-        }
+      StreamCtx& s = *users[0];
+      std::lock_guard<std::mutex> lock(s.cache_mu);
+      s.cache[cls].push_back(p);
+      s.cached_bytes += cls;
+      return;
+    }
+    Shared c{p, cls, {}};
+    for (const auto& u : users) {
+      cudaEvent_t e = events().get();
+      if (cudaEventRecord(e, u->stream) == cudaSuccess) {
+        c.pending.push_back(e);
+      } else {
+        cudaGetLastError();
+        events().put(e);
       }
     }
     std::lock_guard<std::mutex> lock(mu_);
-    active_ -= cls;
-    cached_ += cls;
-    cache_[cls].push_back(std::move(c));
+    shared_.push_back(std::move(c));
   }
 
-  size_t active() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return active_;
-  }
+  size_t active() const { return active_.load(std::memory_order_relaxed); }
 
  private:
-  struct Cached {
+  struct Shared {
     void* ptr;
+    size_t cls;
     std::vector<cudaEvent_t> pending;
-    std::shared_ptr<StreamCtx> only;  // the single stream that used it, if only one did
   };
 
   static size_t size_class(size_t bytes) {
@@ -236,8 +234,18 @@ class DeviceAllocator {
     return (std::max<size_t>(bytes, 1) + g - 1) / g * g;
   }
 
-  static bool reusable(const Cached& c, const std::shared_ptr<StreamCtx>& requester) {
-    if (c.only) return c.only == requester || cudaStreamQuery(c.only->stream) == cudaSuccess;
+  void* take_own(StreamCtx& s, size_t cls) {
+    std::lock_guard<std::mutex> lock(s.cache_mu);
+    auto it = s.cache.find(cls);
+    if (it == s.cache.end() || it->second.empty()) return nullptr;
+    void* p = it->second.back();
+    it->second.pop_back();
+    s.cached_bytes -= cls;
+    active_.fetch_add(cls, std::memory_order_relaxed);
+    return p;
+  }
+
+  static bool settled(const Shared& c) {
     for (cudaEvent_t e : c.pending) {
       cudaError_t q = cudaEventQuery(e);
       if (q != cudaSuccess) {
@@ -248,28 +256,43 @@ class DeviceAllocator {
     return true;
   }
 
-  static void release_events(Cached& c) {
-    for (cudaEvent_t e : c.pending) events().put(e);
-    c.pending.clear();
+  void* take_shared(size_t cls) {
+    std::lock_guard<std::mutex> lock(mu_);
+    int looked = 0;
+    for (size_t i = shared_.size(); i-- > 0 && looked < 8;) {
+      if (shared_[i].cls != cls) continue;
+      ++looked;
+      if (!settled(shared_[i])) continue;
+      void* p = shared_[i].ptr;
+      for (cudaEvent_t e : shared_[i].pending) events().put(e);
+      shared_.erase(shared_.begin() + static_cast<std::ptrdiff_t>(i));
+      active_.fetch_add(cls, std::memory_order_relaxed);
+      return p;
+    }
+    return nullptr;
   }
 
-  void trim() {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [cls, list] : cache_) {
-      for (size_t i = list.size(); i-- > 0;) {
-        if (!reusable(list[i], nullptr)) continue;
-        release_events(list[i]);
-        cudaFree(list[i].ptr);
-        list.erase(list.begin() + static_cast<std::ptrdiff_t>(i));
-        cached_ -= cls;
+  void trim(StreamCtx& own) {
+    {
+      std::lock_guard<std::mutex> lock(own.cache_mu);
+      for (auto& [cls, list] : own.cache) {
+        for (void* p : list) cudaFree(p);
+        list.clear();
       }
+      own.cached_bytes = 0;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = shared_.size(); i-- > 0;) {
+      if (!settled(shared_[i])) continue;
+      for (cudaEvent_t e : shared_[i].pending) events().put(e);
+      cudaFree(shared_[i].ptr);
+      shared_.erase(shared_.begin() + static_cast<std::ptrdiff_t>(i));
     }
   }
 
   std::mutex mu_;
-  std::map<size_t, std::vector<Cached>> cache_;
-  size_t active_ = 0;
-  size_t cached_ = 0;
+  std::vector<Shared> shared_;
+  std::atomic<size_t> active_{0};
 };
 
 DeviceAllocator& device_allocator() {
@@ -478,7 +501,7 @@ void free_device(Data& d) noexcept {
         users.push_back(st.producer);
       }
     }
-    cuda::device_allocator().free(d.buffer.ptr, d.buffer.size, std::move(users));
+    cuda::device_allocator().free(d.buffer.ptr, d.buffer.size, users);
   } catch (...) {
     // Freeing must not throw; at worst the buffer is lost.
   }

@@ -29,27 +29,6 @@ struct SumF {
   __device__ float operator()(float a, float b) const { return a + b; }
 };
 
-template <typename F>
-__device__ __forceinline__ float warp_allreduce(float v, F f) {
-#pragma unroll
-  for (int m = kWarp / 2; m > 0; m >>= 1) v = f(v, __shfl_xor_sync(0xffffffffu, v, m));
-  return v;
-}
-
-// Every thread gets the block's result, combined in the same order. `red` holds kWarp floats;
-// the trailing barrier lets the next call reuse it.
-template <typename F>
-__device__ __forceinline__ float block_allreduce(float v, float* red, F f) {
-  v = warp_allreduce(v, f);
-  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, warps = blockDim.x / kWarp;
-  if (lane == 0) red[warp] = v;
-  __syncthreads();
-  float r = red[0];
-  for (int i = 1; i < warps; ++i) r = f(r, red[i]);
-  __syncthreads();
-  return r;
-}
-
 // A row's running maximum m and sum s of exp(x - m). -inf elements add nothing (so a row
 // with some -inf gives 0 there); NaN makes s NaN.
 __device__ __forceinline__ void add_element(float& m, float& s, float x) {
@@ -144,34 +123,99 @@ __global__ void softmax_warp(const T* src, T* dst, int64_t rows, int64_t width) 
   }
 }
 
-// Shared memory: each thread caches, and later reads back, only its own vectors of the row, so
-// the cache needs no barrier; the reductions have their own.
+// All threads get the block's (max, sum) pair, combined in the same order. `red` holds kWarp
+// pairs; the trailing barrier lets the next call reuse it.
+__device__ __forceinline__ void block_stats(float& m, float& s, float2* red) {
+#pragma unroll
+  for (int o = kWarp / 2; o > 0; o >>= 1) {
+    const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+    const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
+    combine_stats(m, s, m2, s2);
+  }
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, warps = blockDim.x / kWarp;
+  if (lane == 0) red[warp] = make_float2(m, s);
+  __syncthreads();
+  m = red[0].x;
+  s = red[0].y;
+  for (int i = 1; i < warps; ++i) combine_stats(m, s, red[i].x, red[i].y);
+  __syncthreads();
+}
+
+// This thread's running (max, sum) over vectors x[begin, end), kUnroll loads in flight; each
+// vector is also handed to keep(i, vector).
+template <typename T, int N, typename Keep>
+__device__ __forceinline__ void row_stats(const Vec<T, N>* x, int64_t begin, int64_t end, float& m, float& s,
+                                          Keep&& keep) {
+  const int64_t nt = blockDim.x;
+  for (int64_t i0 = begin + threadIdx.x; i0 < end; i0 += nt * kUnroll) {
+    Vec<T, N> in[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (i0 + u * nt < end) in[u] = x[i0 + u * nt];
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (i0 + u * nt < end) {
+        keep(i0 + u * nt, in[u]);
+#pragma unroll
+        for (int k = 0; k < N; ++k) add_element(m, s, to_compute(in[u].v[k]));
+      }
+    }
+  }
+}
+
+// Every thread gets the block's result, combined in the same order. `red` holds kWarp floats;
+// the trailing barrier lets the next call reuse it.
+template <typename F>
+__device__ __forceinline__ float block_allreduce(float v, float* red, F f) {
+  v = group_allreduce<kWarp>(v, f);
+  const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp, warps = blockDim.x / kWarp;
+  if (lane == 0) red[warp] = v;
+  __syncthreads();
+  float r = red[0];
+  for (int i = 1; i < warps; ++i) r = f(r, red[i]);
+  __syncthreads();
+  return r;
+}
+
+// Shared memory: one pass reads the row into the cache (kUnroll loads in flight per thread)
+// and finds its maximum; then the sum and the output come from the cache, with independent
+// exponentials. Each thread reads back only the vectors it cached itself, so the cache needs
+// no barrier; the reductions have their own.
 template <typename T, int N>
 __global__ void softmax_block(const T* src, T* dst, int64_t rows, int64_t width) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ float red[kWarp];
   Vec<T, N>* cache = reinterpret_cast<Vec<T, N>*>(smem_raw);
-  const int64_t nvec = width / N;
+  const int64_t nvec = width / N, nt = blockDim.x;
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const Vec<T, N>* x = reinterpret_cast<const Vec<T, N>*>(src + row * width);
     Vec<T, N>* y = reinterpret_cast<Vec<T, N>*>(dst + row * width);
     float m = -INFINITY;
-#pragma unroll 4
-    for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x) {
-      const Vec<T, N> in = x[i];
-      cache[i] = in;
+    for (int64_t i0 = threadIdx.x; i0 < nvec; i0 += nt * kUnroll) {
+      Vec<T, N> in[kUnroll];
 #pragma unroll
-      for (int k = 0; k < N; ++k) m = fmaxf(m, to_compute(in.v[k]));
+      for (int u = 0; u < kUnroll; ++u) {
+        if (i0 + u * nt < nvec) in[u] = x[i0 + u * nt];
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (i0 + u * nt < nvec) {
+          cache[i0 + u * nt] = in[u];
+#pragma unroll
+          for (int k = 0; k < N; ++k) m = fmaxf(m, to_compute(in[u].v[k]));
+        }
+      }
     }
     m = block_allreduce(m, red, MaxF{});
     float s = 0.0f;
-    for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x) {
+    for (int64_t i = threadIdx.x; i < nvec; i += nt) {
       const Vec<T, N> in = cache[i];
 #pragma unroll
       for (int k = 0; k < N; ++k) s += expf(to_compute(in.v[k]) - m);
     }
     const float scale = 1.0f / block_allreduce(s, red, SumF{});
-    for (int64_t i = threadIdx.x; i < nvec; i += blockDim.x) {
+    for (int64_t i = threadIdx.x; i < nvec; i += nt) {
       const Vec<T, N> in = cache[i];
       Vec<T, N> out;
 #pragma unroll
@@ -191,27 +235,9 @@ __global__ void softmax_chunk_stats(const T* src, float2* stats, int64_t rows, i
     const int64_t begin = c * chunk, end = min64(width, begin + chunk);
     const Vec<T, N>* x = reinterpret_cast<const Vec<T, N>*>(src + row * width + begin);
     float m = -INFINITY, s = 0.0f;
-#pragma unroll 4
-    for (int64_t i = threadIdx.x; i < (end - begin) / N; i += blockDim.x) {
-      const Vec<T, N> in = x[i];
-#pragma unroll
-      for (int k = 0; k < N; ++k) add_element(m, s, to_compute(in.v[k]));
-    }
-#pragma unroll
-    for (int o = kWarp / 2; o > 0; o >>= 1) {
-      const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
-      const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
-      combine_stats(m, s, m2, s2);
-    }
-    const int warp = threadIdx.x / kWarp, lane = threadIdx.x % kWarp;
-    if (lane == 0) red[warp] = make_float2(m, s);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      float2 total = red[0];
-      for (int i = 1; i < static_cast<int>(blockDim.x / kWarp); ++i) combine_stats(total.x, total.y, red[i].x, red[i].y);
-      stats[task] = total;
-    }
-    __syncthreads();
+    row_stats(x, 0, (end - begin) / N, m, s, [](int64_t, const Vec<T, N>&) {});
+    block_stats(m, s, red);
+    if (threadIdx.x == 0) stats[task] = make_float2(m, s);
   }
 }
 
@@ -290,8 +316,7 @@ void softmax_typed(const T* src, T* dst, int64_t rows, int64_t width, const Stre
     return launch_warp_vectors<T, N, 2>((vectors + kWarp - 1) / kWarp, src, dst, rows, width, stream);
   }
   const size_t smem = static_cast<size_t>(width) * sizeof(T);
-  // Long rows get more threads: one block per row must keep enough loads in flight.
-  const int block = smem >= (64 << 10) ? 1024 : (smem >= (16 << 10) ? 512 : 256);
+  const int block = width >= 16384 ? 512 : 256;
   const bool few_rows = rows < p.multiProcessorCount && width >= kFewRowsWidth;
   if (!few_rows && smem + 1024 <= p.sharedMemPerBlockOptin) {
     if (smem > 48 * 1024) allow_large_smem<T, N>();

@@ -1,0 +1,115 @@
+# braid's entry points on a fresh Debian 12 machine:
+#   make demo    install what is missing, build, run the demo
+#   make test    install what is missing, then the whole suite: Release, ThreadSanitizer,
+#                ASan+UBSan, and clang's -Wthread-safety pass over the runtime
+#   make bench   install what is missing (libtorch-dev too), build the benchmarks, run them
+# Each build has its own directory under build/, so repeated runs rebuild only what changed.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.NOTPARALLEL:
+MAKEFLAGS += --no-print-directory
+.DEFAULT_GOAL := help
+
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CTEST_JOBS ?= $(JOBS)
+PREFIX ?= /usr/local
+
+RELEASE_DIR := $(BUILD)/release
+TSAN_DIR := $(BUILD)/tsan
+ASAN_DIR := $(BUILD)/asan
+
+# Sanitizers stop at the first report; there are no suppressions for braid's own code.
+TSAN_OPTIONS := halt_on_error=1 second_deadlock_stack=1
+ASAN_OPTIONS := halt_on_error=1 detect_leaks=1
+UBSAN_OPTIONS := halt_on_error=1 print_stacktrace=1
+
+# ThreadSanitizer needs its fixed memory layout; with address-space randomization off it never
+# meets an "unexpected memory mapping". Used when the machine allows it.
+SETARCH := $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo setarch $$(uname -m) -R)
+
+CMAKE_CONFIGURE := cmake -S . -Wno-dev
+CTEST := ctest --output-on-failure --no-tests=error -j $(CTEST_JOBS) --test-dir
+
+.PHONY: help demo test bench install clean \
+        deps-demo deps-test deps-bench \
+        configure-release configure-release-bench configure-tsan configure-asan \
+        test-release test-tsan test-asan check-thread-safety format tidy
+
+help:
+	@echo "make demo                 build and run the demo (build/release/examples/braid_demo)"
+	@echo "make test                 the whole suite: Release, TSan, ASan+UBSan, -Wthread-safety"
+	@echo "make bench                build and run the benchmarks against PyTorch (BENCH_ARGS=--quick)"
+	@echo "make test-release | test-tsan | test-asan | check-thread-safety   one part of the suite"
+	@echo "make install PREFIX=...   install the Release build (default PREFIX /usr/local)"
+	@echo "make format | tidy        clang-format / clang-tidy over src, include, tests"
+	@echo "make clean                remove $(BUILD)/"
+
+# --- Dependencies (Debian packages, only the missing ones) -------------------------------------
+deps-demo:
+	scripts/install-deps demo
+deps-test:
+	scripts/install-deps test
+deps-bench:
+	scripts/install-deps bench
+
+# --- Configure ---------------------------------------------------------------------------------
+configure-release:
+	$(CMAKE_CONFIGURE) -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release -DBRAID_SANITIZE= \
+	  -DBRAID_BUILD_TESTS=ON -DBRAID_BUILD_EXAMPLES=ON -DBRAID_BUILD_BENCH=OFF
+configure-release-bench:
+	$(CMAKE_CONFIGURE) -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release -DBRAID_SANITIZE= \
+	  -DBRAID_BUILD_TESTS=ON -DBRAID_BUILD_EXAMPLES=ON -DBRAID_BUILD_BENCH=ON -DBRAID_BENCH_REQUIRE_TORCH=ON
+# Sanitizer builds keep assertions on (Debug); BRAID_SANITIZE adds -O1 -g.
+configure-tsan:
+	$(CMAKE_CONFIGURE) -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DBRAID_SANITIZE=thread \
+	  -DBRAID_BUILD_TESTS=ON -DBRAID_BUILD_EXAMPLES=OFF -DBRAID_BUILD_BENCH=OFF
+configure-asan:
+	$(CMAKE_CONFIGURE) -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DBRAID_SANITIZE=address \
+	  -DBRAID_BUILD_TESTS=ON -DBRAID_BUILD_EXAMPLES=OFF -DBRAID_BUILD_BENCH=OFF
+
+# --- The three entry points --------------------------------------------------------------------
+demo: deps-demo configure-release
+	cmake --build $(RELEASE_DIR) --target braid_demo -j $(JOBS)
+	$(RELEASE_DIR)/examples/braid_demo
+
+# The cheap clang pass goes first so a missing lock fails in seconds, not after the builds.
+test: deps-test check-thread-safety test-release test-tsan test-asan
+	@echo "make test: Release, ThreadSanitizer, ASan+UBSan and -Wthread-safety all passed"
+
+# bench/run.sh builds the benchmark target itself; BENCH_ARGS passes options (e.g. --quick).
+bench: deps-bench configure-release-bench
+	BRAID_BUILD_DIR=$(abspath $(RELEASE_DIR)) JOBS=$(JOBS) bench/run.sh $(BENCH_ARGS)
+
+# --- The parts of `make test` ------------------------------------------------------------------
+check-thread-safety: configure-release
+	JOBS=$(JOBS) scripts/check-thread-safety $(RELEASE_DIR)
+
+test-release: configure-release
+	cmake --build $(RELEASE_DIR) -j $(JOBS)
+	$(CTEST) $(RELEASE_DIR)
+
+test-tsan: configure-tsan
+	cmake --build $(TSAN_DIR) -j $(JOBS)
+	TSAN_OPTIONS="$(TSAN_OPTIONS)" $(SETARCH) $(CTEST) $(TSAN_DIR)
+
+test-asan: configure-asan
+	cmake --build $(ASAN_DIR) -j $(JOBS)
+	ASAN_OPTIONS="$(ASAN_OPTIONS)" UBSAN_OPTIONS="$(UBSAN_OPTIONS)" $(CTEST) $(ASAN_DIR)
+
+# --- Developer conveniences --------------------------------------------------------------------
+install: configure-release
+	cmake --build $(RELEASE_DIR) --target braid -j $(JOBS)
+	cmake --install $(RELEASE_DIR) --prefix $(PREFIX)
+
+format:
+	git ls-files -z -- 'src/*.cpp' 'src/*.h' 'include/*.h' 'tests/*.cpp' 'bench/*.cpp' 'examples/*.cpp' \
+	  | xargs -0 -r $$(command -v clang-format-14 || command -v clang-format) -i
+
+tidy: configure-release
+	git ls-files -z -- 'src/*.cpp' \
+	  | xargs -0 -r $$(command -v clang-tidy-14 || command -v clang-tidy) -p $(RELEASE_DIR) --quiet
+
+clean:
+	rm -rf $(BUILD)

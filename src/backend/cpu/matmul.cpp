@@ -1,0 +1,164 @@
+// Matmul::eval_cpu through OpenBLAS's sgemm. BLAS is pinned to one thread (one pool only,
+// DESIGN.md section 3); the pool supplies the parallelism: batches run in parallel, and a few
+// large products are cut into blocks of rows, one sgemm each.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <optional>
+
+#include "backend/cpu/convert.h"
+#include "backend/cpu/dispatch.h"
+#include "graph/node.h"
+#include "primitives/primitives.h"
+#include "runtime/pool.h"
+
+namespace braid {
+namespace {
+
+constexpr int64_t kMinBlockRows = 32;        // fewer rows per sgemm lose its efficiency
+constexpr int64_t kMinTaskWork = 1 << 18;    // multiply-adds that pay for waking a worker
+
+void pin_blas_to_one_thread() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
+// A float32 operand as sgemm takes it: a matrix per batch at data + batch_offsets[b].
+struct Operand {
+  const float* data = nullptr;
+  bool trans = false;
+  int64_t ld = 1;
+  std::vector<int64_t> batch_offsets;
+  std::optional<array> owned;  // keeps a converted copy alive
+};
+
+// Whether a [rows, cols] matrix with strides (sr, sc) goes to BLAS as it is, and how.
+bool blas_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc, bool& trans, int64_t& ld) {
+  if ((sc == 1 || cols == 1) && (rows == 1 || sr >= cols)) {
+    trans = false;
+    ld = std::max<int64_t>(1, rows == 1 ? cols : sr);
+    return true;
+  }
+  if ((sr == 1 || rows == 1) && (cols == 1 || sc >= rows)) {
+    trans = true;
+    ld = std::max<int64_t>(1, cols == 1 ? rows : sc);
+    return true;
+  }
+  return false;
+}
+
+// Element offsets of each batch matrix, walking the batch dims in row-major order.
+std::vector<int64_t> batch_offsets(const Shape& shape, const Strides& strides) {
+  const int nb = static_cast<int>(shape.size()) - 2;
+  int64_t batches = 1;
+  for (int i = 0; i < nb; ++i) batches *= shape[i];
+  std::vector<int64_t> offsets(static_cast<size_t>(batches), 0);
+  std::vector<int64_t> idx(static_cast<size_t>(std::max(nb, 0)), 0);
+  int64_t off = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    offsets[b] = off;
+    for (int i = nb - 1; i >= 0; --i) {
+      off += strides[i];
+      if (++idx[i] < shape[i]) break;
+      off -= strides[i] * shape[i];
+      idx[i] = 0;
+    }
+  }
+  return offsets;
+}
+
+Operand prepare(const array& in) {
+  Operand op;
+  const int nd = static_cast<int>(in.ndim());
+  const int64_t rows = in.shape()[nd - 2], cols = in.shape()[nd - 1];
+  if (in.dtype() == float32 && blas_layout(rows, cols, in.strides()[nd - 2], in.strides()[nd - 1], op.trans, op.ld)) {
+    op.data = static_cast<const float*>(in.desc()->data_ptr);
+    op.batch_offsets = batch_offsets(in.shape(), in.strides());
+    return op;
+  }
+  // Copy into a row-contiguous float32 buffer. Broadcast batch dims are squeezed first, so a
+  // shared operand is copied once and read by every batch through a zero stride.
+  Shape compact = in.shape();
+  for (int i = 0; i < nd - 2; ++i) {
+    if (in.strides()[i] == 0) compact[i] = 1;
+  }
+  array view(compact, in.dtype(), nullptr, {});
+  detail::copy_shared_buffer(view, in, in.strides(), detail::flags_for(compact, in.strides(), in.data_size()),
+                             in.data_size());
+  array copy(compact, float32, nullptr, {});
+  cpu::copy_to_contiguous(view, copy);
+  Strides strides = copy.strides();
+  for (int i = 0; i < nd - 2; ++i) {
+    if (compact[i] == 1) strides[i] = 0;
+  }
+  op.data = static_cast<const float*>(copy.desc()->data_ptr);
+  op.trans = false;
+  op.ld = std::max<int64_t>(1, cols);
+  op.batch_offsets = batch_offsets(in.shape(), strides);
+  op.owned.emplace(std::move(copy));
+  return op;
+}
+
+}  // namespace
+
+void Matmul::eval_cpu(const std::vector<array>& inputs, array& out) {
+  detail::alloc_contiguous(out);
+  if (out.size() == 0) return;
+  const array& a = inputs[0];
+  const array& b = inputs[1];
+  const int nd = static_cast<int>(out.ndim());
+  const int64_t m = out.shape()[nd - 2], n = out.shape()[nd - 1], k = a.shape()[nd - 1];
+  if (k == 0) {
+    std::memset(out.desc()->data_ptr, 0, out.nbytes());
+    return;
+  }
+  pin_blas_to_one_thread();
+  const Operand pa = prepare(a);
+  const Operand pb = prepare(b);
+  const int64_t batches = static_cast<int64_t>(out.size()) / (m * n);
+
+  std::vector<float> staging;  // float32 result for 16-bit outputs
+  float* c = nullptr;
+  if (out.dtype() == float32) {
+    c = static_cast<float*>(out.desc()->data_ptr);
+  } else {
+    staging.resize(out.size());
+    c = staging.data();
+  }
+
+  // Cut rows only when batches alone cannot keep the workers busy.
+  const int64_t workers = detail::WorkerPool::instance().num_workers();
+  int64_t row_blocks = 1;
+  if (batches < 2 * workers) {
+    const int64_t wanted = (2 * workers + batches - 1) / batches;
+    row_blocks = std::max<int64_t>(1, std::min({wanted, m / kMinBlockRows, m * n * k / kMinTaskWork}));
+  }
+  const int64_t block_rows = (m + row_blocks - 1) / row_blocks;
+  row_blocks = (m + block_rows - 1) / block_rows;
+  const int64_t grain = std::max<int64_t>(1, kMinTaskWork / std::max<int64_t>(1, block_rows * n * k));
+
+  detail::parallel_for(batches * row_blocks, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t bt = task / row_blocks;
+      const int64_t m0 = (task % row_blocks) * block_rows;
+      const int64_t rows = std::min(block_rows, m - m0);
+      const float* pa_rows = pa.data + pa.batch_offsets[bt] + (pa.trans ? m0 : m0 * pa.ld);
+      cblas_sgemm(CblasRowMajor, pa.trans ? CblasTrans : CblasNoTrans, pb.trans ? CblasTrans : CblasNoTrans,
+                  static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k), 1.0f, pa_rows,
+                  static_cast<int>(pa.ld), pb.data + pb.batch_offsets[bt], static_cast<int>(pb.ld), 0.0f,
+                  c + bt * m * n + m0 * n, static_cast<int>(n));
+    }
+  });
+
+  if (!staging.empty()) {
+    char* dst = static_cast<char*>(out.desc()->data_ptr);
+    detail::parallel_for(static_cast<int64_t>(out.size()), cpu::kElementwiseGrain, [&](int64_t b, int64_t e) {
+      detail::convert_contiguous(staging.data() + b, float32, dst + b * out.itemsize(), out.dtype(),
+                                 static_cast<size_t>(e - b));
+    });
+  }
+}
+
+}  // namespace braid

@@ -1,0 +1,425 @@
+// Reduce::eval_cpu. The input's dimensions are split into kept and reduced ones and each group
+// is collapsed; the dimension with unit stride picks the loop:
+//  - a reduced one (rows): every output reads contiguous runs. Outputs run in parallel; when
+//    there are few, each output's range is cut into fixed chunks whose partials are combined.
+//  - a kept one (columns): input rows are accumulated into a block of outputs. Column blocks
+//    run in parallel, and the reduced range is cut into chunks too when blocks are few.
+//  - neither (broadcast or other strides): the row loop, reading with strides.
+// Chunks have fixed sizes, so a result never depends on the number of threads.
+// Output dtypes: max keeps the input's; sum gives int32 for bool and uint8, else the input's.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+
+#include "backend/cpu/convert.h"
+#include "backend/cpu/dispatch.h"
+#include "graph/node.h"
+#include "primitives/primitives.h"
+#include "runtime/pool.h"
+
+namespace braid {
+namespace {
+
+using cpu::compute_t;
+
+constexpr int64_t kChunk = 1 << 15;     // elements per task
+constexpr int64_t kColBlock = 1024;     // outputs per column task (its accumulators stay in L1)
+constexpr int64_t kFewTasks = 64;       // below this many tasks, the reduced range is split too
+constexpr int kLanes = 16;              // independent accumulators, so the compiler vectorizes
+
+template <typename T>
+constexpr bool is_float_v = std::is_floating_point_v<compute_t<T>>;
+
+// Floats accumulate in double, integers in uint64 (overflow wraps, as in the output type,
+// instead of being undefined).
+template <typename In, typename Out>
+struct SumOp {
+  using Acc = std::conditional_t<is_float_v<In>, double, uint64_t>;
+  static Acc init() { return 0; }
+  static Acc load(In x) {
+    if constexpr (is_float_v<In>) {
+      return static_cast<double>(static_cast<float>(x));
+    } else {
+      return static_cast<uint64_t>(static_cast<int64_t>(x));
+    }
+  }
+  static Acc combine(Acc a, Acc b) { return a + b; }
+  // Column sums add whole rows in float (vectorized) and move to double every kStageRows.
+  using Stage = std::conditional_t<is_float_v<In>, float, Acc>;
+  static constexpr int64_t kStageRows = is_float_v<In> ? 128 : std::numeric_limits<int64_t>::max();
+  static Stage stage_init() { return 0; }
+  static Stage stage_add(Stage s, In x) {
+    if constexpr (is_float_v<In>) {
+      return s + static_cast<float>(x);
+    } else {
+      return s + load(x);
+    }
+  }
+  static Acc to_acc(Stage s) { return static_cast<Acc>(s); }
+  static Out finish(Acc a) {
+    if constexpr (is_float_v<In>) {
+      return static_cast<Out>(static_cast<float>(a));
+    } else {
+      return static_cast<Out>(a);
+    }
+  }
+  static Acc run(const In* p, int64_t n, int64_t stride) {
+    if constexpr (is_float_v<In>) {
+      // Blocks of float lanes: fast, and exact for integers up to 2^24 per lane and block.
+      if (stride == 1) {
+        constexpr int64_t kBlock = 2048;
+        double total = 0;
+        for (int64_t b = 0; b < n; b += kBlock) {
+          const int64_t e = std::min(n, b + kBlock);
+          float lanes[kLanes] = {};
+          int64_t i = b;
+          for (; i + kLanes <= e; i += kLanes) {
+            for (int j = 0; j < kLanes; ++j) lanes[j] += static_cast<float>(p[i + j]);
+          }
+          double block = 0;
+          for (; i < e; ++i) block += static_cast<float>(p[i]);
+          for (int j = 0; j < kLanes; ++j) block += lanes[j];
+          total += block;
+        }
+        return total;
+      }
+    }
+    Acc acc = 0;
+    for (int64_t i = 0; i < n; ++i) acc += load(p[i * stride]);
+    return acc;
+  }
+};
+
+// NaN wins, as in NumPy: once the accumulator is NaN, no comparison replaces it.
+template <typename In>
+struct MaxOp {
+  using Acc = compute_t<In>;
+  static Acc init() {
+    if constexpr (is_float_v<In>) {
+      return -std::numeric_limits<float>::infinity();
+    } else {
+      return std::numeric_limits<Acc>::lowest();
+    }
+  }
+  static Acc load(In x) { return static_cast<Acc>(x); }
+  static Acc combine(Acc a, Acc b) {
+    if constexpr (is_float_v<In>) {
+      return (b > a || b != b) ? b : a;
+    } else {
+      return b > a ? b : a;
+    }
+  }
+  static In finish(Acc a) { return static_cast<In>(a); }
+  using Stage = Acc;
+  static constexpr int64_t kStageRows = std::numeric_limits<int64_t>::max();
+  static Stage stage_init() { return init(); }
+  static Stage stage_add(Stage s, In x) { return combine(s, load(x)); }
+  static Acc to_acc(Stage s) { return s; }
+  static Acc run(const In* p, int64_t n, int64_t stride) {
+    Acc acc = init();
+    int64_t i = 0;
+    if (stride == 1 && n >= kLanes) {
+      // A plain maximum per lane plus a NaN flag vectorizes better than a NaN-aware compare.
+      Acc lanes[kLanes];
+      int32_t nan[kLanes] = {};
+      for (int j = 0; j < kLanes; ++j) lanes[j] = init();
+      for (; i + kLanes <= n; i += kLanes) {
+        for (int j = 0; j < kLanes; ++j) {
+          const Acc x = load(p[i + j]);
+          lanes[j] = x > lanes[j] ? x : lanes[j];
+          if constexpr (is_float_v<In>) nan[j] |= (x != x);
+        }
+      }
+      for (int j = 0; j < kLanes; ++j) {
+        acc = combine(acc, lanes[j]);
+        if constexpr (is_float_v<In>) {
+          if (nan[j]) acc = static_cast<Acc>(NAN);
+        }
+      }
+    }
+    for (; i < n; ++i) acc = combine(acc, load(p[i * stride]));
+    return acc;
+  }
+};
+
+struct Dim {
+  int64_t n;
+  int64_t in_stride;
+  int64_t out_stride;
+};
+using Dims = std::vector<Dim>;
+
+int64_t count_of(const Dims& dims) {
+  int64_t c = 1;
+  for (const Dim& d : dims) c *= d.n;
+  return c;
+}
+
+// Merges neighbours that walk memory as one dimension (for both operands).
+Dims collapse(const Dims& dims) {
+  Dims out;
+  for (const Dim& d : dims) {
+    if (!out.empty() && out.back().in_stride == d.in_stride * d.n && out.back().out_stride == d.out_stride * d.n) {
+      out.back() = {out.back().n * d.n, d.in_stride, d.out_stride};
+    } else {
+      out.push_back(d);
+    }
+  }
+  return out;
+}
+
+// Calls fn(in_offset, out_offset, len) for runs along the last of `dims` covering the
+// row-major positions [begin, end) of `dims`.
+template <typename F>
+void for_each_run(const Dims& dims, int64_t begin, int64_t end, F&& fn) {
+  const int nd = static_cast<int>(dims.size());
+  if (begin >= end) return;
+  if (nd == 0) {
+    fn(int64_t{0}, int64_t{0}, int64_t{1});
+    return;
+  }
+  int64_t small[8];
+  std::vector<int64_t> big;
+  int64_t* idx = small;
+  if (nd > 8) {
+    big.resize(nd);
+    idx = big.data();
+  }
+  int64_t in_off = 0, out_off = 0, rem = begin;
+  for (int i = nd - 1; i >= 0; --i) {
+    idx[i] = rem % dims[i].n;
+    rem /= dims[i].n;
+    in_off += idx[i] * dims[i].in_stride;
+    out_off += idx[i] * dims[i].out_stride;
+  }
+  const Dim& last = dims[nd - 1];
+  for (int64_t pos = begin; pos < end;) {
+    const int64_t len = std::min(last.n - idx[nd - 1], end - pos);
+    fn(in_off, out_off, len);
+    pos += len;
+    idx[nd - 1] += len;
+    in_off += len * last.in_stride;
+    out_off += len * last.out_stride;
+    for (int i = nd - 1; i > 0 && idx[i] == dims[i].n; --i) {
+      idx[i] = 0;
+      ++idx[i - 1];
+      in_off += dims[i - 1].in_stride - dims[i].n * dims[i].in_stride;
+      out_off += dims[i - 1].out_stride - dims[i].n * dims[i].out_stride;
+    }
+  }
+}
+
+template <typename Op, typename In, typename Out>
+class Reducer {
+ public:
+  using Acc = typename Op::Acc;
+  // A plain array: std::vector<bool> would pack into bits that threads share.
+  template <typename T>
+  struct Array {
+    explicit Array(size_t n) : data_(new T[n]), size_(n) {}
+    T& operator[](size_t i) { return data_[i]; }
+    T* data() { return data_.get(); }
+    T* begin() { return data_.get(); }
+    T* end() { return data_.get() + size_; }
+    std::unique_ptr<T[]> data_;
+    size_t size_;
+  };
+  using Buffer = Array<Acc>;
+  using StageBuffer = Array<typename Op::Stage>;
+
+  Reducer(const In* src, Out* dst, Dims kept, Dims reduced)
+      : src_(src), dst_(dst), kept_(std::move(kept)), reduced_(std::move(reduced)) {
+    outputs_ = count_of(kept_);
+    count_ = count_of(reduced_);
+  }
+
+  void run() {
+    if (count_ == 0) {
+      for_each_output(kept_, 0, outputs_, [&](int64_t, int64_t o) { dst_[o] = Op::finish(Op::init()); });
+      return;
+    }
+    if (reduced_.back().in_stride != 1) {
+      for (size_t i = 0; i < kept_.size(); ++i) {
+        if (kept_[i].in_stride == 1) return columns(i);
+      }
+    }
+    rows();
+  }
+
+ private:
+  // Reduces positions [rbegin, rend) of the reduced dims, starting from input offset `base`.
+  Acc reduce_range(int64_t base, int64_t rbegin, int64_t rend) const {
+    const int64_t stride = reduced_.back().in_stride;
+    if (reduced_.size() == 1) return Op::run(src_ + base + rbegin * stride, rend - rbegin, stride);
+    Acc acc = Op::init();
+    for_each_run(reduced_, rbegin, rend, [&](int64_t off, int64_t, int64_t len) {
+      acc = Op::combine(acc, Op::run(src_ + base + off, len, stride));
+    });
+    return acc;
+  }
+
+  // Calls fn(in_offset, out_offset) for outputs [begin, end).
+  template <typename F>
+  void for_each_output(const Dims& dims, int64_t begin, int64_t end, F&& fn) const {
+    const int64_t is = dims.empty() ? 0 : dims.back().in_stride;
+    const int64_t os = dims.empty() ? 0 : dims.back().out_stride;
+    for_each_run(dims, begin, end, [&](int64_t i, int64_t o, int64_t len) {
+      for (int64_t t = 0; t < len; ++t) fn(i + t * is, o + t * os);
+    });
+  }
+
+  void rows() {
+    if (outputs_ >= kFewTasks || count_ < 2 * kChunk) {
+      const int64_t grain = std::max<int64_t>(1, kChunk / count_);
+      detail::parallel_for(outputs_, grain, [&](int64_t b, int64_t e) {
+        for_each_output(kept_, b, e, [&](int64_t i, int64_t o) { dst_[o] = Op::finish(reduce_range(i, 0, count_)); });
+      });
+      return;
+    }
+    // Few long rows: fixed chunks of each row in parallel, partials combined in order.
+    const int64_t chunks = (count_ + kChunk - 1) / kChunk;
+    Buffer partial(static_cast<size_t>(outputs_ * chunks));
+    detail::parallel_for(outputs_ * chunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t task = b; task < e; ++task) {
+        const int64_t c = task % chunks;
+        for_each_output(kept_, task / chunks, task / chunks + 1, [&](int64_t i, int64_t) {
+          partial[task] = reduce_range(i, c * kChunk, std::min(count_, (c + 1) * kChunk));
+        });
+      }
+    });
+    int64_t row = 0;
+    for_each_output(kept_, 0, outputs_, [&](int64_t, int64_t o) {
+      Acc acc = Op::init();
+      for (int64_t c = 0; c < chunks; ++c) acc = Op::combine(acc, partial[row * chunks + c]);
+      dst_[o] = Op::finish(acc);
+      ++row;
+    });
+  }
+
+  // The kept dim `col` has unit input stride: accumulate rows of it into blocks of outputs.
+  void columns(size_t col) {
+    const Dim column = kept_[col];
+    Dims batch = kept_;
+    batch.erase(batch.begin() + static_cast<std::ptrdiff_t>(col));
+    const int64_t batches = count_of(batch);
+    const int64_t blocks = (column.n + kColBlock - 1) / kColBlock;
+    const int64_t width = std::min(column.n, kColBlock);
+    int64_t splits = 1;
+    if (batches * blocks < kFewTasks) {
+      // Only as many splits as parallelism needs: the partials cost width accumulators each.
+      splits = std::clamp<int64_t>(count_ * width / kChunk, 1, (kFewTasks + batches * blocks - 1) / (batches * blocks));
+    }
+    const int64_t rows_per_split = (count_ + splits - 1) / splits;
+    splits = (count_ + rows_per_split - 1) / rows_per_split;
+    Buffer partial(splits > 1 ? static_cast<size_t>(batches * blocks * splits * width) : 0);
+    const int64_t tasks = batches * blocks * splits;
+    const int64_t grain = std::max<int64_t>(1, kChunk / std::max<int64_t>(1, rows_per_split * width));
+
+    detail::parallel_for(tasks, grain, [&](int64_t b, int64_t e) {
+      Buffer acc(static_cast<size_t>(width));
+      StageBuffer stage(static_cast<size_t>(width));
+      for (int64_t task = b; task < e; ++task) {
+        const int64_t split = task % splits, blk = (task / splits) % blocks, bt = task / (splits * blocks);
+        const int64_t c0 = blk * kColBlock, cw = std::min(kColBlock, column.n - c0);
+        std::fill(acc.begin(), acc.end(), Op::init());
+        std::fill(stage.begin(), stage.end(), Op::stage_init());
+        int64_t staged = 0;
+        auto flush = [&] {
+          for (int64_t j = 0; j < cw; ++j) {
+            acc[j] = Op::combine(acc[j], Op::to_acc(stage[j]));
+            stage[j] = Op::stage_init();
+          }
+          staged = 0;
+        };
+        for_each_output(batch, bt, bt + 1, [&](int64_t in_base, int64_t out_base) {
+          const int64_t r0 = split * rows_per_split, r1 = std::min(count_, r0 + rows_per_split);
+          const int64_t rs = reduced_.back().in_stride;
+          for_each_run(reduced_, r0, r1, [&](int64_t off, int64_t, int64_t len) {
+            for (int64_t t = 0; t < len; ++t) {
+              const In* p = src_ + in_base + off + t * rs + c0;
+              for (int64_t j = 0; j < cw; ++j) stage[j] = Op::stage_add(stage[j], p[j]);
+              if (++staged == Op::kStageRows) flush();
+            }
+          });
+          flush();
+          if (splits == 1) {
+            for (int64_t j = 0; j < cw; ++j) dst_[out_base + (c0 + j) * column.out_stride] = Op::finish(acc[j]);
+          } else {
+            std::copy(acc.begin(), acc.begin() + cw, partial.begin() + task * width);
+          }
+        });
+      }
+    });
+    if (splits == 1) return;
+    for (int64_t bt = 0; bt < batches; ++bt) {
+      for_each_output(batch, bt, bt + 1, [&](int64_t, int64_t out_base) {
+        for (int64_t blk = 0; blk < blocks; ++blk) {
+          const int64_t c0 = blk * kColBlock, cw = std::min(kColBlock, column.n - c0);
+          const Acc* part = partial.data() + (bt * blocks + blk) * splits * width;
+          for (int64_t j = 0; j < cw; ++j) {
+            Acc acc = Op::init();
+            for (int64_t s = 0; s < splits; ++s) acc = Op::combine(acc, part[s * width + j]);
+            dst_[out_base + (c0 + j) * column.out_stride] = Op::finish(acc);
+          }
+        }
+      });
+    }
+  }
+
+  const In* src_;
+  Out* dst_;
+  Dims kept_;
+  Dims reduced_;
+  int64_t outputs_ = 1;
+  int64_t count_ = 1;
+};
+
+template <typename Op, typename In, typename Out>
+void reduce_typed(const array& in, array& out, const std::vector<int>& axes) {
+  if (out.dtype() != Dtype(TypeToDtype<Out>{})) {
+    throw std::runtime_error("[Reduce] Unexpected output dtype.");
+  }
+  Dims kept, reduced;
+  for (size_t i = 0, j = 0; i < in.ndim(); ++i) {
+    const bool is_reduced = j < axes.size() && axes[j] == static_cast<int>(i);
+    if (is_reduced) ++j;
+    if (in.shape()[i] == 1) continue;  // never moves an offset
+    if (is_reduced) {
+      reduced.push_back({in.shape()[i], in.strides()[i], 0});
+    } else {
+      kept.push_back({in.shape()[i], in.strides()[i], out.strides()[i]});
+    }
+  }
+  // The order of reduced positions is free: walk them in memory order.
+  std::stable_sort(reduced.begin(), reduced.end(),
+                   [](const Dim& a, const Dim& b) { return a.in_stride > b.in_stride; });
+  Reducer<Op, In, Out>(static_cast<const In*>(in.desc()->data_ptr), static_cast<Out*>(out.desc()->data_ptr),
+                       collapse(kept), collapse(reduced))
+      .run();
+}
+
+}  // namespace
+
+void Reduce::eval_cpu(const std::vector<array>& inputs, array& out) {
+  const array& in = inputs[0];
+  if (in.shape() == out.shape()) {
+    // Only size-1 axes are reduced: a converting copy.
+    cpu::copy_to_contiguous(in, out);
+    return;
+  }
+  detail::alloc_contiguous(out);
+  if (out.size() == 0) return;
+  cpu::dispatch_dtype(in.dtype(), [&](auto tag) {
+    using In = typename decltype(tag)::type;
+    if (op_ == Op::max) {
+      reduce_typed<MaxOp<In>, In, In>(in, out, axes_);
+    } else {
+      using Out = std::conditional_t<std::is_same_v<In, bool> || std::is_same_v<In, uint8_t>, int32_t, In>;
+      reduce_typed<SumOp<In, Out>, In, Out>(in, out, axes_);
+    }
+  });
+}
+
+}  // namespace braid

@@ -1,0 +1,233 @@
+// Invalid arguments: every op throws std::invalid_argument whose message starts with
+// "[op_name]", while the graph is being built. The inputs are lazy and stay unevaluated,
+// which shows that nothing ran before the throw.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "braid/braid.h"
+
+using namespace braid;
+
+namespace {
+
+// Runs `build`, which must throw std::invalid_argument starting with `prefix`.
+::testing::AssertionResult throws_at_build(const std::function<void()>& build, const std::string& prefix) {
+  try {
+    build();
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    if (what.rfind(prefix, 0) == 0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "message \"" << what << "\" does not start with " << prefix;
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw another type: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw (expected " << prefix << ")";
+}
+
+// Lazy inputs: if an op evaluated anything before throwing, these would become available.
+struct LazyInputs {
+  array m23 = zeros({2, 3});          // float32 [2, 3]
+  array m34 = ones({3, 4});           // float32 [3, 4]
+  array v4 = zeros({4});              // float32 [4]
+  array i23 = zeros({2, 3}, int32);   // int32 [2, 3]
+  array b23 = zeros({2, 3}, bool_);   // bool [2, 3]
+  array empty = zeros({0, 3});        // float32 [0, 3]
+  array s = zeros({});                // 0-d
+
+  void expect_unevaluated() const {
+    for (const array* a : {&m23, &m34, &v4, &i23, &b23, &empty, &s}) EXPECT_FALSE(a->is_available());
+  }
+};
+
+#define EXPECT_BUILD_THROWS(prefix, ...) EXPECT_TRUE(throws_at_build([&] { (void)(__VA_ARGS__); }, prefix))
+
+}  // namespace
+
+TEST(BadInput, CreationRejectsNegativeAndOverflowingShapes) {
+  EXPECT_BUILD_THROWS("[full]", zeros({-1}));
+  EXPECT_BUILD_THROWS("[full]", zeros({2, -3}, int32));
+  EXPECT_BUILD_THROWS("[full]", ones({-2}));
+  EXPECT_BUILD_THROWS("[full]", full({3, -1}, 1.0f));
+  EXPECT_BUILD_THROWS("[full]", full({-1}, array({1.0f})));
+  EXPECT_BUILD_THROWS("[full]", zeros({1 << 30, 1 << 30, 1 << 30}));
+  EXPECT_BUILD_THROWS("[full]", ones({1 << 30, 1 << 30, 4}, int64));  // 2^62 elements of 8 bytes
+  EXPECT_BUILD_THROWS("[full]", full({1 << 30, 1 << 30, 1 << 30}, 1.0f));
+}
+
+TEST(BadInput, FullRejectsValuesThatDoNotBroadcast) {
+  LazyInputs in;
+  EXPECT_BUILD_THROWS("[full]", full({2, 3}, in.v4));
+  EXPECT_BUILD_THROWS("[full]", full({3}, in.m23));
+  in.expect_unevaluated();
+}
+
+TEST(BadInput, ArangeRejectsZeroStepNonFiniteBoolAndHugeLengths) {
+  EXPECT_BUILD_THROWS("[arange]", arange(0, 10, 0));
+  EXPECT_BUILD_THROWS("[arange]", arange(0.0, 1.0, 0.0));
+  EXPECT_BUILD_THROWS("[arange]", arange(0.0, 1.0, 0.0, int32));
+  EXPECT_BUILD_THROWS("[arange]", arange(0.0, std::numeric_limits<double>::infinity(), 1.0));
+  EXPECT_BUILD_THROWS("[arange]", arange(std::numeric_limits<double>::quiet_NaN(), 1.0));
+  EXPECT_BUILD_THROWS("[arange]", arange(0.0, 4.0, bool_));
+  EXPECT_BUILD_THROWS("[arange]", arange(0.0, 1e12, 1.0));
+}
+
+TEST(BadInput, ReshapeRejectsWrongSizesAndDimensions) {
+  LazyInputs in;
+  EXPECT_BUILD_THROWS("[reshape]", reshape(in.m23, {4}));
+  EXPECT_BUILD_THROWS("[reshape]", reshape(in.m23, {-1, -1}));
+  EXPECT_BUILD_THROWS("[reshape]", reshape(in.m23, {-2, -3}));
+  EXPECT_BUILD_THROWS("[reshape]", reshape(in.m23, {-1, 4}));
+  EXPECT_BUILD_THROWS("[reshape]", reshape(in.m23, {-1, 0}));
+  EXPECT_BUILD_THROWS("[reshape]", reshape(in.empty, {-1, 0}));
+  EXPECT_BUILD_THROWS("[reshape]", reshape(in.s, {2}));
+  in.expect_unevaluated();
+}
+
+TEST(BadInput, TransposeRejectsBadPermutations) {
+  LazyInputs in;
+  EXPECT_BUILD_THROWS("[transpose]", transpose(in.m23, {0}));
+  EXPECT_BUILD_THROWS("[transpose]", transpose(in.m23, {0, 1, 2}));
+  EXPECT_BUILD_THROWS("[transpose]", transpose(in.m23, {0, 2}));
+  EXPECT_BUILD_THROWS("[transpose]", transpose(in.m23, {0, -3}));
+  EXPECT_BUILD_THROWS("[transpose]", transpose(in.m23, {1, 1}));
+  EXPECT_BUILD_THROWS("[transpose]", transpose(in.m23, {-1, 1}));
+  EXPECT_BUILD_THROWS("[transpose]", transpose(in.s, {0}));
+  in.expect_unevaluated();
+}
+
+TEST(BadInput, BroadcastToRejectsIncompatibleShapes) {
+  LazyInputs in;
+  EXPECT_BUILD_THROWS("[broadcast_to]", broadcast_to(in.m23, {2, 4}));
+  EXPECT_BUILD_THROWS("[broadcast_to]", broadcast_to(in.m23, {3}));
+  EXPECT_BUILD_THROWS("[broadcast_to]", broadcast_to(in.m23, {3, 2}));
+  EXPECT_BUILD_THROWS("[broadcast_to]", broadcast_to(in.m23, {-2, 3}));
+  EXPECT_BUILD_THROWS("[broadcast_to]", broadcast_to(in.v4, {0, 3}));
+  EXPECT_BUILD_THROWS("[broadcast_to]", broadcast_to(in.v4, {1 << 30, 1 << 30, 1 << 30, 4}));
+  in.expect_unevaluated();
+}
+
+TEST(BadInput, BinaryOpsRejectShapesThatDoNotBroadcast) {
+  LazyInputs in;
+  EXPECT_BUILD_THROWS("[add]", add(in.m23, in.m34));
+  EXPECT_BUILD_THROWS("[subtract]", subtract(in.m23, in.v4));
+  EXPECT_BUILD_THROWS("[multiply]", multiply(in.v4, in.i23));
+  EXPECT_BUILD_THROWS("[divide]", divide(in.m34, in.m23));
+  EXPECT_BUILD_THROWS("[maximum]", maximum(in.m23, in.v4));
+  EXPECT_BUILD_THROWS("[minimum]", minimum(in.m23, in.v4));
+  EXPECT_BUILD_THROWS("[equal]", equal(in.b23, in.v4));
+  EXPECT_BUILD_THROWS("[less]", less(in.m23, in.v4));
+  EXPECT_BUILD_THROWS("[greater]", greater(in.m23, in.empty));
+  // The operators report the op they call.
+  EXPECT_BUILD_THROWS("[add]", in.m23 + in.v4);
+  EXPECT_BUILD_THROWS("[subtract]", in.m23 - in.v4);
+  EXPECT_BUILD_THROWS("[multiply]", in.m23 * in.v4);
+  EXPECT_BUILD_THROWS("[divide]", in.m23 / in.v4);
+  in.expect_unevaluated();
+}
+
+TEST(BadInput, NegativeRejectsBool) {
+  LazyInputs in;
+  EXPECT_BUILD_THROWS("[negative]", negative(in.b23));
+  EXPECT_BUILD_THROWS("[negative]", -in.b23);
+  in.expect_unevaluated();
+}
+
+TEST(BadInput, WhereRejectsShapesThatDoNotBroadcast) {
+  LazyInputs in;
+  EXPECT_BUILD_THROWS("[where]", where(in.b23, in.m23, in.v4));
+  EXPECT_BUILD_THROWS("[where]", where(in.v4, in.m23, in.m23));
+  EXPECT_BUILD_THROWS("[where]", where(in.b23, in.m34, in.s));
+  in.expect_unevaluated();
+}
+
+TEST(BadInput, ReductionsRejectBadAxes) {
+  LazyInputs in;
+  EXPECT_BUILD_THROWS("[sum]", sum(in.m23, 2));
+  EXPECT_BUILD_THROWS("[sum]", sum(in.m23, -3));
+  EXPECT_BUILD_THROWS("[sum]", sum(in.m23, std::vector<int>{0, 0}));
+  EXPECT_BUILD_THROWS("[sum]", sum(in.m23, std::vector<int>{1, -1}));
+  EXPECT_BUILD_THROWS("[sum]", sum(in.s, 0));
+  EXPECT_BUILD_THROWS("[max]", braid::max(in.m23, 2, true));
+  EXPECT_BUILD_THROWS("[max]", braid::max(in.m23, std::vector<int>{0, -2}));
+  EXPECT_BUILD_THROWS("[max]", braid::max(in.s, -1));
+  EXPECT_BUILD_THROWS("[mean]", mean(in.i23, 5));
+  EXPECT_BUILD_THROWS("[mean]", mean(in.m23, std::vector<int>{-1, 1}, true));
+  EXPECT_BUILD_THROWS("[mean]", mean(in.s, 0));
+  in.expect_unevaluated();
+}
+
+TEST(BadInput, MaxRejectsAnEmptyReduction) {
+  LazyInputs in;
+  EXPECT_BUILD_THROWS("[max] Cannot max reduce zero size array.", braid::max(in.empty));
+  EXPECT_BUILD_THROWS("[max] Cannot max reduce zero size array.", braid::max(in.empty, 0));
+  EXPECT_BUILD_THROWS("[max]", braid::max(zeros({3, 0}), std::vector<int>{1}, true));
+  in.expect_unevaluated();
+}
+
+TEST(BadInput, MatmulRejectsScalarsMismatchesAndNonFloatTypes) {
+  LazyInputs in;
+  EXPECT_BUILD_THROWS("[matmul]", matmul(in.s, in.m34));
+  EXPECT_BUILD_THROWS("[matmul]", matmul(in.m23, in.s));
+  EXPECT_BUILD_THROWS(
+      "[matmul] Last dimension of first input with shape (2, 3) must match second to last dimension of "
+      "second input with shape (2, 3).",
+      matmul(in.m23, in.m23));
+  EXPECT_BUILD_THROWS("[matmul] Last dimension", matmul(in.v4, in.m34));
+  EXPECT_BUILD_THROWS("[matmul] Last dimension", matmul(in.m34, in.m34));
+  EXPECT_BUILD_THROWS("[matmul] Last dimension", matmul(in.v4, zeros({3})));
+  EXPECT_BUILD_THROWS("[matmul]", matmul(zeros({2, 2, 3}), zeros({3, 3, 4})));  // batch mismatch
+  EXPECT_BUILD_THROWS("[matmul] Only real floating point types are supported", matmul(in.i23, zeros({3, 2}, int32)));
+  EXPECT_BUILD_THROWS("[matmul] Only real floating point types", matmul(in.b23, zeros({3, 2}, bool_)));
+  EXPECT_BUILD_THROWS("[matmul] Only real floating point types", matmul(zeros({2, 3}, uint8), zeros({3}, int64)));
+  EXPECT_BUILD_THROWS("[matmul] Only real floating point types", matmul(in.i23, in.b23));
+  in.expect_unevaluated();
+}
+
+TEST(BadInput, SoftmaxRejectsBadAxes) {
+  LazyInputs in;
+  EXPECT_BUILD_THROWS("[softmax]", softmax(in.m23, 2));
+  EXPECT_BUILD_THROWS("[softmax]", softmax(in.m23, -3, true));
+  EXPECT_BUILD_THROWS("[softmax]", softmax(in.m23, std::vector<int>{0, 0}));
+  EXPECT_BUILD_THROWS("[softmax]", softmax(in.m23, std::vector<int>{1, -1}));
+  EXPECT_BUILD_THROWS("[softmax]", softmax(in.s, 0));
+  in.expect_unevaluated();
+}
+
+TEST(BadInput, EveryOpNamesItselfWhenTheDeviceIsUnavailable) {
+  if (is_available(Device::gpu)) GTEST_SKIP() << "a GPU is available";
+  LazyInputs in;
+  const Device gpu = Device::gpu;
+  EXPECT_BUILD_THROWS("[full]", zeros({2}, float32, gpu));
+  EXPECT_BUILD_THROWS("[full]", ones({2}, gpu));
+  EXPECT_BUILD_THROWS("[full]", full({2}, 1.0f, gpu));
+  EXPECT_BUILD_THROWS("[arange]", arange(3, gpu));
+  EXPECT_BUILD_THROWS("[astype]", astype(in.m23, int32, gpu));
+  EXPECT_BUILD_THROWS("[reshape]", reshape(in.m23, {6}, gpu));
+  EXPECT_BUILD_THROWS("[transpose]", transpose(in.m23, gpu));
+  EXPECT_BUILD_THROWS("[broadcast_to]", broadcast_to(in.v4, {2, 4}, gpu));
+  EXPECT_BUILD_THROWS("[add]", add(in.m23, in.m23, gpu));
+  EXPECT_BUILD_THROWS("[subtract]", subtract(in.m23, in.m23, gpu));
+  EXPECT_BUILD_THROWS("[multiply]", multiply(in.m23, in.m23, gpu));
+  EXPECT_BUILD_THROWS("[divide]", divide(in.m23, in.m23, gpu));
+  EXPECT_BUILD_THROWS("[maximum]", maximum(in.m23, in.m23, gpu));
+  EXPECT_BUILD_THROWS("[minimum]", minimum(in.m23, in.m23, gpu));
+  EXPECT_BUILD_THROWS("[equal]", equal(in.m23, in.m23, gpu));
+  EXPECT_BUILD_THROWS("[less]", less(in.m23, in.m23, gpu));
+  EXPECT_BUILD_THROWS("[greater]", greater(in.m23, in.m23, gpu));
+  EXPECT_BUILD_THROWS("[negative]", negative(in.m23, gpu));
+  EXPECT_BUILD_THROWS("[exp]", exp(in.m23, gpu));
+  EXPECT_BUILD_THROWS("[log]", log(in.m23, gpu));
+  EXPECT_BUILD_THROWS("[sqrt]", sqrt(in.m23, gpu));
+  EXPECT_BUILD_THROWS("[tanh]", tanh(in.m23, gpu));
+  EXPECT_BUILD_THROWS("[where]", where(in.b23, in.m23, in.m23, gpu));
+  EXPECT_BUILD_THROWS("[sum]", sum(in.m23, false, gpu));
+  EXPECT_BUILD_THROWS("[max]", braid::max(in.m23, 0, false, gpu));
+  EXPECT_BUILD_THROWS("[mean]", mean(in.m23, gpu));
+  EXPECT_BUILD_THROWS("[matmul]", matmul(in.m23, in.m34, gpu));
+  EXPECT_BUILD_THROWS("[softmax]", softmax(in.m23, -1, false, gpu));
+  in.expect_unevaluated();
+}
