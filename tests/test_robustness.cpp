@@ -280,6 +280,36 @@ TEST(Robustness, EvaluationUnderATinyMemoryLimitCompletes) {
   for (const auto& s : streams) synchronize(s);
 }
 
+// ======================= process exit =======================
+
+// Leaving the process while kernels still run on workers: no static destructor may race them.
+TEST(Robustness, ProcessExitWithWorkInFlightIsClean) {
+  Watchdog wd;
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::vector<array> tails;
+        for (int c = 0; c < 3; ++c) {
+          Stream s = new_stream(kCpu);
+          array x = arange(0.0, 1024.0, s);
+          for (int i = 0; i < 20; ++i) {
+            x = custom({x}, {1024}, s, [](const std::vector<array>& in, array& out) {
+              std::this_thread::sleep_for(5ms);
+              detail::alloc_contiguous(out);
+              const float* src = static_cast<const float*>(in[0].desc()->data_ptr);
+              float* dst = static_cast<float*>(out.desc()->data_ptr);
+              for (size_t j = 0; j < out.size(); ++j) dst[j] = src[j] + 1.0f;
+            });
+          }
+          tails.push_back(x * 2.0f);
+        }
+        async_eval(tails);
+        std::this_thread::sleep_for(10ms);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 // ======================= lazy reads =======================
 
 TEST(Robustness, ReadingAnUnevaluatedArrayEvaluatesItOnAnyThread) {

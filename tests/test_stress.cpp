@@ -157,15 +157,12 @@ class StressRun {
 
   Value leaf(std::mt19937_64& rng) {
     auto small = [&] { return static_cast<float>(static_cast<int>(rng() % 21) - 10); };
-    Value v;
     if (rng() % 2) {
-      v.expect = {small()};
-      v.a = array(v.expect[0]);
-    } else {
-      v.expect = {small(), small(), small()};
-      v.a = array({v.expect[0], v.expect[1], v.expect[2]});
+      float v = small();
+      return Value{array(v), {v}, false};
     }
-    return v;
+    std::vector<float> e = {small(), small(), small()};
+    return Value{array({e[0], e[1], e[2]}), e, false};
   }
 
   Stream pick_stream(std::mt19937_64& rng) {
@@ -199,26 +196,26 @@ class StressRun {
     std::optional<Stream> s;
     if (rng() % 4 != 0) s = pick_stream(rng);
     StreamOrDevice sd = s ? StreamOrDevice(*s) : StreamOrDevice{};
-    Value out;
-    out.fails = x.fails || y.fails;
     const size_t n = std::max(x.expect.size(), y.expect.size());
-    out.expect.assign(n, 0.0f);
     auto ex = [&](size_t i) { return x.expect[x.expect.size() == 1 ? 0 : i]; };
     auto ey = [&](size_t i) { return y.expect[y.expect.size() == 1 ? 0 : i]; };
-    int op = static_cast<int>(rng() % 10);
-    array r{0.0f};
-    switch (op) {
-      case 0: r = add(x.a, y.a, sd); break;
-      case 1: r = subtract(x.a, y.a, sd); break;
-      case 2: r = multiply(x.a, y.a, sd); break;
-      case 3: r = maximum(x.a, y.a, sd); break;
-      case 4: r = minimum(x.a, y.a, sd); break;
-      case 5: r = where(less(x.a, y.a, sd), x.a, y.a, sd); break;
-      case 6: r = where(greater(x.a, y.a, sd), subtract(x.a, y.a, sd), add(x.a, y.a, sd), sd); break;
-      case 7: r = negative(x.a, sd); break;
-      case 8: r = astype(astype(add(x.a, y.a, sd), int32, sd), float32, sd); break;
-      case 9: r = where(equal(x.a, y.a, sd), y.a, negative(y.a, sd), sd); break;
-    }
+    const int op = static_cast<int>(rng() % 10);
+    auto build = [&]() -> array {
+      switch (op) {
+        case 0: return add(x.a, y.a, sd);
+        case 1: return subtract(x.a, y.a, sd);
+        case 2: return multiply(x.a, y.a, sd);
+        case 3: return maximum(x.a, y.a, sd);
+        case 4: return minimum(x.a, y.a, sd);
+        case 5: return where(less(x.a, y.a, sd), x.a, y.a, sd);
+        case 6: return where(greater(x.a, y.a, sd), subtract(x.a, y.a, sd), add(x.a, y.a, sd), sd);
+        case 7: return negative(x.a, sd);
+        case 8: return astype(astype(add(x.a, y.a, sd), int32, sd), float32, sd);
+        default: return where(equal(x.a, y.a, sd), y.a, negative(y.a, sd), sd);
+      }
+    };
+    array r = build();
+    std::vector<float> expect(n, 0.0f);
     for (size_t i = 0; i < n; ++i) {
       float a = ex(i), b = ey(i), v = 0;
       switch (op) {
@@ -233,11 +230,10 @@ class StressRun {
         case 8: v = a + b; break;
         case 9: v = a == b ? b : -b; break;
       }
-      out.expect[i] = clamp(v);
+      expect[i] = clamp(v);
     }
-    if (op == 7) out.expect.resize(x.expect.size());
-    if (op == 7) out.fails = x.fails;
-    out.a = minimum(maximum(r, lo_, sd), hi_, sd);
+    if (op == 7) expect.resize(x.expect.size());
+    Value out{minimum(maximum(r, lo_, sd), hi_, sd), std::move(expect), op == 7 ? x.fails : (x.fails || y.fails)};
     // Now and then a slow or failing kernel on yet another stream.
     int k = static_cast<int>(rng() % 10000);
     if (k < 100) {

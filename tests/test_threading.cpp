@@ -49,8 +49,10 @@ class Lambda : public UnaryPrimitive {
 };
 
 // A float32 node of `shape` computed by `body` from `inputs` on `s`.
+// Test kernels are host code: with no stream given they run on this thread's CPU stream,
+// also when the suite runs with the GPU as default device (BRAID_DEVICE=gpu).
 array custom(std::vector<array> inputs, Shape shape, StreamOrDevice s, Body body) {
-  Stream st = to_stream(std::move(s));
+  Stream st = std::holds_alternative<std::monostate>(s) ? default_stream(Device::cpu) : to_stream(std::move(s));
   return array(std::move(shape), float32, std::make_shared<Lambda>(st, std::move(body)), std::move(inputs));
 }
 
@@ -208,7 +210,7 @@ TEST(Threading, DefaultStreamOfExitedThreadStillEvaluates) {
   std::optional<Stream> thread_default;
   std::optional<array> y;
   std::thread t([&] {
-    thread_default = default_stream(kCpu);
+    thread_default = default_stream(default_device());
     array x({1.0f, 2.0f, 3.0f});
     y = (x + 1.0f) * 2.0f;  // on this thread's default stream
   });
@@ -622,22 +624,23 @@ TEST(Threading, DefaultStreamIsPerThreadAndStable) {
 
 TEST(Threading, SetDefaultStreamChangesOnlyTheCallingThread) {
   Watchdog wd;
-  Stream main_default = default_stream(kCpu);
-  Stream chosen = new_stream(kCpu);
+  const Device dev = default_device();  // the CPU, or the GPU under BRAID_DEVICE=gpu
+  Stream main_default = default_stream(dev);
+  Stream chosen = new_stream(dev);
   std::latch set(1);
   std::latch checked(1);
   std::optional<Stream> in_setter, in_other;
   std::optional<Stream> built_in_setter, built_in_other;
   std::thread setter([&] {
     set_default_stream(chosen);
-    in_setter = default_stream(kCpu);
+    in_setter = default_stream(dev);
     built_in_setter = (array(1.0f) + 1.0f).stream();
     set.count_down();
     checked.wait();  // stay alive while the other thread looks
   });
   std::thread other([&] {
     set.wait();
-    in_other = default_stream(kCpu);
+    in_other = default_stream(dev);
     built_in_other = (array(1.0f) + 1.0f).stream();
     checked.count_down();
   });
@@ -647,7 +650,7 @@ TEST(Threading, SetDefaultStreamChangesOnlyTheCallingThread) {
   EXPECT_EQ(*built_in_setter, chosen);
   EXPECT_NE(*in_other, chosen);
   EXPECT_NE(*built_in_other, chosen);
-  EXPECT_EQ(default_stream(kCpu), main_default);
+  EXPECT_EQ(default_stream(dev), main_default);
 }
 
 TEST(Threading, StreamContextChangesOnlyTheCallingThread) {
@@ -1005,6 +1008,40 @@ TEST(Threading, BufferStillReadByAnotherStreamIsNotReused) {
   });
   h.wait();
   EXPECT_EQ(reused.load(), 0) << "x's buffer was handed out while a task still read it";
+  std::vector<float> got = values(copy);
+  for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], static_cast<float>(i));
+}
+
+// The same through a view: a reshaped view shares the buffer and keeps it alive.
+TEST(Threading, BufferReadThroughAViewIsNotReusedWhileTheReaderRuns) {
+  Watchdog wd;
+  const int n = 256;
+  Stream reader_stream = new_stream(kCpu);
+  Stream churn_stream = new_stream(kCpu);
+  array x = arange(0.0, static_cast<double>(n), churn_stream);
+  array view = reshape(x, {16, 16}, churn_stream);
+  view.eval();
+  const void* x_buffer = x.data<float>();
+  ASSERT_EQ(view.data<float>(), x_buffer);  // a view, not a copy
+
+  std::latch reading(1);
+  array copy = custom({view}, {16, 16}, reader_stream, then_add([&] {
+                        reading.count_down();
+                        std::this_thread::sleep_for(300ms);
+                      }));
+  EvalHandle h = async_eval(copy);
+  reading.wait();
+  x = array(0.0f);
+  view = array(0.0f);
+
+  int reused = 0;
+  for (int k = 0; k < 1000 && !detail::is_complete(copy.desc()); ++k) {
+    array junk = full({n}, -1.0f, churn_stream);
+    junk.eval();
+    if (junk.data<float>() == x_buffer && !detail::is_complete(copy.desc())) ++reused;
+  }
+  h.wait();
+  EXPECT_EQ(reused, 0) << "the buffer behind a view was handed out while a task still read it";
   std::vector<float> got = values(copy);
   for (int i = 0; i < n; ++i) ASSERT_EQ(got[i], static_cast<float>(i));
 }
