@@ -30,13 +30,13 @@ namespace {
 
 // Lazy inputs: if an op evaluated anything before throwing, these would become available.
 struct LazyInputs {
-  array m23 = zeros({2, 3});          // float32 [2, 3]
-  array m34 = ones({3, 4});           // float32 [3, 4]
-  array v4 = zeros({4});              // float32 [4]
-  array i23 = zeros({2, 3}, int32);   // int32 [2, 3]
-  array b23 = zeros({2, 3}, bool_);   // bool [2, 3]
-  array empty = zeros({0, 3});        // float32 [0, 3]
-  array s = zeros({});                // 0-d
+  array m23 = zeros({2, 3});         // float32 [2, 3]
+  array m34 = ones({3, 4});          // float32 [3, 4]
+  array v4 = zeros({4});             // float32 [4]
+  array i23 = zeros({2, 3}, int32);  // int32 [2, 3]
+  array b23 = zeros({2, 3}, bool_);  // bool [2, 3]
+  array empty = zeros({0, 3});       // float32 [0, 3]
+  array s = zeros({});               // 0-d
 
   void expect_unevaluated() const {
     for (const array* a : {&m23, &m34, &v4, &i23, &b23, &empty, &s}) EXPECT_FALSE(a->is_available());
@@ -180,9 +180,11 @@ TEST(BadInput, MatmulRejectsScalarsMismatchesAndNonFloatTypes) {
   EXPECT_BUILD_THROWS("[matmul] Last dimension", matmul(in.m34, in.m34));
   EXPECT_BUILD_THROWS("[matmul] Last dimension", matmul(in.v4, zeros({3})));
   EXPECT_BUILD_THROWS("[matmul]", matmul(zeros({2, 2, 3}), zeros({3, 3, 4})));  // batch mismatch
-  EXPECT_BUILD_THROWS("[matmul] Only real floating point types are supported", matmul(in.i23, zeros({3, 2}, int32)));
+  EXPECT_BUILD_THROWS("[matmul] Only real floating point types are supported",
+                      matmul(in.i23, zeros({3, 2}, int32)));
   EXPECT_BUILD_THROWS("[matmul] Only real floating point types", matmul(in.b23, zeros({3, 2}, bool_)));
-  EXPECT_BUILD_THROWS("[matmul] Only real floating point types", matmul(zeros({2, 3}, uint8), zeros({3}, int64)));
+  EXPECT_BUILD_THROWS("[matmul] Only real floating point types",
+                      matmul(zeros({2, 3}, uint8), zeros({3}, int64)));
   EXPECT_BUILD_THROWS("[matmul] Only real floating point types", matmul(in.i23, in.b23));
   in.expect_unevaluated();
 }

@@ -138,8 +138,8 @@ double rel_tol(Dtype dt) {
 }
 
 // Element-wise comparison; NaN matches NaN, integers must match exactly.
-::testing::AssertionResult all_close(const std::vector<double>& got, const std::vector<double>& want, Dtype dt,
-                                     double abs_tol = -1) {
+::testing::AssertionResult all_close(const std::vector<double>& got, const std::vector<double>& want,
+                                     Dtype dt, double abs_tol = -1) {
   if (got.size() != want.size()) {
     return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
   }
@@ -150,7 +150,8 @@ double rel_tol(Dtype dt) {
     if (std::isnan(g) && std::isnan(w)) continue;
     if (std::isinf(w) && g == w) continue;
     if (!(std::fabs(g - w) <= at + rt * std::fabs(w))) {
-      return ::testing::AssertionFailure() << "element " << i << ": got " << g << ", want " << w << " (" << dt << ")";
+      return ::testing::AssertionFailure()
+             << "element " << i << ": got " << g << ", want " << w << " (" << dt << ")";
     }
   }
   return ::testing::AssertionSuccess();
@@ -169,7 +170,8 @@ std::vector<double> ref_reduce(const std::vector<double>& v, const std::vector<i
   std::vector<double> out(static_cast<size_t>(numel(out_shape)), is_max ? -kInf : 0.0);
   // Output offset of each input position: an odometer over the input with reduced strides 0.
   std::vector<int64_t> out_strides(shape.size(), 0), idx(shape.size(), 0);
-  for (int d = static_cast<int>(shape.size()) - 1, st = 1; d >= 0; st *= static_cast<int>(out_shape[d]), --d) {
+  for (int d = static_cast<int>(shape.size()) - 1, st = 1; d >= 0;
+       st *= static_cast<int>(out_shape[d]), --d) {
     out_strides[d] = out_shape[d] == 1 ? 0 : st;
   }
   int64_t o_off = 0;
@@ -194,8 +196,9 @@ std::vector<double> ref_reduce(const std::vector<double>& v, const std::vector<i
 }
 
 // Reference matmul of [..., M, K] x [..., K, N] with NumPy batch broadcasting.
-std::vector<double> ref_matmul(const std::vector<double>& a, std::vector<int64_t> as, const std::vector<double>& b,
-                               std::vector<int64_t> bs, std::vector<int64_t>* out_shape) {
+std::vector<double> ref_matmul(const std::vector<double>& a, std::vector<int64_t> as,
+                               const std::vector<double>& b, std::vector<int64_t> bs,
+                               std::vector<int64_t>* out_shape) {
   const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
   std::vector<int64_t> ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
   while (ab.size() < bb.size()) ab.insert(ab.begin(), 1);
@@ -466,7 +469,8 @@ void check_binary(const BinaryCase& c, const array& a, const array& b, Dtype exp
     double r = c.ref(round_to(av[pick(as)], t), round_to(bv[pick(bs)], t));
     want[i] = c.compare ? r : round_to(r, t);
   }
-  EXPECT_TRUE(all_close(values(out), want, c.compare ? bool_ : t)) << c.name << " " << a.dtype() << " " << b.dtype();
+  EXPECT_TRUE(all_close(values(out), want, c.compare ? bool_ : t))
+      << c.name << " " << a.dtype() << " " << b.dtype();
 }
 
 }  // namespace
@@ -530,10 +534,10 @@ TEST(OpsElementwise, TypePromotion) {
     Dtype a, b, out;
   };
   const std::vector<Case> cases = {
-      {int32, float16, float16},  {float16, bfloat16, float32}, {uint8, int32, int32},
-      {bool_, int32, int32},      {uint8, int64, int64},        {int64, float32, float32},
-      {bool_, float16, float16},  {bfloat16, float32, float32}, {bool_, uint8, uint8},
-      {int32, int64, int64},      {uint8, bfloat16, bfloat16},  {int32, int32, int32},
+      {int32, float16, float16}, {float16, bfloat16, float32}, {uint8, int32, int32},
+      {bool_, int32, int32},     {uint8, int64, int64},        {int64, float32, float32},
+      {bool_, float16, float16}, {bfloat16, float32, float32}, {bool_, uint8, uint8},
+      {int32, int64, int64},     {uint8, bfloat16, bfloat16},  {int32, int32, int32},
   };
   uint32_t seed = 100;
   for (const auto& c : cases) {
@@ -721,7 +725,8 @@ void check_reduce(const array& a, const std::vector<int>& axes, bool is_max) {
 }  // namespace
 
 TEST(OpsReduce, SumAndMaxInEveryDtypeOverEveryAxisSet) {
-  const std::vector<std::vector<int>> axis_sets = {{0}, {1}, {2}, {-1}, {0, 1}, {1, 2}, {0, 2}, {0, 1, 2}, {-3, -1}};
+  const std::vector<std::vector<int>> axis_sets = {{0},    {1},    {2},       {-1},    {0, 1},
+                                                   {1, 2}, {0, 2}, {0, 1, 2}, {-3, -1}};
   uint32_t seed = 600;
   for (Dtype dt : kAllDtypes) {
     array a = make(random_values(60, dt, ++seed), {3, 4, 5}, dt);
@@ -737,15 +742,16 @@ TEST(OpsReduce, NonContiguousInputs) {
   for (Dtype dt : {bool_, int32, float16, float32}) {
     array base = make(random_values(60, dt, ++seed), {3, 4, 5}, dt);
     const std::vector<array> views = {
-        transpose(base),                                                   // reversed strides
-        transpose(base, {1, 0, 2}),                                        // permuted outer dims
-        transpose(base, {2, 0, 1}),                                        // unit stride in the middle
+        transpose(base),             // reversed strides
+        transpose(base, {1, 0, 2}),  // permuted outer dims
+        transpose(base, {2, 0, 1}),  // unit stride in the middle
         broadcast_to(make(random_values(5, dt, ++seed), {1, 1, 5}, dt), {3, 4, 5}),  // zero strides
         broadcast_to(make(random_values(4, dt, ++seed), {4, 1}, dt), {3, 4, 5}),
-        reshape(transpose(base, {0, 2, 1}), {3, 4, 5}),                    // a gathered copy
+        reshape(transpose(base, {0, 2, 1}), {3, 4, 5}),  // a gathered copy
     };
     for (const auto& v : views) {
-      for (const std::vector<int>& axes : std::vector<std::vector<int>>{{0}, {1}, {2}, {0, 2}, {1, 2}, {0, 1, 2}}) {
+      for (const std::vector<int>& axes :
+           std::vector<std::vector<int>>{{0}, {1}, {2}, {0, 2}, {1, 2}, {0, 1, 2}}) {
         check_reduce(v, axes, false);
         check_reduce(v, axes, true);
       }
@@ -807,7 +813,8 @@ TEST(OpsReduce, SixteenBitSumsAccumulateInFloat) {
   EXPECT_EQ(sum(ones({4096}, float16)).item<float>(), 4096.0f);
   EXPECT_EQ(sum(ones({64, 64}, float16), 0).dtype(), float16);
   EXPECT_EQ(values(sum(ones({4096, 2}, bfloat16), 0)), (std::vector<double>{4096, 4096}));
-  EXPECT_EQ(values(sum(broadcast_to(array(1.0f, float16), {3, 4096}), 1)), (std::vector<double>{4096, 4096, 4096}));
+  EXPECT_EQ(values(sum(broadcast_to(array(1.0f, float16), {3, 4096}), 1)),
+            (std::vector<double>{4096, 4096, 4096}));
 }
 
 TEST(OpsReduce, SumOfSixteenMillionOnesIsExact) {
@@ -817,7 +824,8 @@ TEST(OpsReduce, SumOfSixteenMillionOnesIsExact) {
   EXPECT_EQ(values(sum(reshape(a, {1 << 22, 4}), 0)), std::vector<double>(4, 4194304.0));
   EXPECT_EQ(sum(transpose(reshape(a, {1 << 12, 1 << 12}))).item<float>(), 16777216.0f);
   // Blocked float partials keep a sum of 2^24 copies of 0.1 within a few float ulps.
-  EXPECT_NEAR(sum(full({1 << 24}, 0.1f)).item<float>(), (1 << 24) * static_cast<double>(0.1f), 1677721.6 * 1e-6);
+  EXPECT_NEAR(sum(full({1 << 24}, 0.1f)).item<float>(), (1 << 24) * static_cast<double>(0.1f),
+              1677721.6 * 1e-6);
 }
 
 TEST(OpsReduce, LargeShapesTakeEveryParallelPath) {
@@ -854,8 +862,8 @@ TEST(OpsReduce, LargeShapesTakeEveryParallelPath) {
 TEST(OpsReduce, MaxPropagatesNaNOnEveryPath) {
   for (Dtype dt : kFloatDtypes) {
     std::vector<double> v(4 * 70000, 1.0);
-    v[3] = kNaN;               // row 0, early
-    v[70000 + 69999] = kNaN;   // row 1, last
+    v[3] = kNaN;              // row 0, early
+    v[70000 + 69999] = kNaN;  // row 1, last
     array a = make(v, {4, 70000}, dt);
     auto rows = values(braid::max(a, 1));
     EXPECT_TRUE(std::isnan(rows[0]) && std::isnan(rows[1])) << dt;
@@ -1001,8 +1009,10 @@ TEST(OpsMatmul, TransposedAndStridedOperands) {
   check_matmul(transpose(rand_array({4, 5, 3}, float32, 38), {2, 0, 1}), rand_array({3, 5, 2}, float32, 39),
                float32);
   // Broadcast rows inside the matrix (zero stride): copied first.
-  check_matmul(broadcast_to(rand_array({1, 5}, float32, 40), {4, 5}), rand_array({5, 3}, float32, 41), float32);
-  check_matmul(rand_array({4, 5}, float32, 42), broadcast_to(rand_array({5, 1}, float32, 43), {5, 3}), float32);
+  check_matmul(broadcast_to(rand_array({1, 5}, float32, 40), {4, 5}), rand_array({5, 3}, float32, 41),
+               float32);
+  check_matmul(rand_array({4, 5}, float32, 42), broadcast_to(rand_array({5, 1}, float32, 43), {5, 3}),
+               float32);
 }
 
 TEST(OpsMatmul, SixteenBitAndMixedDtypes) {
@@ -1074,8 +1084,8 @@ TEST(OpsSoftmax, NonContiguousInputs) {
   EXPECT_TRUE(all_close(values(softmax(b)), ref_softmax_rows({1, 2, 3, 1, 2, 3}, 6), float32));
   EXPECT_TRUE(all_close(values(softmax(b, 1)), ref_softmax_rows({1, 2, 3, 1, 2, 3}, 3), float32));
   array bh = broadcast_to(make({1, 2, 3}, {3}, float16), {2, 3});
-  EXPECT_TRUE(all_close(values(softmax(bh, -1)), rounded(ref_softmax_rows({1, 2, 3, 1, 2, 3}, 3), float16),
-                        float16));
+  EXPECT_TRUE(
+      all_close(values(softmax(bh, -1)), rounded(ref_softmax_rows({1, 2, 3, 1, 2, 3}, 3), float16), float16));
 }
 
 TEST(OpsSoftmax, IntegerInputsBecomeFloat32) {
@@ -1102,7 +1112,8 @@ TEST(OpsSoftmax, PreciseSixteenBitOverOtherAxes) {
   for (bool precise : {false, true}) {
     array s = softmax(make(v, {3, 4}, float16), std::vector<int>{0, 1}, precise);
     EXPECT_EQ(s.dtype(), float16);
-    EXPECT_TRUE(all_close(values(s), rounded(ref_softmax_rows(v, 12), float16), float16, 4 * rel_tol(float16)));
+    EXPECT_TRUE(
+        all_close(values(s), rounded(ref_softmax_rows(v, 12), float16), float16, 4 * rel_tol(float16)));
   }
 }
 
@@ -1116,4 +1127,15 @@ TEST(OpsSoftmax, ZeroSizeInputs) {
   EXPECT_EQ(softmax(zeros({0, 3}), -1).shape(), (Shape{0, 3}));
   EXPECT_EQ(softmax(zeros({0, 3}), 0).shape(), (Shape{0, 3}));
   EXPECT_TRUE(values(softmax(zeros({3, 0}), -1)).empty());
+}
+
+TEST(OpsSoftmax, LeadingMaskedEntriesGiveZeroNotNaN) {
+  const float inf = std::numeric_limits<float>::infinity();
+  array x({-inf, -inf, 0.0f, 0.0f}, {1, 4});
+  array y = softmax(x, -1);
+  const float* p = y.data<float>();
+  EXPECT_EQ(p[0], 0.0f);
+  EXPECT_EQ(p[1], 0.0f);
+  EXPECT_FLOAT_EQ(p[2], 0.5f);
+  EXPECT_FLOAT_EQ(p[3], 0.5f);
 }

@@ -26,6 +26,12 @@ void share_buffer(array& out, const array& in);
 /// Contiguity flags of a layout.
 ArrayFlags flags_for(const Shape& shape, const Strides& strides, size_t data_size);
 
+/// Views every backend computes the same way: `out` shares `in`'s buffer.
+void broadcast_view(const array& in, array& out);
+void transpose_view(const array& in, array& out, const std::vector<int>& axes);
+/// A reshape view when `in` is row-contiguous; false (nothing done) otherwise.
+bool reshape_view(const array& in, array& out);
+
 /// Test hook: called on the worker before each node is computed (not for leaves).
 using EvalHook = void (*)(const array& node);
 void set_eval_hook(EvalHook hook);

@@ -49,7 +49,9 @@ array sum(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrD
   if (ax.empty()) return a;
   return reduce_node(a, ax, keepdims, Reduce::Op::sum, sum_dtype(a.dtype()), st);
 }
-array sum(const array& a, bool keepdims, StreamOrDevice s) { return sum(a, all_axes(a), keepdims, std::move(s)); }
+array sum(const array& a, bool keepdims, StreamOrDevice s) {
+  return sum(a, all_axes(a), keepdims, std::move(s));
+}
 array sum(const array& a, StreamOrDevice s) { return sum(a, all_axes(a), false, std::move(s)); }
 array sum(const array& a, int axis, bool keepdims, StreamOrDevice s) {
   return sum(a, std::vector<int>{axis}, keepdims, std::move(s));
@@ -64,7 +66,9 @@ array max(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrD
   if (ax.empty()) return a;
   return reduce_node(a, ax, keepdims, Reduce::Op::max, a.dtype(), st);
 }
-array max(const array& a, bool keepdims, StreamOrDevice s) { return max(a, all_axes(a), keepdims, std::move(s)); }
+array max(const array& a, bool keepdims, StreamOrDevice s) {
+  return max(a, all_axes(a), keepdims, std::move(s));
+}
 array max(const array& a, StreamOrDevice s) { return max(a, all_axes(a), false, std::move(s)); }
 array max(const array& a, int axis, bool keepdims, StreamOrDevice s) {
   return max(a, std::vector<int>{axis}, keepdims, std::move(s));
@@ -86,7 +90,9 @@ array mean(const array& a, const std::vector<int>& axes, bool keepdims, StreamOr
   }
   return multiply(astype(total, t, st), array(scale, t), st);
 }
-array mean(const array& a, bool keepdims, StreamOrDevice s) { return mean(a, all_axes(a), keepdims, std::move(s)); }
+array mean(const array& a, bool keepdims, StreamOrDevice s) {
+  return mean(a, all_axes(a), keepdims, std::move(s));
+}
 array mean(const array& a, StreamOrDevice s) { return mean(a, all_axes(a), false, std::move(s)); }
 array mean(const array& a, int axis, bool keepdims, StreamOrDevice s) {
   return mean(a, std::vector<int>{axis}, keepdims, std::move(s));

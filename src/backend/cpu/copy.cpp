@@ -83,30 +83,20 @@ void Full::eval_cpu(const std::vector<array>& inputs, array& out) {
 }
 
 void Broadcast::eval_cpu(const std::vector<array>& inputs, array& out) {
-  const array& in = inputs[0];
-  Strides st = cpu::broadcast_strides(in, out.shape());
-  detail::copy_shared_buffer(out, in, st, detail::flags_for(out.shape(), st, in.data_size()), in.data_size());
+  detail::broadcast_view(inputs[0], out);
 }
 
 void Transpose::eval_cpu(const std::vector<array>& inputs, array& out) {
-  const array& in = inputs[0];
-  Strides st(axes_.size());
-  for (size_t i = 0; i < axes_.size(); ++i) st[i] = in.strides()[axes_[i]];
-  detail::copy_shared_buffer(out, in, st, detail::flags_for(out.shape(), st, in.data_size()), in.data_size());
+  detail::transpose_view(inputs[0], out, axes_);
 }
 
 void Reshape::eval_cpu(const std::vector<array>& inputs, array& out) {
   const array& in = inputs[0];
-  if (in.flags().row_contiguous) {
-    Strides st = detail::row_major_strides(out.shape());
-    detail::copy_shared_buffer(out, in, st, detail::flags_for(out.shape(), st, in.data_size()), in.data_size());
-    return;
-  }
-  // Gather into row-major order first; the reshaped view of that is then exact.
+  if (detail::reshape_view(in, out)) return;
+  // Gather into row-major order in the input's shape; the reshaped view of that is exact.
   array tmp(in.shape(), in.dtype(), nullptr, {});
   cpu::copy_to_contiguous(in, tmp);
-  Strides st = detail::row_major_strides(out.shape());
-  detail::copy_shared_buffer(out, tmp, st, detail::ArrayFlags{}, tmp.data_size());
+  detail::reshape_view(tmp, out);
 }
 
 }  // namespace braid

@@ -17,8 +17,8 @@
 namespace braid {
 namespace {
 
-constexpr int64_t kMinBlockRows = 32;        // fewer rows per sgemm lose its efficiency
-constexpr int64_t kMinTaskWork = 1 << 18;    // multiply-adds that pay for waking a worker
+constexpr int64_t kMinBlockRows = 32;      // fewer rows per sgemm lose its efficiency
+constexpr int64_t kMinTaskWork = 1 << 18;  // multiply-adds that pay for waking a worker
 
 void pin_blas_to_one_thread() {
   static std::once_flag once;
@@ -73,7 +73,8 @@ Operand prepare(const array& in) {
   Operand op;
   const int nd = static_cast<int>(in.ndim());
   const int64_t rows = in.shape()[nd - 2], cols = in.shape()[nd - 1];
-  if (in.dtype() == float32 && blas_layout(rows, cols, in.strides()[nd - 2], in.strides()[nd - 1], op.trans, op.ld)) {
+  if (in.dtype() == float32 &&
+      blas_layout(rows, cols, in.strides()[nd - 2], in.strides()[nd - 1], op.trans, op.ld)) {
     op.data = static_cast<const float*>(in.desc()->data_ptr);
     op.batch_offsets = batch_offsets(in.shape(), in.strides());
     return op;

@@ -24,10 +24,10 @@ namespace {
 
 using cpu::compute_t;
 
-constexpr int64_t kChunk = 1 << 15;     // elements per task
-constexpr int64_t kColBlock = 1024;     // outputs per column task (its accumulators stay in L1)
-constexpr int64_t kFewTasks = 64;       // below this many tasks, the reduced range is split too
-constexpr int kLanes = 16;              // independent accumulators, so the compiler vectorizes
+constexpr int64_t kChunk = 1 << 15;  // elements per task
+constexpr int64_t kColBlock = 1024;  // outputs per column task (its accumulators stay in L1)
+constexpr int64_t kFewTasks = 64;    // below this many tasks, the reduced range is split too
+constexpr int kLanes = 16;           // independent accumulators, so the compiler vectorizes
 
 template <typename T>
 constexpr bool is_float_v = std::is_floating_point_v<compute_t<T>>;
@@ -161,7 +161,8 @@ int64_t count_of(const Dims& dims) {
 Dims collapse(const Dims& dims) {
   Dims out;
   for (const Dim& d : dims) {
-    if (!out.empty() && out.back().in_stride == d.in_stride * d.n && out.back().out_stride == d.out_stride * d.n) {
+    if (!out.empty() && out.back().in_stride == d.in_stride * d.n &&
+        out.back().out_stride == d.out_stride * d.n) {
       out.back() = {out.back().n * d.n, d.in_stride, d.out_stride};
     } else {
       out.push_back(d);
@@ -274,7 +275,8 @@ class Reducer {
     if (outputs_ >= kFewTasks || count_ < 2 * kChunk) {
       const int64_t grain = std::max<int64_t>(1, kChunk / count_);
       detail::parallel_for(outputs_, grain, [&](int64_t b, int64_t e) {
-        for_each_output(kept_, b, e, [&](int64_t i, int64_t o) { dst_[o] = Op::finish(reduce_range(i, 0, count_)); });
+        for_each_output(kept_, b, e,
+                        [&](int64_t i, int64_t o) { dst_[o] = Op::finish(reduce_range(i, 0, count_)); });
       });
       return;
     }
@@ -309,7 +311,8 @@ class Reducer {
     int64_t splits = 1;
     if (batches * blocks < kFewTasks) {
       // Only as many splits as parallelism needs: the partials cost width accumulators each.
-      splits = std::clamp<int64_t>(count_ * width / kChunk, 1, (kFewTasks + batches * blocks - 1) / (batches * blocks));
+      splits = std::clamp<int64_t>(count_ * width / kChunk, 1,
+                                   (kFewTasks + batches * blocks - 1) / (batches * blocks));
     }
     const int64_t rows_per_split = (count_ + splits - 1) / splits;
     splits = (count_ + rows_per_split - 1) / rows_per_split;
@@ -345,7 +348,8 @@ class Reducer {
           });
           flush();
           if (splits == 1) {
-            for (int64_t j = 0; j < cw; ++j) dst_[out_base + (c0 + j) * column.out_stride] = Op::finish(acc[j]);
+            for (int64_t j = 0; j < cw; ++j)
+              dst_[out_base + (c0 + j) * column.out_stride] = Op::finish(acc[j]);
           } else {
             std::copy(acc.begin(), acc.begin() + cw, partial.begin() + task * width);
           }

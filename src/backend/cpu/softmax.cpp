@@ -31,7 +31,8 @@ void softmax_rows(const T* src, T* dst, int64_t rows, int64_t width) {
           total = total * std::exp(running_max - v) + 1.0f;
           running_max = v;
         } else {
-          total += std::exp(v - running_max);
+          // A masked (-inf) entry adds nothing; exp(-inf - -inf) would add a NaN.
+          if (v != -std::numeric_limits<float>::infinity()) total += std::exp(v - running_max);
         }
       }
       const float scale = 1.0f / total;

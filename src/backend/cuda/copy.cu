@@ -51,9 +51,11 @@ __global__ void convert_strided(const S* __restrict__ src, D* __restrict__ dst, 
 template <typename S, typename D>
 void copy_typed(const S* src, D* dst, const HostLayout<1>& layout, int64_t n, cudaStream_t stream) {
   constexpr int N = vec_width_v<S, D>;
-  const bool flat = layout.ndim() <= 1 && (layout.ndim() == 0 || layout.strides[0][0] == 1);
-  const bool splat = layout.ndim() == 1 && layout.strides[0][0] == 0;
-  if (flat && layout.ndim() == 1) {
+  // After collapsing, a contiguous source is one dimension of stride 1, and a broadcast value
+  // one of stride 0 (or none at all).
+  const bool contiguous = layout.ndim() == 1 && layout.strides[0][0] == 1;
+  const bool single_value = layout.ndim() == 0 || (layout.ndim() == 1 && layout.strides[0][0] == 0);
+  if (contiguous) {
     if constexpr (std::is_same_v<S, D>) {
       check(cudaMemcpyAsync(dst, src, static_cast<size_t>(n) * sizeof(S), cudaMemcpyDeviceToDevice, stream),
             "copy");
@@ -66,7 +68,7 @@ void copy_typed(const S* src, D* dst, const HostLayout<1>& layout, int64_t n, cu
     }
     return;
   }
-  if (splat || layout.ndim() == 0) {
+  if (single_value) {
     if (is_aligned(dst, N * sizeof(D))) {
       fill_flat<S, D, N><<<grid_for(n / N + 1, kBlock), kBlock, 0, stream>>>(src, dst, n);
     } else {
