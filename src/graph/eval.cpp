@@ -200,6 +200,13 @@ void wait_for(const array& node, const std::vector<std::shared_ptr<Strand>>& tou
     Status st = d->status.load(std::memory_order_acquire);
     if (st >= Status::available) return;
     if (st == Status::scheduled && strand_of(d)->try_run_inline(d)) continue;
+    // Our node may wait on work of ours queued on another stream: run that rather than
+    // wait for a worker, which may be busy with someone's long evaluation.
+    bool ran_other = false;
+    for (const auto& other : touched) {
+      if (other.get() != strand_of(d) && other->try_run_inline(d)) ran_other = true;
+    }
+    if (ran_other) continue;
     if (!kicked) {
       kick_all(touched);
       kicked = true;
