@@ -322,7 +322,9 @@ int main(int argc, char** argv) {
   torch_a = sample(cfg.runs, [&] { return torch_tiny_chain_us(cfg, torch_start); });
 #endif
 
-  // (b) steady-state add.
+  // (b) steady-state add. Samples of the two alternate, so that the memory bandwidth this
+  // machine's neighbours leave over (it drifts by a third from second to second) is shared
+  // fairly.
   std::cerr << "  b. 16M-element add\n";
   Stats braid_b, torch_b;
   {
@@ -334,28 +336,36 @@ int main(int argc, char** argv) {
       check(c.data<float>()[cfg.big_elems - 1] == 3.0f);
     }
     braid_big_add_gbs(cfg, a, b);
-    braid_b = sample(cfg.runs, [&] { return braid_big_add_gbs(cfg, a, b); });
+#ifdef BRAID_BENCH_HAVE_TORCH
+    torch::Tensor ta = torch::full({cfg.big_elems}, 1.0f);
+    torch::Tensor tb = torch::full({cfg.big_elems}, 2.0f);
+    torch::Tensor tc = torch::empty({cfg.big_elems});
+    torch_big_add_gbs(cfg, ta, tb, tc);
+    check(tc[cfg.big_elems - 1].item<float>() == 3.0f);
+#endif
+    for (int r = 0; r < cfg.runs; ++r) {
+      braid_b.samples.push_back(braid_big_add_gbs(cfg, a, b));
+#ifdef BRAID_BENCH_HAVE_TORCH
+      torch_b.samples.push_back(torch_big_add_gbs(cfg, ta, tb, tc));
+#endif
+    }
   }
   braid::clear_cache();
-#ifdef BRAID_BENCH_HAVE_TORCH
-  {
-    torch::Tensor a = torch::full({cfg.big_elems}, 1.0f);
-    torch::Tensor b = torch::full({cfg.big_elems}, 2.0f);
-    torch::Tensor c = torch::empty({cfg.big_elems});
-    torch_big_add_gbs(cfg, a, b, c);
-    check(c[cfg.big_elems - 1].item<float>() == 3.0f);
-    torch_b = sample(cfg.runs, [&] { return torch_big_add_gbs(cfg, a, b, c); });
-  }
-#endif
 
   // (c) independent graphs on 1 and 2 threads.
   std::cerr << "  c. independent chains, 1 and 2 threads\n";
-  Stats braid_c1 = sample(cfg.runs, [&] { return braid_independent_ops(cfg, 1); });
-  Stats braid_c2 = sample(cfg.runs, [&] { return braid_independent_ops(cfg, 2); });
-  Stats torch_c1, torch_c2;
+  // Interleaved, as in (d): this machine's speed drifts by tens of percent over seconds.
+  Stats braid_c1, braid_c2, torch_c1, torch_c2;
+  braid_independent_ops(cfg, 2);  // warm-up: both threads' caches and streams
+  for (int r = 0; r < cfg.runs; ++r) {
+    braid_c1.samples.push_back(braid_independent_ops(cfg, 1));
+    braid_c2.samples.push_back(braid_independent_ops(cfg, 2));
+  }
 #ifdef BRAID_BENCH_HAVE_TORCH
-  torch_c1 = sample(cfg.runs, [&] { return torch_independent_ops(cfg, 1, cfg.chains_per_thread); });
-  torch_c2 = sample(cfg.runs, [&] { return torch_independent_ops(cfg, 2, cfg.chains_per_thread); });
+  for (int r = 0; r < cfg.runs; ++r) {
+    torch_c1.samples.push_back(torch_independent_ops(cfg, 1, cfg.chains_per_thread));
+    torch_c2.samples.push_back(torch_independent_ops(cfg, 2, cfg.chains_per_thread));
+  }
 #endif
 
   // (d) 8 threads on one stream against 1 thread on it, same total work.

@@ -328,6 +328,60 @@ TEST_P(ThreadingStreamOrder, EachSubmittingThreadKeepsItsOrder) {
 
 INSTANTIATE_TEST_SUITE_P(ThreadingCounts, ThreadingStreamOrder, ::testing::Values(2, 4, 16), threads_name);
 
+// Threads sharing a stream each run their own long runs of nodes when they are waiting for
+// them (a node is cheapest on the core that built it), and the stream's order holds across
+// the hand-overs.
+TEST(Threading, LongRunsOnASharedStreamAreRunByTheirWaitingSubmitters) {
+  Watchdog wd;
+  constexpr int kThreads = 4;
+  constexpr int kLen = 300;
+  Stream s = new_stream(kCpu);
+  std::atomic<bool> started{false};
+  std::atomic<bool> open{false};
+  array gate = custom({array(0.0f)}, {}, s, then_add([&] {
+                        started.store(true);
+                        while (!open.load()) std::this_thread::sleep_for(1ms);
+                      }));
+  EvalHandle gate_done = async_eval(gate);
+  while (!started.load()) std::this_thread::sleep_for(1ms);
+
+  // Each thread's queue of nodes waits behind the gate; it opens once all four sleep.
+  std::thread opener([&] {
+    while (s.state()->strand->sleepers() < kThreads) std::this_thread::sleep_for(1ms);
+    open.store(true);
+  });
+  std::vector<std::thread::id> builders(kThreads);
+  std::vector<std::vector<std::thread::id>> runners(kThreads);  // appended in stream order
+  std::vector<int> order;  // builder index of every node, in execution order
+  std::vector<float> results(kThreads);
+  on_threads(kThreads, [&](int t) {
+    builders[t] = std::this_thread::get_id();
+    array y(static_cast<float>(t));
+    for (int k = 0; k < kLen; ++k) {
+      y = custom({y}, {}, s, then_add([&runners, &order, t] {
+                   runners[t].push_back(std::this_thread::get_id());
+                   order.push_back(t);
+                 }, 1.0f));
+    }
+    y.eval();
+    results[t] = y.item<float>();
+  });
+  opener.join();
+  gate_done.wait();
+
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(results[t], static_cast<float>(t + kLen));
+    ASSERT_EQ(runners[t].size(), static_cast<size_t>(kLen));
+    EXPECT_EQ(std::count(runners[t].begin(), runners[t].end(), builders[t]), kLen)
+        << "thread " << t << "'s nodes ran on another thread";
+  }
+  // Each submission ran as one unbroken run: the stream did not interleave them.
+  ASSERT_EQ(order.size(), static_cast<size_t>(kThreads * kLen));
+  int switches = 0;
+  for (size_t i = 1; i < order.size(); ++i) switches += order[i] != order[i - 1];
+  EXPECT_EQ(switches, kThreads - 1);
+}
+
 TEST(Threading, SubmissionThatHappensBeforeAnotherRunsFirst) {
   Watchdog wd;
   for (int round = 0; round < 20; ++round) {

@@ -36,4 +36,13 @@ inline void notify_parked(const void* key, const std::atomic<bool>& parked) {
   slot.cv.notify_all();
 }
 
+/// Wakes every thread parked on `key`'s slot, whatever flag they parked with. `key` is only
+/// hashed, so it may name memory that is already gone. For a wake whose condition is not
+/// on `key` itself (the parkers' predicates read it), after a seq_cst store.
+inline void notify_key(const void* key) {
+  ParkSlot& slot = park_slot(key);
+  { MutexLock lock(slot.mu); }
+  slot.cv.notify_all();
+}
+
 }  // namespace braid::detail

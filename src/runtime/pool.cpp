@@ -116,7 +116,10 @@ void WorkerPool::parallel_for(int64_t n, int64_t grain, RangeFn body) {
     body(0, n);
     return;
   }
-  int64_t helpers = std::min<int64_t>(job->num_chunks() - 1, num_workers_);
+  // The caller runs chunks too: with one helper fewer than there are workers, the loop uses
+  // as many threads as the pool has cores, not one more (an extra thread means preemption
+  // in the middle of a chunk while the others wait for it).
+  int64_t helpers = std::min<int64_t>(job->num_chunks() - 1, num_workers_ - 1);
   for (int64_t i = 0; i < helpers; ++i) post(job);
   job->run_chunks();  // the caller helps instead of blocking a worker
   job->wait_and_rethrow();

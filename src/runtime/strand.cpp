@@ -16,8 +16,21 @@ constexpr int kInlineExtra = 64;
 // them while other threads' strands wait for one.
 constexpr int kWorkerSlice = 64;
 constexpr auto kWorkerSliceTime = std::chrono::milliseconds(2);
-// Nodes taken from the queue per lock acquisition.
-constexpr size_t kBatch = 64;
+// A run of at least this many nodes from one thread is handed to that thread to run, if it
+// sleeps waiting: its nodes were built there and are freed there (into its own pools), where
+// another runner would miss the cache on nearly every node and free them across threads.
+// Shorter runs are not worth a wake-up.
+constexpr uint64_t kHandOffMin = 128;
+
+// Identifies the calling thread in segments and sleepers (0 is nobody).
+uint64_t this_thread_token() {
+  static std::atomic<uint64_t> next{1};
+  thread_local const uint64_t token = next.fetch_add(1, std::memory_order_relaxed);
+  return token;
+}
+
+// Set when the strand the thread sleeps on is handed to it.
+thread_local std::atomic<bool> t_handed{false};
 
 bool completed(ArrayDesc* d) {
   return d->status.load(std::memory_order_acquire) >= Status::available;
@@ -34,11 +47,14 @@ bool add_waiter(ArrayDesc* node, Waiter* w) {
 void Strand::post_self() { WorkerPool::instance().post(shared_from_this()); }
 
 void Strand::submit(std::vector<array>& nodes, bool wake) {
+  const uint64_t me = this_thread_token();
   bool post = false;
   {
     MutexLock lock(mu_);
+    if (segments_.empty() || segments_.back().owner != me) segments_.push_back({pushed_, pushed_, me});
     for (auto& n : nodes) {
       queue_.push_back(std::move(n));  // strong guarantee: on bad_alloc `n` is untouched
+      segments_.back().end = ++pushed_;
       // Published under the lock, before any runner can see the node.
       ArrayDesc* d = queue_.back().desc();
       d->status.store(Status::scheduled);  // seq_cst: pairs with park_while's flag
@@ -57,7 +73,7 @@ void Strand::submit(std::vector<array>& nodes, bool wake) {
 void Strand::kick() {
   {
     MutexLock lock(mu_);
-    if (state_ != State::idle || queue_.empty()) return;
+    if (state_ != State::idle || !has_work()) return;
     state_ = State::queued;
   }
   post_self();
@@ -66,12 +82,82 @@ void Strand::kick() {
 bool Strand::try_run_inline(ArrayDesc* until, uint64_t until_completed) {
   {
     MutexLock lock(mu_);
-    // A queued strand may be taken back from the pool; the worker then finds it not queued.
-    if (queue_.empty() || (state_ != State::idle && state_ != State::queued)) return false;
+    if (state_ == State::handed) {
+      if (handed_to_ != this_thread_token()) return false;
+      t_handed.store(false, std::memory_order_relaxed);
+    } else if ((state_ != State::idle && state_ != State::queued) || !has_work()) {
+      // A queued strand may be taken back from the pool; the worker then finds it not queued.
+      return false;
+    }
     state_ = State::running;
   }
   run_loop(until, until_completed, /*on_worker=*/false);
   return true;
+}
+
+void Strand::begin_wait(const ArrayDesc* node) {
+  MutexLock lock(mu_);
+  try {
+    sleepers_.push_back({this_thread_token(), node, &t_handed});
+  } catch (const std::bad_alloc&) {
+    // Hand-overs only help: without the entry the strand is simply not handed to us.
+  }
+}
+
+void Strand::end_wait() {
+  const uint64_t me = this_thread_token();
+  bool post = false;
+  {
+    MutexLock lock(mu_);
+    for (size_t i = sleepers_.size(); i-- > 0;) {
+      if (sleepers_[i].thread == me) {
+        sleepers_.erase(sleepers_.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+    }
+    // Handed over just as our wait ended (the node we waited for ran before our run of
+    // nodes): pass it on to the pool.
+    if (state_ == State::handed && handed_to_ == me) {
+      post = has_work();
+      state_ = post ? State::queued : State::idle;
+    }
+  }
+  t_handed.store(false, std::memory_order_relaxed);
+  if (post) post_self();
+}
+
+bool Strand::handed_to_me() { return t_handed.load(); }
+
+const void* Strand::take_batch(uint64_t me) {
+  while (!segments_.empty() && segments_.front().end <= taken_) segments_.pop_front();
+  if (!segments_.empty()) {
+    const Segment& head = segments_.front();
+    if (head.owner != me && head.end - taken_ >= kHandOffMin) {
+      for (const Sleeper& s : sleepers_) {
+        if (s.thread != head.owner) continue;
+        state_ = State::handed;
+        handed_to_ = s.thread;
+        s.handed->store(true);  // seq_cst: pairs with park_while's flag, as node statuses do
+        return s.park_key;
+      }
+    }
+  }
+  // Stop before the next long run of another thread's nodes, to offer it to its owner.
+  uint64_t limit = taken_ + std::min(queue_.size(), kBatch);
+  for (size_t i = 1; i < segments_.size() && segments_[i].begin < limit; ++i) {
+    const Segment& s = segments_[i];
+    if (s.owner != me && s.end - s.begin >= kHandOffMin) {
+      limit = s.begin;
+      break;
+    }
+  }
+  batch_.clear();
+  batch_next_ = 0;
+  for (; taken_ < limit; ++taken_) {
+    batch_.push_back(std::move(queue_.front()));  // within the reserved capacity
+    queue_.pop_front();
+  }
+  return nullptr;
 }
 
 void Strand::run_work() {
@@ -93,45 +179,50 @@ void Strand::resume() {
 }
 
 void Strand::run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker) {
-  // Nodes are taken kBatch at a time under one lock; any not run go back to the front.
-  std::vector<array> batch;
-  batch.reserve(kBatch);
-  size_t next = 0;
-  auto give_back = [&]() REQUIRES(mu_) {
-    for (size_t i = batch.size(); i-- > next;) queue_.push_front(std::move(batch[i]));
-    batch.clear();
-    next = 0;
-  };
+  const uint64_t me = this_thread_token();
   int extra = 0;
   int slice = 0;
   const auto slice_start = on_worker ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   for (;;) {
-    if (next == batch.size()) {
-      batch.clear();
-      next = 0;
-      MutexLock lock(mu_);
-      if (queue_.empty()) {
-        state_ = State::idle;
-        return;
-      }
-      for (size_t n = std::min(queue_.size(), kBatch); n > 0; --n) {
-        batch.push_back(std::move(queue_.front()));
-        queue_.pop_front();
-      }
-    }
-    if (ArrayDesc* blocker = first_incomplete_input(batch[next])) {
+    if (batch_next_ == batch_.size()) {
+      const void* wake_key;
       {
         MutexLock lock(mu_);
-        give_back();
+        if (queue_.empty()) {
+          state_ = State::idle;
+          return;
+        }
+        wake_key = take_batch(me);
+      }
+      if (wake_key != nullptr) {
+        notify_key(wake_key);  // the new holder parks on its node's slot
+        return;
+      }
+    }
+    if (ArrayDesc* blocker = first_incomplete_input(batch_[batch_next_])) {
+      {
+        MutexLock lock(mu_);
         state_ = State::parked;
       }
-      if (add_waiter(blocker, this)) return;  // resume() re-queues the strand
+      bool waiting = false;
+      try {
+        waiting = add_waiter(blocker, this);  // resume() re-queues the strand
+      } catch (const std::bad_alloc&) {
+        // No room to register: let a worker look again later rather than lose the strand.
+        {
+          MutexLock lock(mu_);
+          state_ = State::queued;
+        }
+        post_self();
+        return;
+      }
+      if (waiting) return;
       MutexLock lock(mu_);
       state_ = State::running;  // it completed meanwhile: carry on
       continue;
     }
     {
-      array node = std::move(batch[next++]);  // released right after: its memory may go
+      array node = std::move(batch_[batch_next_++]);  // released right after: its memory may go
       execute_node(node);
     }
     // seq_cst pairs with wait_until_completed's flag: it sees the count or we see it parked.
@@ -143,6 +234,8 @@ void Strand::run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker
       ++slice;
       hand_off = WorkerPool::instance().has_pending() &&
                  (slice >= kWorkerSlice || std::chrono::steady_clock::now() - slice_start >= kWorkerSliceTime);
+    } else if (t_handed.load(std::memory_order_relaxed)) {
+      hand_off = true;  // the strand this thread sleeps on is its to run now
     } else if (until != nullptr && completed(until)) {
       hand_off = ++extra > kInlineExtra;
     } else if (until_completed > 0 && completed_.load() >= until_completed) {
@@ -152,8 +245,7 @@ void Strand::run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker
     if (hand_off) {
       {
         MutexLock lock(mu_);
-        give_back();
-        if (queue_.empty()) {
+        if (!has_work()) {
           state_ = State::idle;
           return;
         }

@@ -26,16 +26,34 @@ bool add_waiter(ArrayDesc* node, Waiter* w);
 
 class Strand : public WorkItem, public Waiter, public std::enable_shared_from_this<Strand> {
  public:
+  Strand() { batch_.reserve(kBatch); }
 
   /// Appends claimed nodes in order. With `wake`, a worker will run them; without, the
   /// caller promises to run them inline or call kick() before it blocks. Thread-safe.
   void submit(std::vector<array>& nodes, bool wake) EXCLUDES(mu_);
   /// Hands pending work to the pool if nobody holds or has queued the strand. Thread-safe.
   void kick() EXCLUDES(mu_);
-  /// Runs queued nodes on the calling thread if no one else holds the strand. Stops soon
-  /// after `until` completes, as soon as `until_completed` nodes (if non-zero) have completed
-  /// in total, or when the queue empties or parks. Returns whether it ran.
+  /// Runs queued nodes on the calling thread if no one else holds the strand (or it was
+  /// handed to this thread). Stops soon after `until` completes, as soon as
+  /// `until_completed` nodes (if non-zero) have completed in total, when the queue empties
+  /// or parks, or when it hands the strand to the thread whose nodes come next. Returns
+  /// whether it ran.
   bool try_run_inline(ArrayDesc* until, uint64_t until_completed = 0) EXCLUDES(mu_);
+  /// Says that the calling thread is about to sleep until `node` (queued here) completes.
+  /// Until end_wait(), a runner that reaches a long run of nodes this thread submitted
+  /// hands the strand to it and wakes it (parkers on `node`'s slot), so that each thread
+  /// runs the nodes it built, whose memory is still in its core's cache. While registered,
+  /// the thread's sleep must also end when handed_to_me() turns true.
+  void begin_wait(const ArrayDesc* node) EXCLUDES(mu_);
+  /// Ends begin_wait. A strand handed over meanwhile goes back to the pool.
+  void end_wait() EXCLUDES(mu_);
+  /// Whether a strand the calling thread registered with has been handed to it.
+  static bool handed_to_me();
+  /// Threads registered by begin_wait now (for tests).
+  size_t sleepers() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    return sleepers_.size();
+  }
   /// Blocks until every node submitted before the call has completed, helping if it can.
   void synchronize() EXCLUDES(mu_) { wait_until_completed(submitted_.load()); }
   /// Blocks until at most `max_queued` nodes remain queued (backpressure), helping if it can.
@@ -51,14 +69,44 @@ class Strand : public WorkItem, public Waiter, public std::enable_shared_from_th
   void resume() override;    // the node the strand was parked on completed
 
  private:
-  enum class State { idle, queued, running, parked };
+  enum class State { idle, queued, running, parked, handed };
+  // A run of consecutive nodes submitted by one thread: sequence numbers [begin, end).
+  struct Segment {
+    uint64_t begin;
+    uint64_t end;
+    uint64_t owner;  // the submitting thread's token
+  };
+  // A thread sleeping in wait_for on a node of this strand (see begin_wait).
+  struct Sleeper {
+    uint64_t thread;
+    const void* park_key;        // the node it parks on; its address only, never read
+    std::atomic<bool>* handed;   // the thread's flag; valid while registered (under mu_)
+  };
+  static constexpr size_t kBatch = 64;  // nodes taken from the queue per lock acquisition
+
   // Runs with state_ == running. Returns when the strand is idle, parked or handed back.
   void run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker) EXCLUDES(mu_);
   void post_self();
+  // Only while no one holds the strand (the holder moves through batch_ without the lock).
+  bool has_work() const REQUIRES(mu_) { return !queue_.empty() || batch_next_ != batch_.size(); }
+  // Refills the (empty) batch from the queue, stopping before a long run of another thread's
+  // nodes. If such a run is at the head and its owner sleeps in wait_for, hands the strand
+  // to it instead and returns the key to wake it with.
+  const void* take_batch(uint64_t me) REQUIRES(mu_);
 
   Mutex mu_;
   std::deque<array> queue_ GUARDED_BY(mu_);
   State state_ GUARDED_BY(mu_) = State::idle;
+  std::deque<Segment> segments_ GUARDED_BY(mu_);
+  uint64_t pushed_ GUARDED_BY(mu_) = 0;  // nodes ever queued
+  uint64_t taken_ GUARDED_BY(mu_) = 0;   // nodes ever moved from the queue to the batch
+  std::vector<Sleeper> sleepers_ GUARDED_BY(mu_);
+  uint64_t handed_to_ GUARDED_BY(mu_) = 0;  // with State::handed: the thread that may take it
+  // Nodes taken off the queue and not yet run, in order, ahead of the queue. Used only by
+  // the strand's holder (state running); a holder that stops early leaves the rest for the
+  // next one (ownership passes through mu_). Capacity reserved once: running never allocates.
+  std::vector<array> batch_;
+  size_t batch_next_ = 0;
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> completed_{0};
   std::atomic<bool> sync_parked_{false};  // someone has slept in wait_until_completed
