@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -66,7 +67,7 @@ class SmallVector {
     size_ = 0;
     reserve(n);
     std::copy(first, last, data_);
-    size_ = n;
+    size_ = static_cast<uint32_t>(n);
   }
   void assign(size_t n, const T& v) {
     size_ = 0;
@@ -105,19 +106,20 @@ class SmallVector {
 
   void reserve(size_t n) {
     if (n <= capacity_) return;
-    size_t cap = std::max(n, capacity_ * 2);
+    if (n > kMaxSize) throw std::length_error("SmallVector: more than 2^32 - 1 elements");
+    size_t cap = std::min<size_t>(std::max<size_t>(n, size_t{capacity_} * 2), kMaxSize);
     T* p = static_cast<T*>(std::malloc(cap * sizeof(T)));
     if (p == nullptr) throw std::bad_alloc();
     if (size_ > 0) std::memcpy(p, data_, size_ * sizeof(T));
     if (data_ != inline_) std::free(data_);
     data_ = p;
-    capacity_ = cap;
+    capacity_ = static_cast<uint32_t>(cap);
   }
   void resize(size_t n) { resize(n, T{}); }
   void resize(size_t n, const T& v) {
     reserve(n);
     for (size_t i = size_; i < n; ++i) data_[i] = v;
-    size_ = n;
+    size_ = static_cast<uint32_t>(n);
   }
   void clear() { size_ = 0; }
   void push_back(const T& v) {
@@ -153,7 +155,7 @@ class SmallVector {
     reserve(size_ + n);
     std::memmove(data_ + i + n, data_ + i, (size_ - i) * sizeof(T));
     std::copy(tmp.begin(), tmp.end(), data_ + i);
-    size_ += n;
+    size_ += static_cast<uint32_t>(n);
     return data_ + i;
   }
   T* insert(const T* pos, size_t n, const T& v) {
@@ -166,7 +168,7 @@ class SmallVector {
     size_t i = static_cast<size_t>(first - data_);
     size_t n = static_cast<size_t>(last - first);
     std::memmove(data_ + i, data_ + i + n, (size_ - i - n) * sizeof(T));
-    size_ -= n;
+    size_ -= static_cast<uint32_t>(n);
     return data_ + i;
   }
 
@@ -202,9 +204,12 @@ class SmallVector {
     o.size_ = 0;
   }
 
+  // 32-bit counts keep a Shape at 40 bytes and Strides at 64, so that a node (two of each)
+  // fits four cache lines.
+  static constexpr size_t kMaxSize = 0xFFFFFFFFu;
   T* data_ = inline_;
-  size_t size_ = 0;
-  size_t capacity_ = N;
+  uint32_t size_ = 0;
+  uint32_t capacity_ = N;
   T inline_[N];
 };
 
