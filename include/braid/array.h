@@ -33,10 +33,19 @@ enum class Status : uint8_t { unscheduled, claimed, scheduled, available, failed
 
 /// Owns one allocator buffer; views share it through shared_ptr<Data>.
 struct Data {
+  /// Host buffers up to this size made from host values (scalars, small constants) live
+  /// inside the Data itself: no allocation, and no separate cache line to load.
+  static constexpr size_t kInlineBytes = 16;
+  struct Inline {};
+
   allocator::Buffer buffer;
   bool on_device = false;            // buffer is GPU memory (see src/backend/backend.h)
+  bool is_inline = false;            // buffer points into `inline_bytes`
   std::shared_ptr<void> device_state;  // the GPU backend's bookkeeping for this buffer
+  alignas(16) unsigned char inline_bytes[kInlineBytes];
+
   explicit Data(allocator::Buffer b, bool device = false) : buffer(b), on_device(device) {}
+  Data(Inline, size_t bytes) : buffer{inline_bytes, bytes}, is_inline(true) {}
   ~Data();
   Data(const Data&) = delete;
   Data& operator=(const Data&) = delete;

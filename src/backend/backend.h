@@ -2,6 +2,7 @@
 // implementation is linked: src/backend/cuda or src/backend/no_gpu (which throws).
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "braid/array.h"
@@ -30,6 +31,11 @@ void* host_pointer(const array& a);
 void free_device(Data& d) noexcept;
 /// Waits for all work already enqueued on a GPU stream's device queue.
 void synchronize(StreamState& s);
+
+/// Set (before the buffer is used) when the backend makes its first device buffer. Until
+/// then no array is GPU-resident, and CPU nodes need not look at their inputs' buffers.
+extern std::atomic<bool> g_device_buffers_made;
+inline bool device_buffers_made() { return g_device_buffers_made.load(std::memory_order_relaxed); }
 
 /// True when `a`'s buffer lives on the GPU.
 inline bool on_device(const array& a) { return a.desc()->data && a.desc()->data->on_device; }

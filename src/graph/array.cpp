@@ -14,6 +14,7 @@ namespace braid {
 namespace detail {
 
 Data::~Data() {
+  if (is_inline) return;
   if (on_device) {
     gpu::free_device(*this);
   } else {
@@ -103,7 +104,9 @@ void share_buffer(array& out, const array& in) {
 }
 
 void init_from_values(ArrayDesc& desc, const void* src, Dtype src_dtype, size_t count) {
-  desc.data = make_pooled<Data>(allocator::malloc(desc.size * desc.dtype.size));
+  const size_t bytes = desc.size * desc.dtype.size;  // checked when the shape was made
+  desc.data = bytes <= Data::kInlineBytes ? make_pooled<Data>(Data::Inline{}, bytes)
+                                          : make_pooled<Data>(allocator::malloc(bytes));
   desc.data_ptr = desc.data->buffer.ptr;
   desc.data_size = desc.size;
   convert_contiguous(src, src_dtype, desc.data_ptr, desc.dtype, std::min(count, desc.size));

@@ -276,6 +276,10 @@ std::vector<std::shared_ptr<Strand>> submit(const std::vector<array>& outputs, b
 
 }  // namespace
 
+// A node that reads a device buffer was published after the buffer was made (release/acquire
+// on the node's status), so a thread that sees the node also sees this flag set.
+std::atomic<bool> gpu::g_device_buffers_made{false};
+
 void set_eval_hook(EvalHook hook) { g_eval_hook.store(hook, std::memory_order_release); }
 
 ArrayDesc* first_incomplete_input(const array& node) {
@@ -302,7 +306,7 @@ void execute_node(array& node) noexcept {
       outputs.push_back(node);
       if (d.primitive->device().type == Device::gpu) {
         gpu::eval_node(node);
-      } else if (std::any_of(d.inputs.begin(), d.inputs.end(), gpu::on_device)) {
+      } else if (gpu::device_buffers_made() && std::any_of(d.inputs.begin(), d.inputs.end(), gpu::on_device)) {
         // A CPU node reading GPU results works on host copies of them.
         std::vector<array> host_inputs;
         for (const auto& in : d.inputs) host_inputs.push_back(gpu::on_device(in) ? gpu::host_view(in) : in);

@@ -302,6 +302,7 @@ DeviceAllocator& device_allocator() {
 
 std::shared_ptr<detail::Data> new_device_data(size_t bytes, const std::shared_ptr<StreamCtx>& s) {
   void* p = device_allocator().malloc(bytes, s);
+  detail::gpu::g_device_buffers_made.store(true, std::memory_order_relaxed);
   auto data = detail::make_pooled<detail::Data>(allocator::Buffer{p, bytes}, true);
   auto st = std::make_shared<DataState>();
   st->users.push_back(s);
