@@ -794,6 +794,21 @@ TEST(OpsReduce, EmptyAxisListReturnsTheInput) {
   EXPECT_EQ(mean(f, std::vector<int>{}).id(), f.id());
 }
 
+// The mean of 16-bit floats sums in float32: a float16 total of 100,000 ones would be inf.
+TEST(OpsReduce, MeanOfHalfPrecisionDoesNotOverflow) {
+  for (Dtype t : {float16, bfloat16}) {
+    array a = ones({100000}, t);
+    array m = mean(a);
+    EXPECT_EQ(m.dtype(), t);
+    EXPECT_EQ(m.item<float>(), 1.0f) << dtype_name(t);
+    array rows = full({4, 30000}, 3.0f, t);
+    EXPECT_EQ(values(mean(rows, 1)), (std::vector<double>{3, 3, 3, 3})) << dtype_name(t);
+    EXPECT_EQ(values(mean(transpose(rows), 0)), (std::vector<double>{3, 3, 3, 3})) << dtype_name(t);
+  }
+  // The sum itself keeps the input's dtype, as in MLX.
+  EXPECT_EQ(sum(ones({4}, float16)).dtype(), float16);
+}
+
 TEST(OpsReduce, SumOutputDtypes) {
   EXPECT_EQ(sum(array({true, true, true})).dtype(), int32);
   EXPECT_EQ(sum(array({true, true, true})).item<int>(), 3);

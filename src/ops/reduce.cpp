@@ -83,11 +83,13 @@ array mean(const array& a, const std::vector<int>& axes, bool keepdims, StreamOr
   for (int i : ax) count *= a.shape()[i];
   // An empty reduction gives 0 * inf = NaN, as NumPy's mean does.
   const double scale = count > 0 ? 1.0 / count : std::numeric_limits<double>::infinity();
-  array total = reduce_node(a, ax, keepdims, Reduce::Op::sum, sum_dtype(a.dtype()), st);
   if (t == float16 || t == bfloat16) {
-    // Scale in float32: 1/count in 16 bits is inexact and underflows past 2^24 elements.
-    return astype(multiply(astype(total, float32, st), array(scale, float32), st), t, st);
+    // Sum and scale in float32: a 16-bit total overflows (float16 past 65504), and 1/count in
+    // 16 bits is inexact and underflows past 2^24 elements. Only the mean is rounded to t.
+    array total = reduce_node(a, ax, keepdims, Reduce::Op::sum, float32, st);
+    return astype(multiply(total, array(scale, float32), st), t, st);
   }
+  array total = reduce_node(a, ax, keepdims, Reduce::Op::sum, sum_dtype(a.dtype()), st);
   return multiply(astype(total, t, st), array(scale, t), st);
 }
 array mean(const array& a, bool keepdims, StreamOrDevice s) {

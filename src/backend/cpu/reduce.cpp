@@ -419,6 +419,13 @@ void Reduce::eval_cpu(const std::vector<array>& inputs, array& out) {
     using In = typename decltype(tag)::type;
     if (op_ == Op::max) {
       reduce_typed<MaxOp<In>, In, In>(in, out, axes_);
+    } else if (out.dtype() == float32 && !std::is_same_v<In, float>) {
+      // A float32 sum of 16-bit floats (mean's): the total does not overflow 16 bits.
+      if constexpr (is_float_v<In>) {
+        reduce_typed<SumOp<In, float>, In, float>(in, out, axes_);
+      } else {
+        throw std::runtime_error("[Reduce] Unexpected output dtype.");
+      }
     } else {
       using Out = std::conditional_t<std::is_same_v<In, bool> || std::is_same_v<In, uint8_t>, int32_t, In>;
       reduce_typed<SumOp<In, Out>, In, Out>(in, out, axes_);
