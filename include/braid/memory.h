@@ -23,7 +23,8 @@ void free(Buffer buffer);
 
 }  // namespace allocator
 
-/// Bytes held by live arrays (not counting the cache).
+/// Bytes held by live arrays' buffers (not counting the cache, nor constants of at most 16
+/// bytes made from host values, which live inside the array's bookkeeping).
 size_t get_active_memory();
 /// The largest get_active_memory() seen since start or the last reset_peak_memory().
 size_t get_peak_memory();
