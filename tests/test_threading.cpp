@@ -382,6 +382,43 @@ TEST(Threading, LongRunsOnASharedStreamAreRunByTheirWaitingSubmitters) {
   EXPECT_EQ(switches, kThreads - 1);
 }
 
+// A kernel that evaluates a long run on a shared stream (a nested eval) while other threads
+// submit long runs to it: hand-overs go only to sleeping threads, so the nested evaluation
+// and everyone else finish.
+TEST(Threading, NestedEvalOfLongRunsOnASharedStreamFinishes) {
+  Watchdog wd;
+  constexpr int kLen = 200;
+  Stream shared = new_stream(kCpu);
+  Stream outer = new_stream(kCpu);
+  auto chain = [&](float start) {
+    array y(start);
+    for (int k = 0; k < kLen; ++k) y = add(y, array(1.0f), shared);
+    return y;
+  };
+  for (int round = 0; round < 5; ++round) {
+    std::atomic<float> nested_result{0.0f};
+    array x = custom({array(0.0f)}, {}, outer, then_add([&] {
+                       array y = chain(100.0f);
+                       y.eval();  // nested: this thread holds `outer` meanwhile
+                       nested_result.store(y.item<float>());
+                     }));
+    std::vector<float> results(4);
+    on_threads(4, [&](int t) {
+      if (t == 0) {
+        x.eval();
+        results[t] = x.item<float>();
+      } else {
+        array y = chain(static_cast<float>(t));
+        y.eval();
+        results[t] = y.item<float>();
+      }
+    });
+    EXPECT_EQ(nested_result.load(), 100.0f + kLen) << "round " << round;
+    EXPECT_EQ(results[0], 0.0f);
+    for (int t = 1; t < 4; ++t) EXPECT_EQ(results[t], static_cast<float>(t + kLen)) << "round " << round;
+  }
+}
+
 TEST(Threading, SubmissionThatHappensBeforeAnotherRunsFirst) {
   Watchdog wd;
   for (int round = 0; round < 20; ++round) {

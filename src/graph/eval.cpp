@@ -192,31 +192,11 @@ void claim_and_submit(std::vector<array>& order, std::vector<array>& run, bool w
   }
 }
 
-// Ends a Strand::begin_wait when the wait ends, however it ends.
-class SleepRegistration {
- public:
-  SleepRegistration() = default;
-  SleepRegistration(const SleepRegistration&) = delete;
-  SleepRegistration& operator=(const SleepRegistration&) = delete;
-  ~SleepRegistration() {
-    if (strand_ != nullptr) strand_->end_wait();
-  }
-  bool active() const { return strand_ != nullptr; }
-  void begin(Strand* strand, const ArrayDesc* node) {
-    strand->begin_wait(node);
-    strand_ = strand;
-  }
-
- private:
-  Strand* strand_ = nullptr;
-};
-
 // Blocks until `node` completes, running its strand inline while nobody else holds it, or
 // when the strand's runner hands it over at this thread's own nodes.
 void wait_for(const array& node, const std::vector<std::shared_ptr<Strand>>& touched) {
   ArrayDesc* d = node.desc();
   bool kicked = false;
-  SleepRegistration sleeping;
   for (;;) {
     Status st = d->status.load(std::memory_order_acquire);
     if (st >= Status::available) return;
@@ -233,11 +213,17 @@ void wait_for(const array& node, const std::vector<std::shared_ptr<Strand>>& tou
       kicked = true;
       continue;
     }
-    if (st == Status::scheduled && !sleeping.active()) {
-      sleeping.begin(strand_of(d), d);
-      continue;  // it may have been handed over, or completed, before we registered
+    if (st == Status::scheduled) {
+      // Sleep where the node's strand can find us and hand itself over. The registration
+      // lasts exactly as long as the sleep, so a thread running anything (a nested eval in
+      // a kernel, say) is never the one a strand is handed to.
+      Strand* home = strand_of(d);
+      home->begin_wait(d);
+      park_while(d, d->parked, [d, st] { return d->status.load() == st && !Strand::handed_to_me(); });
+      if (home->end_wait()) home->run_handed(d);
+      continue;
     }
-    park_while(d, d->parked, [d, st] { return d->status.load() == st && !Strand::handed_to_me(); });
+    park_while(d, d->parked, [d, st] { return d->status.load() == st; });
   }
 }
 

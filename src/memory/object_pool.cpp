@@ -15,13 +15,11 @@ constexpr size_t kClasses = 8;  // blocks of 64 .. 512 bytes
 // per batch instead of a trip to malloc per block.
 constexpr size_t kBatch = 256;
 constexpr size_t kMaxDepotBatches = 64;  // per class; beyond this, batches go back to malloc
-// A thread keeps up to 1 MiB of blocks per class (at least two batches) before it passes a
-// batch to the depot, so that a thread that builds and frees graphs of a few thousand nodes
-// reuses its own blocks, still in its core's cache. Blocks that pass through the depot were
-// last written on another core: taking them costs a cache miss each.
-constexpr size_t keep_blocks(size_t c) { return std::max(2 * kBatch, (size_t{1} << 20) / ((c + 1) * kGranule)); }
-constexpr size_t kKeep[kClasses] = {keep_blocks(0), keep_blocks(1), keep_blocks(2), keep_blocks(3),
-                                    keep_blocks(4), keep_blocks(5), keep_blocks(6), keep_blocks(7)};
+// A thread keeps up to this many bytes of free blocks (more when a class holds under two
+// batches) before it passes batches to the depot, so that a thread that builds and frees
+// graphs of a few thousand nodes reuses its own blocks, still in its core's cache. Blocks
+// that pass through the depot were last written on another core: taking one costs a miss.
+constexpr size_t kKeepBytes = size_t{2} << 20;
 
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kPooling = false;  // let AddressSanitizer see every object's lifetime
@@ -54,6 +52,7 @@ Depot& depot() {
 struct ThreadCache {
   FreeBlock* heads[kClasses] = {};
   size_t counts[kClasses] = {};
+  size_t bytes = 0;  // in all classes
 
   ~ThreadCache() {
     for (auto* head : heads) delete_chain(head);
@@ -92,6 +91,7 @@ void spill(ThreadCache& tc, size_t c) {
   for (size_t i = 1; i < kBatch; ++i) last = last->next;
   tc.heads[c] = last->next;
   tc.counts[c] -= kBatch;
+  tc.bytes -= kBatch * (c + 1) * kGranule;
   last->next = nullptr;
   Depot& d = depot();
   {
@@ -111,6 +111,7 @@ bool refill(ThreadCache& tc, size_t c) {
   if (d.batches[c].empty()) return false;
   tc.heads[c] = d.batches[c].back();
   tc.counts[c] = kBatch;
+  tc.bytes += kBatch * (c + 1) * kGranule;
   d.batches[c].pop_back();
   return true;
 }
@@ -125,6 +126,7 @@ void* pool_alloc(size_t bytes) {
       FreeBlock* b = tc->heads[c];
       tc->heads[c] = b->next;
       --tc->counts[c];
+      tc->bytes -= (c + 1) * kGranule;
       return b;
     }
   }
@@ -141,7 +143,8 @@ void pool_free(void* p, size_t bytes) noexcept {
   auto* b = static_cast<FreeBlock*>(p);
   b->next = tc->heads[c];
   tc->heads[c] = b;
-  if (++tc->counts[c] >= kKeep[c]) {
+  tc->bytes += (c + 1) * kGranule;
+  if (++tc->counts[c] >= 2 * kBatch && tc->bytes > kKeepBytes) {
     try {
       spill(*tc, c);
     } catch (...) {

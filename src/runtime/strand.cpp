@@ -44,7 +44,16 @@ bool add_waiter(ArrayDesc* node, Waiter* w) {
   return true;
 }
 
-void Strand::post_self() { WorkerPool::instance().post(shared_from_this()); }
+void Strand::post_self() noexcept {
+  try {
+    WorkerPool::instance().post(shared_from_this());
+  } catch (...) {
+    // No memory to queue it: leave it idle, to be run by the next thread that waits for it
+    // (waiters run idle strands inline) or submits to it.
+    MutexLock lock(mu_);
+    if (state_ == State::queued) state_ = State::idle;
+  }
+}
 
 void Strand::submit(std::vector<array>& nodes, bool wake) {
   const uint64_t me = this_thread_token();
@@ -82,10 +91,7 @@ void Strand::kick() {
 bool Strand::try_run_inline(ArrayDesc* until, uint64_t until_completed) {
   {
     MutexLock lock(mu_);
-    if (state_ == State::handed) {
-      if (handed_to_ != this_thread_token()) return false;
-      t_handed.store(false, std::memory_order_relaxed);
-    } else if ((state_ != State::idle && state_ != State::queued) || !has_work()) {
+    if ((state_ != State::idle && state_ != State::queued) || !has_work()) {
       // A queued strand may be taken back from the pool; the worker then finds it not queued.
       return false;
     }
@@ -104,27 +110,22 @@ void Strand::begin_wait(const ArrayDesc* node) {
   }
 }
 
-void Strand::end_wait() {
+bool Strand::end_wait() {
   const uint64_t me = this_thread_token();
-  bool post = false;
-  {
-    MutexLock lock(mu_);
-    for (size_t i = sleepers_.size(); i-- > 0;) {
-      if (sleepers_[i].thread == me) {
-        sleepers_.erase(sleepers_.begin() + static_cast<std::ptrdiff_t>(i));
-        break;
-      }
-    }
-    // Handed over just as our wait ended (the node we waited for ran before our run of
-    // nodes): pass it on to the pool.
-    if (state_ == State::handed && handed_to_ == me) {
-      post = has_work();
-      state_ = post ? State::queued : State::idle;
+  MutexLock lock(mu_);
+  for (size_t i = sleepers_.size(); i-- > 0;) {
+    if (sleepers_[i].thread == me) {
+      sleepers_.erase(sleepers_.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
     }
   }
   t_handed.store(false, std::memory_order_relaxed);
-  if (post) post_self();
+  if (state_ != State::handed || handed_to_ != me) return false;
+  state_ = State::running;
+  return true;
 }
+
+void Strand::run_handed(ArrayDesc* until) { run_loop(until, 0, /*on_worker=*/false); }
 
 bool Strand::handed_to_me() { return t_handed.load(); }
 
@@ -234,8 +235,6 @@ void Strand::run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker
       ++slice;
       hand_off = WorkerPool::instance().has_pending() &&
                  (slice >= kWorkerSlice || std::chrono::steady_clock::now() - slice_start >= kWorkerSliceTime);
-    } else if (t_handed.load(std::memory_order_relaxed)) {
-      hand_off = true;  // the strand this thread sleeps on is its to run now
     } else if (until != nullptr && completed(until)) {
       hand_off = ++extra > kInlineExtra;
     } else if (until_completed > 0 && completed_.load() >= until_completed) {

@@ -33,21 +33,23 @@ class Strand : public WorkItem, public Waiter, public std::enable_shared_from_th
   void submit(std::vector<array>& nodes, bool wake) EXCLUDES(mu_);
   /// Hands pending work to the pool if nobody holds or has queued the strand. Thread-safe.
   void kick() EXCLUDES(mu_);
-  /// Runs queued nodes on the calling thread if no one else holds the strand (or it was
-  /// handed to this thread). Stops soon after `until` completes, as soon as
-  /// `until_completed` nodes (if non-zero) have completed in total, when the queue empties
-  /// or parks, or when it hands the strand to the thread whose nodes come next. Returns
-  /// whether it ran.
+  /// Runs queued nodes on the calling thread if no one else holds the strand. Stops soon
+  /// after `until` completes, as soon as `until_completed` nodes (if non-zero) have completed
+  /// in total, when the queue empties or parks, or when it hands the strand to the thread
+  /// whose nodes come next. Returns whether it ran.
   bool try_run_inline(ArrayDesc* until, uint64_t until_completed = 0) EXCLUDES(mu_);
-  /// Says that the calling thread is about to sleep until `node` (queued here) completes.
-  /// Until end_wait(), a runner that reaches a long run of nodes this thread submitted
-  /// hands the strand to it and wakes it (parkers on `node`'s slot), so that each thread
-  /// runs the nodes it built, whose memory is still in its core's cache. While registered,
-  /// the thread's sleep must also end when handed_to_me() turns true.
+  /// Registers the calling thread, about to sleep until `node` (queued here) completes. A
+  /// runner that reaches a long run of nodes this thread submitted then hands the strand to
+  /// it (state handed) and wakes it (parkers on `node`'s slot), so that each thread runs the
+  /// nodes it built, whose memory is in its core's cache. The sleep must also end when
+  /// handed_to_me() turns true, and be followed by end_wait().
   void begin_wait(const ArrayDesc* node) EXCLUDES(mu_);
-  /// Ends begin_wait. A strand handed over meanwhile goes back to the pool.
-  void end_wait() EXCLUDES(mu_);
-  /// Whether a strand the calling thread registered with has been handed to it.
+  /// Ends begin_wait. Returns true if the strand was handed to the caller, which then holds
+  /// it and must call run_handed().
+  bool end_wait() EXCLUDES(mu_);
+  /// Runs a strand that end_wait() handed to the caller (as try_run_inline does).
+  void run_handed(ArrayDesc* until) EXCLUDES(mu_);
+  /// Whether the strand the calling thread sleeps on was handed to it.
   static bool handed_to_me();
   /// Threads registered by begin_wait now (for tests).
   size_t sleepers() EXCLUDES(mu_) {
@@ -86,7 +88,8 @@ class Strand : public WorkItem, public Waiter, public std::enable_shared_from_th
 
   // Runs with state_ == running. Returns when the strand is idle, parked or handed back.
   void run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker) EXCLUDES(mu_);
-  void post_self();
+  // Queues the strand on the pool (state queued). If that fails, leaves it idle.
+  void post_self() noexcept;
   // Only while no one holds the strand (the holder moves through batch_ without the lock).
   bool has_work() const REQUIRES(mu_) { return !queue_.empty() || batch_next_ != batch_.size(); }
   // Refills the (empty) batch from the queue, stopping before a long run of another thread's
