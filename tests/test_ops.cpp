@@ -487,6 +487,29 @@ TEST(OpsElementwise, BinaryOpsInEveryDtype) {
   }
 }
 
+// Outputs of 16 MiB and more are written with streaming stores in blocks; every element,
+// including the unaligned heads and the tails of the parallel chunks, must be right.
+TEST(OpsElementwise, LargeOutputsAreExactInEveryBlockAndTail) {
+  const int n = (4 << 20) + 37;  // float32: just over 16 MiB
+  array a = arange(0.0, static_cast<double>(n), 1.0, float32);
+  array b = full({n}, 0.5f);
+  array c = add(a, b);
+  const float* pc = c.data<float>();
+  int wrong = 0;
+  for (int i = 0; i < n; ++i) wrong += pc[i] != static_cast<float>(i) + 0.5f;
+  EXPECT_EQ(wrong, 0);
+  const int m = (16 << 20) + 5;  // bool: just over 16 MiB
+  array x = astype(arange(0, m, 1, int32), uint8);
+  array eq = equal(x, full({m}, 7, uint8));
+  ASSERT_EQ(eq.dtype(), bool_);
+  const bool* pe = eq.data<bool>();
+  int hits = 0;
+  for (int i = 0; i < m; ++i) hits += pe[i] ? 1 : 0;
+  EXPECT_EQ(hits, m / 256 + (m % 256 > 7 ? 1 : 0));
+  EXPECT_TRUE(pe[7]);
+  EXPECT_FALSE(pe[m - 1]);
+}
+
 TEST(OpsElementwise, BoolArithmeticIsLogical) {
   array a({true, true, false, false});
   array b({true, false, true, false});

@@ -135,19 +135,27 @@ void kick_all(const std::vector<std::shared_ptr<Strand>>& strands) {
   for (const auto& st : strands) st->kick();
 }
 
-// Claims and pushes `order` (topological). Fills `touched` with the strands pushed to.
+// Claims and pushes `order` (topological). Fills `touched` with the strands pushed to and
+// `pushed` with how many nodes each got.
 void claim_and_submit(std::vector<array>& order, std::vector<array>& run, bool wake,
-                      std::vector<std::shared_ptr<Strand>>& touched) {
+                      std::vector<std::shared_ptr<Strand>>& touched, std::vector<size_t>& pushed) {
   Strand* run_strand = nullptr;
+  size_t run_index = 0;
   auto note_touched = [&](Strand* st) {
-    for (const auto& t : touched) {
-      if (t.get() == st) return;
+    for (size_t i = 0; i < touched.size(); ++i) {
+      if (touched[i].get() == st) {
+        run_index = i;
+        return;
+      }
     }
     touched.push_back(st->shared_from_this());
+    pushed.push_back(0);
+    run_index = touched.size() - 1;
   };
   auto flush = [&] {
     if (run.empty()) return;
     Strand& st = *run_strand;
+    pushed[run_index] += run.size();
     if (st.queued() > kMaxQueuedPerStream || get_active_memory() > get_memory_limit()) {
       // Backpressure: let this stream catch up. Everything it holds was pushed before, so
       // it drains whatever we hold unpushed.
@@ -193,8 +201,9 @@ void claim_and_submit(std::vector<array>& order, std::vector<array>& run, bool w
 }
 
 // Blocks until `node` completes, running its strand inline while nobody else holds it, or
-// when the strand's runner hands it over at this thread's own nodes.
-void wait_for(const array& node, const std::vector<std::shared_ptr<Strand>>& touched) {
+// when the strand's runner hands it over at this thread's own nodes (if `handover`: the
+// caller pushed a run long enough to be handed over).
+void wait_for(const array& node, const std::vector<std::shared_ptr<Strand>>& touched, bool handover) {
   ArrayDesc* d = node.desc();
   bool kicked = false;
   for (;;) {
@@ -213,7 +222,7 @@ void wait_for(const array& node, const std::vector<std::shared_ptr<Strand>>& tou
       kicked = true;
       continue;
     }
-    if (st == Status::scheduled) {
+    if (st == Status::scheduled && handover) {
       // Sleep where the node's strand can find us and hand itself over. The registration
       // lasts exactly as long as the sleep, so a thread running anything (a nested eval in
       // a kernel, say) is never the one a strand is handed to.
@@ -242,12 +251,13 @@ void wait_device(const std::vector<array>& outputs) {
   }
 }
 
-std::vector<std::shared_ptr<Strand>> submit(const std::vector<array>& outputs, bool wake) {
+std::vector<std::shared_ptr<Strand>> submit(const std::vector<array>& outputs, bool wake,
+                                            std::vector<size_t>& pushed) {
   Scratch s = std::move(t_scratch);
   std::vector<std::shared_ptr<Strand>> touched;
   try {
     topo_order(outputs, s);
-    claim_and_submit(s.order, s.run, wake, touched);
+    claim_and_submit(s.order, s.run, wake, touched, pushed);
   } catch (...) {
     s.order.clear();
     s.stack.clear();
@@ -332,7 +342,8 @@ void eval(std::vector<array> outputs) {
     }
   }
   if (!all_done) {
-    auto touched = detail::submit(outputs, /*wake=*/false);
+    std::vector<size_t> pushed;
+    auto touched = detail::submit(outputs, /*wake=*/false, pushed);
     // Keep the first output's strand for ourselves; get every other one going now.
     detail::Strand* mine = nullptr;
     for (const auto& o : outputs) {
@@ -344,19 +355,30 @@ void eval(std::vector<array> outputs) {
     for (const auto& st : touched) {
       if (st.get() != mine) st->kick();
     }
-    for (const auto& o : outputs) detail::wait_for(o, touched);
+    for (const auto& o : outputs) {
+      // Only a thread with a long run of its own on the output's stream can be handed it.
+      bool handover = false;
+      if (o.has_primitive() && !detail::is_complete(o.desc())) {
+        for (size_t i = 0; i < touched.size(); ++i) {
+          if (touched[i].get() == detail::strand_of(o.desc())) handover = pushed[i] >= detail::Strand::kHandOffMin;
+        }
+      }
+      detail::wait_for(o, touched, handover);
+    }
   }
   detail::rethrow_if_failed(outputs);
   detail::wait_device(outputs);
 }
 
 EvalHandle async_eval(std::vector<array> outputs) {
-  detail::submit(outputs, /*wake=*/true);
+  std::vector<size_t> pushed;
+  detail::submit(outputs, /*wake=*/true, pushed);
   return EvalHandle(std::move(outputs));
 }
 
 void EvalHandle::wait() const {
-  for (const auto& o : outputs_) detail::wait_for(o, {});
+  // The runs' sizes are not known here: any thread may wait on a handle.
+  for (const auto& o : outputs_) detail::wait_for(o, {}, /*handover=*/true);
   detail::rethrow_if_failed(outputs_);
   detail::wait_device(outputs_);
 }

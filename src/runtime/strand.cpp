@@ -16,11 +16,6 @@ constexpr int kInlineExtra = 64;
 // them while other threads' strands wait for one.
 constexpr int kWorkerSlice = 64;
 constexpr auto kWorkerSliceTime = std::chrono::milliseconds(2);
-// A run of at least this many nodes from one thread is handed to that thread to run, if it
-// sleeps waiting: its nodes were built there and are freed there (into its own pools), where
-// another runner would miss the cache on nearly every node and free them across threads.
-// Shorter runs are not worth a wake-up.
-constexpr uint64_t kHandOffMin = 128;
 
 // Identifies the calling thread in segments and sleepers (0 is nobody).
 uint64_t this_thread_token() {

@@ -28,6 +28,12 @@ class Strand : public WorkItem, public Waiter, public std::enable_shared_from_th
  public:
   Strand() { batch_.reserve(kBatch); }
 
+  /// A run of at least this many nodes from one thread is handed to that thread to run, if it
+  /// sleeps waiting: its nodes were built there and are freed there (into its own pools),
+  /// where another runner would miss the cache on nearly every node and free them across
+  /// threads. Shorter runs are not worth a wake-up.
+  static constexpr uint64_t kHandOffMin = 128;
+
   /// Appends claimed nodes in order. With `wake`, a worker will run them; without, the
   /// caller promises to run them inline or call kick() before it blocks. Thread-safe.
   void submit(std::vector<array>& nodes, bool wake) EXCLUDES(mu_);
