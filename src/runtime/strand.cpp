@@ -55,15 +55,16 @@ void Strand::submit(std::vector<array>& nodes, bool wake) {
   bool post = false;
   {
     MutexLock lock(mu_);
-    if (segments_.empty() || segments_.back().owner != me) segments_.push_back({pushed_, pushed_, me});
+    // submitted_ only changes under mu_: it is the sequence number of the next node.
+    const uint64_t next = submitted_.load(std::memory_order_relaxed);
+    if (segments_.empty() || segments_.back().owner != me) segments_.push_back({next, next, me});
     for (auto& n : nodes) {
       queue_.push_back(std::move(n));  // strong guarantee: on bad_alloc `n` is untouched
-      segments_.back().end = ++pushed_;
       // Published under the lock, before any runner can see the node.
       ArrayDesc* d = queue_.back().desc();
       d->status.store(Status::scheduled);  // seq_cst: pairs with park_while's flag
       notify_parked(d, d->parked);         // evaluations waiting for this claim's push
-      submitted_.fetch_add(1, std::memory_order_relaxed);
+      segments_.back().end = submitted_.fetch_add(1, std::memory_order_relaxed) + 1;
     }
     if (wake && state_ == State::idle) {
       state_ = State::queued;

@@ -107,7 +107,6 @@ class Strand : public WorkItem, public Waiter, public std::enable_shared_from_th
   std::deque<array> queue_ GUARDED_BY(mu_);
   State state_ GUARDED_BY(mu_) = State::idle;
   std::deque<Segment> segments_ GUARDED_BY(mu_);
-  uint64_t pushed_ GUARDED_BY(mu_) = 0;  // nodes ever queued
   uint64_t taken_ GUARDED_BY(mu_) = 0;   // nodes ever moved from the queue to the batch
   std::vector<Sleeper> sleepers_ GUARDED_BY(mu_);
   uint64_t handed_to_ GUARDED_BY(mu_) = 0;  // with State::handed: the thread that may take it
