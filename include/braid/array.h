@@ -74,16 +74,24 @@ struct ArrayDesc {
   void* data_ptr = nullptr;
   size_t data_size = 0;
   ArrayFlags flags;
-  std::exception_ptr error;  // set before `status` becomes failed
 
   std::atomic<Status> status{Status::unscheduled};
   std::atomic<bool> lock{false};    // tiny spinlock guarding inputs and waiters
   std::atomic<bool> parked{false};  // a thread has slept on `status` (see runtime/park.h)
-  std::vector<Waiter*> waiters;   // guarded by lock; run once when the node completes
+  std::exception_ptr error;  // set before `status` becomes failed
+  // Intrusive list (through Waiter::next_waiter), guarded by lock; run once when the node
+  // completes. Registering a waiter never allocates.
+  Waiter* waiters = nullptr;
+  // The next node of the strand queue this node waits in (which owns it through this link),
+  // or, while the node is torn down, of the teardown chain. Queuing never allocates.
+  std::shared_ptr<ArrayDesc> queue_next;
 
   ArrayDesc(Shape shape, Dtype dtype);
   ArrayDesc(Shape shape, Dtype dtype, std::shared_ptr<Primitive> primitive, std::vector<array> inputs);
-  ~ArrayDesc();  // tears input chains down iteratively (no recursion over the graph)
+  ~ArrayDesc();  // tears input chains down iteratively (no recursion, no allocation)
+
+  /// Moves the node out of `a` (which becomes empty), for queues that take ownership.
+  static std::shared_ptr<ArrayDesc> release(array& a) noexcept;
 };
 
 void init_from_values(ArrayDesc& desc, const void* src, Dtype src_dtype, size_t count);
@@ -168,7 +176,9 @@ class array {
   const std::shared_ptr<Primitive>& primitive_ptr() const { return desc_->primitive; }
   /// The stream the node runs on. Throws for leaf arrays, which have none.
   const Stream& stream() const;
-  const std::vector<array>& inputs() const { return desc_->inputs; }
+  /// The node's inputs (empty once it has been evaluated and detached). Returns a copy, taken
+  /// under the node's lock: evaluation detaches inputs on another thread. Thread-safe.
+  std::vector<array> inputs() const;
   const detail::ArrayFlags& flags() const { return desc_->flags; }
   size_t data_size() const { return desc_->data_size; }
   /// Identity of the node (equal for copies of the same array).

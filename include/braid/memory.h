@@ -19,7 +19,7 @@ Buffer malloc(size_t size);
 /// Returns a buffer to the cache (or the system when the cache is over its limit). Callers
 /// free a buffer only when no stream uses it any more; arrays guarantee this by holding
 /// their data until every task that reads it has finished.
-void free(Buffer buffer);
+void free(Buffer buffer) noexcept;
 
 }  // namespace allocator
 

@@ -31,6 +31,10 @@ void* host_pointer(const array& a);
 void free_device(Data& d) noexcept;
 /// Waits for all work already enqueued on a GPU stream's device queue.
 void synchronize(StreamState& s);
+/// Called once at process exit after the worker pool has stopped taking work: waits for the
+/// device work already enqueued and stops using the CUDA runtime, so that it never unloads
+/// under a running call. Never throws; a no-op when no GPU was used.
+void quiesce() noexcept;
 
 /// Set (before the buffer is used) when the backend makes its first device buffer. Until
 /// then no array is GPU-resident, and CPU nodes need not look at their inputs' buffers.

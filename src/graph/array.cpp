@@ -130,22 +130,36 @@ ArrayDesc::ArrayDesc(Shape shape_in, Dtype dtype_in, std::shared_ptr<Primitive> 
 }
 
 ArrayDesc::~ArrayDesc() {
-  if (inputs.empty()) return;
-  // Unlink chains iteratively: a 10^6-node graph must not recurse 10^6 destructors deep.
-  std::vector<std::shared_ptr<ArrayDesc>> stack;
-  for (auto& in : inputs) stack.push_back(std::move(in.desc_));
-  inputs.clear();
-  while (!stack.empty()) {
-    std::shared_ptr<ArrayDesc> node = std::move(stack.back());
-    stack.pop_back();
-    if (node && node.use_count() == 1) {
-      // We are the last owner, so nobody can reach this node any more.
-      SpinGuard guard(node->lock);
-      for (auto& in : node->inputs) stack.push_back(std::move(in.desc_));
-      node->inputs.clear();
+  // Unlinks input chains iteratively (a 10^6-node graph must not recurse 10^6 destructors
+  // deep) and without allocating (destructors run exactly when memory is short): the nodes
+  // we are the last owner of form a stack through their own queue_next links, unused in a
+  // node nobody else can reach, and are emptied one input at a time.
+  std::shared_ptr<ArrayDesc> stack;
+  auto drop = [&stack](std::shared_ptr<ArrayDesc> node) noexcept {
+    // With no weak references to nodes, a count of one means nobody else can reach it.
+    if (node && node.use_count() == 1 && !node->inputs.empty()) {
+      node->queue_next = std::move(stack);
+      stack = std::move(node);
     }
+  };
+  while (!inputs.empty()) {
+    std::shared_ptr<ArrayDesc> in = std::move(inputs.back().desc_);
+    inputs.pop_back();
+    drop(std::move(in));
+  }
+  while (stack) {
+    ArrayDesc& top = *stack;
+    if (top.inputs.empty()) {
+      stack = std::move(top.queue_next);  // frees `top`, which has nothing left to unlink
+      continue;
+    }
+    std::shared_ptr<ArrayDesc> in = std::move(top.inputs.back().desc_);
+    top.inputs.pop_back();
+    drop(std::move(in));
   }
 }
+
+std::shared_ptr<ArrayDesc> ArrayDesc::release(array& a) noexcept { return std::move(a.desc_); }
 
 }  // namespace detail
 
@@ -199,6 +213,11 @@ void array::check_data_type(Dtype requested, size_t requested_size) const {
 const Stream& array::stream() const {
   if (!desc_->primitive) throw std::invalid_argument("[array::stream] A leaf array has no stream.");
   return desc_->primitive->stream();
+}
+
+std::vector<array> array::inputs() const {
+  detail::SpinGuard guard(desc_->lock);
+  return desc_->inputs;
 }
 
 bool array::is_available() const {

@@ -7,6 +7,9 @@
 // edge points to an earlier push, and the wait-for graph has no cycle.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <utility>
 
 #include "braid/memory.h"
 #include "braid/transforms.h"
@@ -15,6 +18,7 @@
 #include "runtime/park.h"
 #include "runtime/registry.h"
 #include "runtime/strand.h"
+#include "runtime/thread_cache.h"
 
 namespace braid {
 namespace detail {
@@ -25,6 +29,10 @@ std::atomic<EvalHook> g_eval_hook{nullptr};
 
 // Most nodes one evaluation hands a strand in one go; bounds queue memory per stream.
 constexpr size_t kMaxQueuedPerStream = 1 << 16;
+// Nodes claimed before they are pushed to their strand in one go.
+constexpr size_t kMaxRun = 4096;
+// At exit, how long the pool waits for workers to finish the kernels they are running.
+constexpr auto kExitWaitLimit = std::chrono::seconds(10);
 
 // An open-addressing set of node pointers: the DFS's visited set, reused per thread.
 class NodeSet {
@@ -82,22 +90,29 @@ struct Scratch {
   std::vector<std::pair<array, bool>> stack;
   std::vector<array> run;
 };
-thread_local Scratch t_scratch;
-thread_local std::vector<array> t_outputs;
+struct ScratchTag;
+struct OutputsTag;
+using ThreadScratch = ThreadCache<Scratch, ScratchTag>;
+using ThreadOutputs = ThreadCache<std::vector<array>, OutputsTag>;
 
 Strand* strand_of(const ArrayDesc* d) { return d->primitive->stream().state()->strand.get(); }
 
-void complete_node(ArrayDesc& d, Status final) {
+void complete_node(ArrayDesc& d, Status final) noexcept {
   d.status.store(final);  // seq_cst: pairs with park_while's flag
   notify_parked(&d, d.parked);
-  std::vector<Waiter*> waiters;
+  Waiter* waiters;
   std::vector<array> inputs;  // detached here, released after the lock
   {
     SpinGuard guard(d.lock);
-    waiters.swap(d.waiters);
+    waiters = std::exchange(d.waiters, nullptr);
     inputs.swap(d.inputs);
   }
-  for (Waiter* w : waiters) w->resume();
+  while (waiters != nullptr) {
+    // Read the link first: once resumed, the waiter may wait on another node.
+    Waiter* next = std::exchange(waiters->next_waiter, nullptr);
+    waiters->resume();
+    waiters = next;
+  }
 }
 
 // Depth-first post-order over nodes nobody has claimed yet. Nodes claimed by another
@@ -131,73 +146,78 @@ void topo_order(const std::vector<array>& outputs, Scratch& s) {
   s.visited.clear();
 }
 
-void kick_all(const std::vector<std::shared_ptr<Strand>>& strands) {
+void kick_all(const std::vector<std::shared_ptr<Strand>>& strands) noexcept {
   for (const auto& st : strands) st->kick();
 }
 
-// Claims and pushes `order` (topological). Fills `touched` with the strands pushed to and
-// `pushed` with how many nodes each got.
-void claim_and_submit(std::vector<array>& order, std::vector<array>& run, bool wake,
-                      std::vector<std::shared_ptr<Strand>>& touched, std::vector<size_t>& pushed) {
+// Where each strand of an evaluation stands: `touched` lists the strands the nodes of `order`
+// run on, `pushed` how many nodes this evaluation gave each.
+struct Targets {
+  std::vector<std::shared_ptr<Strand>> touched;
+  std::vector<size_t> pushed;
+  size_t index_of(const Strand* st) const {
+    for (size_t i = 0; i < touched.size(); ++i) {
+      if (touched[i].get() == st) return i;
+    }
+    return touched.size();
+  }
+};
+
+// Everything that may allocate happens here, before any node is claimed: a failure leaves
+// every node as it was, so any thread can evaluate the graph again.
+void prepare_targets(const std::vector<array>& order, std::vector<array>& run, Targets& t) {
+  const Strand* last = nullptr;
+  for (const auto& node : order) {
+    const Strand* st = strand_of(node.desc());
+    if (st == last) continue;
+    last = st;
+    if (t.index_of(st) == t.touched.size()) {
+      t.touched.push_back(const_cast<Strand*>(st)->shared_from_this());
+      t.pushed.push_back(0);
+    }
+  }
+  run.reserve(std::min<size_t>(order.size(), kMaxRun));
+}
+
+// Claims and pushes `order` (topological) into the strands prepare_targets found. Allocates
+// nothing and cannot fail between a claim and its push (DESIGN.md 1.8: nothing claimed is
+// ever left unpushed).
+void claim_and_submit(std::vector<array>& order, std::vector<array>& run, bool wake, Targets& t) noexcept {
   Strand* run_strand = nullptr;
   size_t run_index = 0;
-  auto note_touched = [&](Strand* st) {
-    for (size_t i = 0; i < touched.size(); ++i) {
-      if (touched[i].get() == st) {
-        run_index = i;
-        return;
-      }
-    }
-    touched.push_back(st->shared_from_this());
-    pushed.push_back(0);
-    run_index = touched.size() - 1;
-  };
   auto flush = [&] {
     if (run.empty()) return;
     Strand& st = *run_strand;
-    pushed[run_index] += run.size();
+    t.pushed[run_index] += run.size();
     if (st.queued() > kMaxQueuedPerStream || get_active_memory() > get_memory_limit()) {
       // Backpressure: let this stream catch up. Everything it holds was pushed before, so
       // it drains whatever we hold unpushed.
-      kick_all(touched);
+      kick_all(t.touched);
       st.drain_to(get_active_memory() > get_memory_limit() ? 0 : kMaxQueuedPerStream / 2);
     }
     st.submit(run, wake);
   };
-  try {
-    for (auto& node : order) {
-      ArrayDesc* d = node.desc();
-      Status expected = Status::unscheduled;
-      if (d->status.compare_exchange_strong(expected, Status::claimed, std::memory_order_acq_rel,
-                                            std::memory_order_acquire)) {
-        Strand* st = strand_of(d);
-        if (st != run_strand) {
-          flush();
-          run_strand = st;
-          note_touched(st);
-        }
-        run.push_back(std::move(node));
-        if (run.size() >= 4096) flush();
-      } else if (expected == Status::claimed) {
-        // Another evaluation is about to push it: hand over all we hold, then wait.
+  for (auto& node : order) {
+    ArrayDesc* d = node.desc();
+    Status expected = Status::unscheduled;
+    if (d->status.compare_exchange_strong(expected, Status::claimed, std::memory_order_acq_rel,
+                                          std::memory_order_acquire)) {
+      Strand* st = strand_of(d);
+      if (st != run_strand) {
         flush();
-        kick_all(touched);
-        park_while(d, d->parked, [d] { return d->status.load() == Status::claimed; });
+        run_strand = st;
+        run_index = t.index_of(st);
       }
+      run.push_back(std::move(node));  // within the reserved capacity
+      if (run.size() >= kMaxRun) flush();
+    } else if (expected == Status::claimed) {
+      // Another evaluation is about to push it: hand over all we hold, then wait.
+      flush();
+      kick_all(t.touched);
+      park_while(d, d->parked, [d] { return d->status.load() == Status::claimed; });
     }
-    flush();
-  } catch (...) {
-    // Nothing claimed may be left unpushed: fail those nodes so no waiter hangs.
-    auto err = std::current_exception();
-    for (auto& node : run) {
-      if (!node.desc()) continue;  // already pushed
-      node.desc()->error = err;
-      complete_node(*node.desc(), Status::failed);
-    }
-    run.clear();
-    kick_all(touched);
-    throw;
   }
+  flush();
 }
 
 // Blocks until `node` completes, running its strand inline while nobody else holds it, or
@@ -251,23 +271,43 @@ void wait_device(const std::vector<array>& outputs) {
   }
 }
 
-std::vector<std::shared_ptr<Strand>> submit(const std::vector<array>& outputs, bool wake,
-                                            std::vector<size_t>& pushed) {
-  Scratch s = std::move(t_scratch);
-  std::vector<std::shared_ptr<Strand>> touched;
+// Stops the pool's workers at exit, before the libraries our kernels call (BLAS, CUDA) unload
+// under them, then lets the GPU backend finish. Registered once the pool exists, so it runs
+// before their own exit-time teardown.
+void quiesce_at_exit() {
+  WorkerPool::instance().stop(kExitWaitLimit);
+  gpu::quiesce();
+}
+
+// Starts the worker pool (which may throw if no thread can be started) before an evaluation
+// claims anything, and registers the exit handler with it.
+void start_runtime() {
+  static const bool started = [] {
+    WorkerPool::instance();
+    std::atexit(quiesce_at_exit);
+    return true;
+  }();
+  (void)started;
+}
+
+Targets submit(const std::vector<array>& outputs, bool wake) {
+  start_runtime();
+  Scratch s = ThreadScratch::take();
+  Targets targets;
   try {
     topo_order(outputs, s);
-    claim_and_submit(s.order, s.run, wake, touched, pushed);
+    prepare_targets(s.order, s.run, targets);
   } catch (...) {
     s.order.clear();
     s.stack.clear();
     s.visited.clear();
-    t_scratch = std::move(s);
+    ThreadScratch::give_back(std::move(s));
     throw;
   }
+  claim_and_submit(s.order, s.run, wake, targets);
   s.order.clear();
-  t_scratch = std::move(s);
-  return touched;
+  ThreadScratch::give_back(std::move(s));
+  return targets;
 }
 
 }  // namespace
@@ -295,7 +335,7 @@ void execute_node(array& node) noexcept {
     }
   }
   if (!err) {
-    std::vector<array> outputs = std::move(t_outputs);
+    std::vector<array> outputs = ThreadOutputs::take();
     try {
       if (auto hook = g_eval_hook.load(std::memory_order_acquire)) hook(node);
       outputs.clear();
@@ -314,7 +354,7 @@ void execute_node(array& node) noexcept {
       err = std::current_exception();
     }
     outputs.clear();
-    t_outputs = std::move(outputs);
+    ThreadOutputs::give_back(std::move(outputs));
   }
   if (err) {
     d.error = err;
@@ -342,8 +382,9 @@ void eval(std::vector<array> outputs) {
     }
   }
   if (!all_done) {
-    std::vector<size_t> pushed;
-    auto touched = detail::submit(outputs, /*wake=*/false, pushed);
+    auto targets = detail::submit(outputs, /*wake=*/false);
+    const auto& touched = targets.touched;
+    const auto& pushed = targets.pushed;
     // Keep the first output's strand for ourselves; get every other one going now.
     detail::Strand* mine = nullptr;
     for (const auto& o : outputs) {
@@ -371,8 +412,7 @@ void eval(std::vector<array> outputs) {
 }
 
 EvalHandle async_eval(std::vector<array> outputs) {
-  std::vector<size_t> pushed;
-  detail::submit(outputs, /*wake=*/true, pushed);
+  detail::submit(outputs, /*wake=*/true);
   return EvalHandle(std::move(outputs));
 }
 

@@ -96,7 +96,7 @@ class CachingAllocator {
     return allocator::Buffer{ptr, size};
   }
 
-  void free(allocator::Buffer b) {
+  void free(allocator::Buffer b) noexcept {
     if (b.ptr == nullptr) return;
     const size_t cls = size_class(std::max<size_t>(b.size, 1));
     Shard& home = shards_[my_shard()];
@@ -107,13 +107,17 @@ class CachingAllocator {
                               : static_cast<int64_t>(cache_bytes()) + c <= limit;
     if (keep) {
       SpinLock lock(home.mu);
-      if (cls <= kSmall) {
-        home.small[cls / kAlignment - 1].push_back(b.ptr);
-      } else {
-        home.large[cls].push_back(b.ptr);
+      try {
+        if (cls <= kSmall) {
+          home.small[cls / kAlignment - 1].push_back(b.ptr);
+        } else {
+          home.large[cls].push_back(b.ptr);
+        }
+        home.cached.fetch_add(c, std::memory_order_relaxed);
+        return;
+      } catch (const std::bad_alloc&) {
+        // No room to cache it (this runs in destructors, when memory is short): free it.
       }
-      home.cached.fetch_add(c, std::memory_order_relaxed);
-      return;
     }
     std::free(b.ptr);
   }
@@ -204,7 +208,7 @@ void fail_next_allocations(int count) { cpu_allocator().fail_next(count); }
 
 namespace allocator {
 Buffer malloc(size_t size) { return detail::cpu_allocator().malloc(size); }
-void free(Buffer buffer) { detail::cpu_allocator().free(buffer); }
+void free(Buffer buffer) noexcept { detail::cpu_allocator().free(buffer); }
 }  // namespace allocator
 
 size_t get_active_memory() { return detail::cpu_allocator().active(); }

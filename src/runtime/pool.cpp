@@ -2,7 +2,9 @@
 #include "runtime/park.h"
 
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 
 namespace braid::detail {
 
@@ -71,23 +73,59 @@ WorkerPool& WorkerPool::instance() {
   return *pool;
 }
 
-WorkerPool::WorkerPool() : num_workers_(pool_size()) {
-  workers_.reserve(num_workers_);
-  for (int i = 0; i < num_workers_; ++i) {
-    workers_.emplace_back([this] { worker_loop(); });
-    workers_.back().detach();
+WorkerPool::WorkerPool() {
+  const int wanted = pool_size();
+  std::string why;
+  for (int i = 0; i < wanted; ++i) {
+    try {
+      std::thread([this] { worker_loop(); }).detach();
+    } catch (const std::system_error& e) {
+      // A thread limit (EAGAIN under a pids cgroup, say): work with the threads we have.
+      why = e.what();
+      break;
+    }
+    ++num_workers_;
+  }
+  if (num_workers_ == 0) {
+    // No worker reads this object yet, so it can go.
+    throw std::runtime_error("[braid] Could not start any worker thread (" + why + ").");
   }
 }
 
-void WorkerPool::post(std::shared_ptr<WorkItem> item) {
-  bool wake;
+void WorkerPool::post(std::shared_ptr<WorkItem> item, int64_t shares) noexcept {
+  WorkItem* w = item.get();
+  int64_t wake = 0;
   {
     MutexLock lock(mu_);
-    queue_.push_back(std::move(item));
+    if (w->in_queue_) {
+      w->shares_ = std::max(w->shares_, shares);  // still waiting for its turn: one entry serves
+      return;
+    }
+    w->in_queue_ = true;
+    w->shares_ = shares;
+    w->queued_ref_ = std::move(item);
+    w->next_ = nullptr;
+    if (tail_ != nullptr) {
+      tail_->next_ = w;
+    } else {
+      head_ = w;
+    }
+    tail_ = w;
     pending_.fetch_add(1, std::memory_order_relaxed);
-    wake = idle_ > 0;
+    if (!stopping_) wake = std::min<int64_t>(idle_, shares);
   }
-  if (wake) cv_.notify_one();
+  for (int64_t i = 0; i < wake; ++i) cv_.notify_one();
+}
+
+std::shared_ptr<WorkItem> WorkerPool::take_locked() {
+  WorkItem* w = head_;
+  if (--w->shares_ > 0) return w->queued_ref_;  // stays at the head for the next worker
+  head_ = w->next_;
+  if (head_ == nullptr) tail_ = nullptr;
+  w->next_ = nullptr;
+  w->in_queue_ = false;
+  pending_.fetch_sub(1, std::memory_order_relaxed);
+  return std::move(w->queued_ref_);
 }
 
 void WorkerPool::worker_loop() {
@@ -96,14 +134,26 @@ void WorkerPool::worker_loop() {
     {
       MutexLock lock(mu_);
       ++idle_;
-      cv_.wait(mu_, [this]() REQUIRES(mu_) { return !queue_.empty(); });
+      // Once stopping, a worker sleeps here until the process ends.
+      cv_.wait(mu_, [this]() REQUIRES(mu_) { return head_ != nullptr && !stopping_; });
       --idle_;
-      item = std::move(queue_.front());
-      queue_.pop_front();
-      pending_.fetch_sub(1, std::memory_order_relaxed);
+      item = take_locked();
+      ++busy_;
     }
     item->run_work();
+    item.reset();
+    MutexLock lock(mu_);
+    --busy_;
+    if (stopping_ && busy_ == 0) idle_cv_.notify_all();
   }
+}
+
+void WorkerPool::stop(std::chrono::milliseconds limit) noexcept {
+  MutexLock lock(mu_);
+  stopping_ = true;
+  stopping_flag_.store(true, std::memory_order_relaxed);
+  // Bounded: a worker asleep in a nested wait that can no longer finish holds no kernel.
+  idle_cv_.wait_for(mu_, limit, [this]() REQUIRES(mu_) { return busy_ == 0; });
 }
 
 void WorkerPool::parallel_for(int64_t n, int64_t grain, RangeFn body) {
@@ -111,17 +161,25 @@ void WorkerPool::parallel_for(int64_t n, int64_t grain, RangeFn body) {
   grain = std::max<int64_t>(grain, 1);
   int64_t max_chunks = static_cast<int64_t>(num_workers_) * 4;
   int64_t chunk = std::max(grain, (n + max_chunks - 1) / max_chunks);
-  auto job = std::make_shared<ParallelJob>(n, chunk, body);
-  if (job->num_chunks() <= 1 || num_workers_ <= 1) {
+  if ((n + chunk - 1) / chunk <= 1 || num_workers_ <= 1 || stopping()) {
     body(0, n);
+    return;
+  }
+  std::shared_ptr<ParallelJob> job;
+  try {
+    job = std::make_shared<ParallelJob>(n, chunk, body);
+  } catch (const std::bad_alloc&) {
+    body(0, n);  // no memory to share the loop: run it here
     return;
   }
   // The caller runs chunks too: with one helper fewer than there are workers, the loop uses
   // as many threads as the pool has cores, not one more (an extra thread means preemption
   // in the middle of a chunk while the others wait for it).
   int64_t helpers = std::min<int64_t>(job->num_chunks() - 1, num_workers_ - 1);
-  for (int64_t i = 0; i < helpers; ++i) post(job);
+  post(job, helpers);
   job->run_chunks();  // the caller helps instead of blocking a worker
+  // Every chunk has finished when this returns; a worker that takes the job later finds no
+  // chunk left and never calls `body`.
   job->wait_and_rethrow();
 }
 

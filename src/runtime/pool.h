@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -36,35 +36,60 @@ class WorkItem {
  public:
   virtual ~WorkItem() = default;
   virtual void run_work() = 0;
+
+ private:
+  friend class WorkerPool;
+  // The pool's queue is intrusive (guarded by the pool's lock), so posting never allocates
+  // and never fails. An item is in the queue at most once; `shares` workers take it.
+  WorkItem* next_ = nullptr;
+  std::shared_ptr<WorkItem> queued_ref_;  // keeps the item alive while queued
+  bool in_queue_ = false;
+  int64_t shares_ = 0;
 };
 
 class WorkerPool {
  public:
   /// The process's pool, created on first use and deliberately never destroyed, so that no
-  /// static destructor can race a worker at exit.
+  /// static destructor can race a worker at exit. Starts as many workers as it can (at least
+  /// one); throws std::runtime_error if no thread can be started (and tries again next call).
   static WorkerPool& instance();
 
-  /// Queues `item`; one idle worker wakes for it. Thread-safe.
-  void post(std::shared_ptr<WorkItem> item) EXCLUDES(mu_);
+  /// Queues `item` for `shares` workers (each runs item->run_work() once); idle workers wake
+  /// for it. An item already queued is not queued twice. Never allocates, never throws.
+  /// Thread-safe.
+  void post(std::shared_ptr<WorkItem> item, int64_t shares = 1) noexcept EXCLUDES(mu_);
   /// Whether other work is waiting (a hint for fairness). Thread-safe.
   bool has_pending() const { return pending_.load(std::memory_order_relaxed) > 0; }
   int num_workers() const { return num_workers_; }
 
   /// Calls body(begin, end) over [0, n) split into chunks of at least `grain`. The calling
-  /// thread runs chunks too and returns when all are done; the first exception is rethrown.
+  /// thread runs chunks too and returns when all are done, never while a worker can still
+  /// call `body`; the first exception is rethrown.
   void parallel_for(int64_t n, int64_t grain, RangeFn body);
+
+  /// Stops the workers from taking further work (process exit) and waits up to `limit` for
+  /// those running something to finish it. Queued work stays queued: threads that wait for
+  /// it run it inline. Thread-safe; the pool stays stopped.
+  void stop(std::chrono::milliseconds limit) noexcept EXCLUDES(mu_);
+  /// Whether stop() was called. Any thread.
+  bool stopping() const { return stopping_flag_.load(std::memory_order_relaxed); }
 
  private:
   WorkerPool();
   void worker_loop();
+  std::shared_ptr<WorkItem> take_locked() REQUIRES(mu_);
 
   Mutex mu_;
   CondVar cv_;
-  std::deque<std::shared_ptr<WorkItem>> queue_ GUARDED_BY(mu_);
+  CondVar idle_cv_;  // signalled when a worker finishes an item while stopping
+  WorkItem* head_ GUARDED_BY(mu_) = nullptr;
+  WorkItem* tail_ GUARDED_BY(mu_) = nullptr;
   int idle_ GUARDED_BY(mu_) = 0;
+  int busy_ GUARDED_BY(mu_) = 0;  // workers running an item
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::atomic<bool> stopping_flag_{false};
   std::atomic<int> pending_{0};
-  int num_workers_;
-  std::vector<std::thread> workers_;
+  int num_workers_ = 0;
 };
 
 /// Shorthand for WorkerPool::instance().parallel_for.

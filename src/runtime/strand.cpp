@@ -32,39 +32,61 @@ bool completed(ArrayDesc* d) {
 }
 }  // namespace
 
-bool add_waiter(ArrayDesc* node, Waiter* w) {
+bool add_waiter(ArrayDesc* node, Waiter* w) noexcept {
   SpinGuard guard(node->lock);
   if (completed(node)) return false;
-  node->waiters.push_back(w);
+  w->next_waiter = node->waiters;
+  node->waiters = w;
   return true;
+}
+
+Strand::~Strand() {
+  // Unlink one node at a time: the chain of owning links must not be destroyed recursively.
+  MutexLock lock(mu_);
+  while (queue_head_) queue_head_ = std::move(queue_head_->queue_next);
 }
 
 void Strand::post_self() noexcept {
   try {
     WorkerPool::instance().post(shared_from_this());
   } catch (...) {
-    // No memory to queue it: leave it idle, to be run by the next thread that waits for it
-    // (waiters run idle strands inline) or submits to it.
+    // Only the pool's first construction can throw (no thread could be started), and eval
+    // starts the pool before it claims anything; leave the strand to an inline runner.
     MutexLock lock(mu_);
     if (state_ == State::queued) state_ = State::idle;
   }
 }
 
-void Strand::submit(std::vector<array>& nodes, bool wake) {
+void Strand::submit(std::vector<array>& nodes, bool wake) noexcept {
   const uint64_t me = this_thread_token();
   bool post = false;
   {
     MutexLock lock(mu_);
     // submitted_ only changes under mu_: it is the sequence number of the next node.
     const uint64_t next = submitted_.load(std::memory_order_relaxed);
-    if (segments_.empty() || segments_.back().owner != me) segments_.push_back({next, next, me});
+    bool tracked = !segments_.empty() && segments_.back().owner == me;
+    if (!tracked) {
+      try {
+        segments_.push_back({next, next, me});
+        tracked = true;
+      } catch (const std::bad_alloc&) {
+        // Segments only steer hand-overs; without one these nodes are simply not handed over.
+      }
+    }
     for (auto& n : nodes) {
-      queue_.push_back(std::move(n));  // strong guarantee: on bad_alloc `n` is untouched
+      std::shared_ptr<ArrayDesc> owned = ArrayDesc::release(n);
+      ArrayDesc* d = owned.get();
+      if (queue_tail_ != nullptr) {
+        queue_tail_->queue_next = std::move(owned);
+      } else {
+        queue_head_ = std::move(owned);
+      }
+      queue_tail_ = d;
       // Published under the lock, before any runner can see the node.
-      ArrayDesc* d = queue_.back().desc();
       d->status.store(Status::scheduled);  // seq_cst: pairs with park_while's flag
       notify_parked(d, d->parked);         // evaluations waiting for this claim's push
-      segments_.back().end = submitted_.fetch_add(1, std::memory_order_relaxed) + 1;
+      const uint64_t end = submitted_.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (tracked) segments_.back().end = end;
     }
     if (wake && state_ == State::idle) {
       state_ = State::queued;
@@ -75,7 +97,7 @@ void Strand::submit(std::vector<array>& nodes, bool wake) {
   if (post) post_self();
 }
 
-void Strand::kick() {
+void Strand::kick() noexcept {
   {
     MutexLock lock(mu_);
     if (state_ != State::idle || !has_work()) return;
@@ -140,7 +162,8 @@ const void* Strand::take_batch(uint64_t me) {
     }
   }
   // Stop before the next long run of another thread's nodes, to offer it to its owner.
-  uint64_t limit = taken_ + std::min(queue_.size(), kBatch);
+  const uint64_t queued = submitted_.load(std::memory_order_relaxed) - taken_;  // changes under mu_
+  uint64_t limit = taken_ + std::min<uint64_t>(queued, kBatch);
   for (size_t i = 1; i < segments_.size() && segments_[i].begin < limit; ++i) {
     const Segment& s = segments_[i];
     if (s.owner != me && s.end - s.begin >= kHandOffMin) {
@@ -151,8 +174,10 @@ const void* Strand::take_batch(uint64_t me) {
   batch_.clear();
   batch_next_ = 0;
   for (; taken_ < limit; ++taken_) {
-    batch_.push_back(std::move(queue_.front()));  // within the reserved capacity
-    queue_.pop_front();
+    std::shared_ptr<ArrayDesc> node = std::move(queue_head_);
+    queue_head_ = std::move(node->queue_next);
+    if (!queue_head_) queue_tail_ = nullptr;
+    batch_.emplace_back(std::move(node));  // within the reserved capacity
   }
   return nullptr;
 }
@@ -185,7 +210,7 @@ void Strand::run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker
       const void* wake_key;
       {
         MutexLock lock(mu_);
-        if (queue_.empty()) {
+        if (queue_head_ == nullptr) {
           state_ = State::idle;
           return;
         }
@@ -201,19 +226,7 @@ void Strand::run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker
         MutexLock lock(mu_);
         state_ = State::parked;
       }
-      bool waiting = false;
-      try {
-        waiting = add_waiter(blocker, this);  // resume() re-queues the strand
-      } catch (const std::bad_alloc&) {
-        // No room to register: let a worker look again later rather than lose the strand.
-        {
-          MutexLock lock(mu_);
-          state_ = State::queued;
-        }
-        post_self();
-        return;
-      }
-      if (waiting) return;
+      if (add_waiter(blocker, this)) return;  // resume() re-queues the strand
       MutexLock lock(mu_);
       state_ = State::running;  // it completed meanwhile: carry on
       continue;
@@ -229,8 +242,12 @@ void Strand::run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker
     bool hand_off = false;
     if (on_worker) {
       ++slice;
-      hand_off = WorkerPool::instance().has_pending() &&
-                 (slice >= kWorkerSlice || std::chrono::steady_clock::now() - slice_start >= kWorkerSliceTime);
+      const WorkerPool& pool = WorkerPool::instance();
+      // A stopping pool (process exit) runs no further kernels; the strand stays queued for
+      // a thread that waits on it (an evaluation from a static destructor runs it inline).
+      hand_off = pool.stopping() ||
+                 (pool.has_pending() &&
+                  (slice >= kWorkerSlice || std::chrono::steady_clock::now() - slice_start >= kWorkerSliceTime));
     } else if (until != nullptr && completed(until)) {
       hand_off = ++extra > kInlineExtra;
     } else if (until_completed > 0 && completed_.load() >= until_completed) {

@@ -14,19 +14,22 @@
 
 namespace braid::detail {
 
-/// Something to run once when a node completes (see add_waiter).
+/// Something to run once when a node completes (see add_waiter). A waiter waits on at most
+/// one node at a time: its link into that node's list is its own.
 struct Waiter {
   virtual ~Waiter() = default;
   virtual void resume() = 0;
+  Waiter* next_waiter = nullptr;  // guarded by the lock of the node it waits on
 };
 
 /// Registers `w` to run when `node` completes. Returns false (and registers nothing) if the
-/// node has already completed. Thread-safe.
-bool add_waiter(ArrayDesc* node, Waiter* w);
+/// node has already completed. Never allocates, never throws. Thread-safe.
+bool add_waiter(ArrayDesc* node, Waiter* w) noexcept;
 
 class Strand : public WorkItem, public Waiter, public std::enable_shared_from_this<Strand> {
  public:
   Strand() { batch_.reserve(kBatch); }
+  ~Strand() override;
 
   /// A run of at least this many nodes from one thread is handed to that thread to run, if it
   /// sleeps waiting: its nodes were built there and are freed there (into its own pools),
@@ -34,11 +37,13 @@ class Strand : public WorkItem, public Waiter, public std::enable_shared_from_th
   /// threads. Shorter runs are not worth a wake-up.
   static constexpr uint64_t kHandOffMin = 128;
 
-  /// Appends claimed nodes in order. With `wake`, a worker will run them; without, the
-  /// caller promises to run them inline or call kick() before it blocks. Thread-safe.
-  void submit(std::vector<array>& nodes, bool wake) EXCLUDES(mu_);
-  /// Hands pending work to the pool if nobody holds or has queued the strand. Thread-safe.
-  void kick() EXCLUDES(mu_);
+  /// Appends claimed nodes in order and empties `nodes`. With `wake`, a worker will run
+  /// them; without, the caller promises to run them inline or call kick() before it blocks.
+  /// Never allocates, never throws: a claimed node always reaches its queue. Thread-safe.
+  void submit(std::vector<array>& nodes, bool wake) noexcept EXCLUDES(mu_);
+  /// Hands pending work to the pool if nobody holds or has queued the strand. Never throws.
+  /// Thread-safe.
+  void kick() noexcept EXCLUDES(mu_);
   /// Runs queued nodes on the calling thread if no one else holds the strand. Stops soon
   /// after `until` completes, as soon as `until_completed` nodes (if non-zero) have completed
   /// in total, when the queue empties or parks, or when it hands the strand to the thread
@@ -94,17 +99,19 @@ class Strand : public WorkItem, public Waiter, public std::enable_shared_from_th
 
   // Runs with state_ == running. Returns when the strand is idle, parked or handed back.
   void run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker) EXCLUDES(mu_);
-  // Queues the strand on the pool (state queued). If that fails, leaves it idle.
+  // Queues the strand on the pool (state queued).
   void post_self() noexcept;
   // Only while no one holds the strand (the holder moves through batch_ without the lock).
-  bool has_work() const REQUIRES(mu_) { return !queue_.empty() || batch_next_ != batch_.size(); }
+  bool has_work() const REQUIRES(mu_) { return queue_head_ != nullptr || batch_next_ != batch_.size(); }
   // Refills the (empty) batch from the queue, stopping before a long run of another thread's
   // nodes. If such a run is at the head and its owner sleeps in wait_for, hands the strand
   // to it instead and returns the key to wake it with.
   const void* take_batch(uint64_t me) REQUIRES(mu_);
 
   Mutex mu_;
-  std::deque<array> queue_ GUARDED_BY(mu_);
+  // The queue: nodes linked through ArrayDesc::queue_next, each owned by the link before it.
+  std::shared_ptr<ArrayDesc> queue_head_ GUARDED_BY(mu_);
+  ArrayDesc* queue_tail_ GUARDED_BY(mu_) = nullptr;
   State state_ GUARDED_BY(mu_) = State::idle;
   std::deque<Segment> segments_ GUARDED_BY(mu_);
   uint64_t taken_ GUARDED_BY(mu_) = 0;   // nodes ever moved from the queue to the batch

@@ -22,6 +22,7 @@ void wait_ready(const array&) { no_gpu("eval"); }
 void* host_pointer(const array&) { no_gpu("array::data"); }
 void free_device(Data&) noexcept {}  // no device buffer can exist without a GPU backend
 void synchronize(StreamState&) { no_gpu("synchronize"); }
+void quiesce() noexcept {}
 }  // namespace detail::gpu
 
 #define BRAID_NO_GPU(P)                                                        \
