@@ -10,6 +10,8 @@ namespace braid::detail {
 
 namespace {
 
+thread_local bool t_is_worker = false;  // trivially destructible: readable until the thread ends
+
 int pool_size() {
   if (const char* env = std::getenv("BRAID_NUM_THREADS")) {
     int n = std::atoi(env);
@@ -129,6 +131,7 @@ std::shared_ptr<WorkItem> WorkerPool::take_locked() {
 }
 
 void WorkerPool::worker_loop() {
+  t_is_worker = true;
   for (;;) {
     std::shared_ptr<WorkItem> item;
     {
@@ -144,7 +147,7 @@ void WorkerPool::worker_loop() {
     item.reset();
     MutexLock lock(mu_);
     --busy_;
-    if (stopping_ && busy_ == 0) idle_cv_.notify_all();
+    if (stopping_) idle_cv_.notify_all();
   }
 }
 
@@ -152,8 +155,10 @@ void WorkerPool::stop(std::chrono::milliseconds limit) noexcept {
   MutexLock lock(mu_);
   stopping_ = true;
   stopping_flag_.store(true, std::memory_order_relaxed);
-  // Bounded: a worker asleep in a nested wait that can no longer finish holds no kernel.
-  idle_cv_.wait_for(mu_, limit, [this]() REQUIRES(mu_) { return busy_ == 0; });
+  // A worker that calls exit itself (from a kernel) waits only for the others. Bounded: a
+  // worker asleep in a nested wait that can no longer finish holds no kernel.
+  const int self = t_is_worker ? 1 : 0;
+  idle_cv_.wait_for(mu_, limit, [this, self]() REQUIRES(mu_) { return busy_ <= self; });
 }
 
 void WorkerPool::parallel_for(int64_t n, int64_t grain, RangeFn body) {
