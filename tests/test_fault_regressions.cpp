@@ -116,3 +116,15 @@ TEST(Faults, TearingDownAChainKeepsNodesOthersStillHold) {
   }
   EXPECT_EQ(keep.data<float>()[3], 1.0f);
 }
+
+// Empty arrays whose other dimensions multiply past 2^63 are valid, wherever the zero is
+// (UndefinedBehaviorSanitizer checks the stride arithmetic).
+TEST(Faults, EmptyArraysWithHugeOtherDimensionsAreValid) {
+  for (Shape shape : {Shape{0, 65536, 65536, 65536, 65536}, Shape{65536, 65536, 65536, 65536, 0}}) {
+    array z = zeros(shape, float32);
+    EXPECT_EQ(z.size(), 0u);
+    array t = transpose(z, {4, 3, 2, 1, 0});
+    array s = sum(t + 1.0f);
+    EXPECT_EQ(s.item<float>(), 0.0f);
+  }
+}

@@ -17,6 +17,8 @@ struct StreamState;
 /// Work on one stream runs one task at a time in submission order. Copying a Stream is cheap
 /// and keeps the queue alive; a Stream may be used from any thread at any time.
 struct Stream {
+  /// Distinct among live streams (>= 0) and among live thread-local handles (< 0); the index
+  /// of a stream or handle that no longer exists may be given to a new one.
   int index;
   Device device;
 
@@ -32,6 +34,8 @@ struct Stream {
 
   // Runtime access; not part of the public contract.
   detail::StreamState* state() const { return state_.get(); }
+  /// For a handle, the owner of its index (state() stays null).
+  const std::shared_ptr<detail::StreamState>& shared_state() const { return state_; }
   Stream(int index, Device device, std::shared_ptr<detail::StreamState> state)
       : index(index), device(device), state_(std::move(state)) {}
 
@@ -47,7 +51,8 @@ using StreamOrDevice = std::variant<std::monostate, Stream, Device>;
 Stream to_stream(StreamOrDevice s);
 
 /// The calling thread's default stream for `d`, created on first use and released when the
-/// thread exits and no array or Stream value references it. Thread-safe.
+/// thread exits and no array or Stream value references it. Thread-safe. This and the other
+/// per-thread settings below keep working in thread_local and static destructors at exit.
 Stream default_stream(Device d);
 
 /// Makes `s` the calling thread's default stream for `s.device`; other threads are unaffected.
@@ -58,7 +63,8 @@ void set_default_stream(Stream s);
 Stream new_stream(Device d);
 
 /// A handle that resolves to one real stream per calling thread (created on first use).
-/// Arrays built through it carry the real stream, so they evaluate on any thread.
+/// Arrays built through it carry the real stream, so they evaluate on any thread. Once its
+/// last copy dies, each thread releases its stream (at its next new resolution or exit).
 Stream new_thread_local_stream(Device d);
 
 /// The calling thread's real stream behind a thread-local handle (`s` itself otherwise).

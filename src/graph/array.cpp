@@ -24,8 +24,12 @@ Data::~Data() {
 
 Strides row_major_strides(const Shape& shape) {
   Strides strides(shape.size(), 1);
+  // Unsigned: an empty array's other dimensions may multiply past 2^63 (its strides are
+  // never used to address anything); a non-empty one was checked by checked_size.
+  uint64_t stride = 1;
   for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) {
-    strides[i] = strides[i + 1] * std::max<int64_t>(shape[i + 1], 1);
+    stride *= static_cast<uint64_t>(std::max<int32_t>(shape[i + 1], 1));
+    strides[i] = static_cast<int64_t>(stride);
   }
   return strides;
 }
@@ -33,13 +37,18 @@ Strides row_major_strides(const Shape& shape) {
 size_t checked_size(const Shape& shape, Dtype dtype, const char* op) {
   uint64_t size = 1;
   const uint64_t max_bytes = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  bool empty = false;
   for (auto d : shape) {
     if (d < 0) {
       std::ostringstream msg;
       msg << "[" << op << "] Negative dimensions are not allowed (got " << d << ").";
       throw std::invalid_argument(msg.str());
     }
-    if (d != 0 && size > max_bytes / static_cast<uint64_t>(d)) {
+    empty = empty || d == 0;
+  }
+  if (empty) return 0;  // any other dimensions are fine: nothing is stored
+  for (auto d : shape) {
+    if (size > max_bytes / static_cast<uint64_t>(d)) {
       throw std::invalid_argument(std::string("[") + op + "] The shape's element count overflows.");
     }
     size *= static_cast<uint64_t>(d);
@@ -54,34 +63,44 @@ ArrayFlags flags_for(const Shape& shape, const Strides& strides, size_t data_siz
   ArrayFlags f;
   size_t size = 1;
   for (auto d : shape) size *= static_cast<size_t>(d);
-  int64_t expect = 1;
+  uint64_t expect = 1;  // unsigned: an empty array's dimensions may multiply past 2^63
   f.row_contiguous = true;
   for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
     if (shape[i] == 1) continue;
-    if (strides[i] != expect) {
+    if (static_cast<uint64_t>(strides[i]) != expect) {
       f.row_contiguous = false;
       break;
     }
-    expect *= shape[i];
+    expect *= static_cast<uint64_t>(shape[i]);
   }
   expect = 1;
   f.col_contiguous = true;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 1) continue;
-    if (strides[i] != expect) {
+    if (static_cast<uint64_t>(strides[i]) != expect) {
       f.col_contiguous = false;
       break;
     }
-    expect *= shape[i];
+    expect *= static_cast<uint64_t>(shape[i]);
   }
   f.contiguous = (f.row_contiguous || f.col_contiguous) && data_size == size;
   if (size == 0) f.contiguous = f.row_contiguous = f.col_contiguous = true;
   return f;
 }
 
+std::shared_ptr<Data> new_host_data(size_t bytes) {
+  allocator::Buffer buffer = allocator::malloc(bytes);
+  try {
+    return make_pooled<Data>(buffer);
+  } catch (...) {
+    allocator::free(buffer);  // the holder could not be made: the buffer must not leak
+    throw;
+  }
+}
+
 void alloc_contiguous(array& out) {
   ArrayDesc& d = *out.desc();
-  d.data = make_pooled<Data>(allocator::malloc(out.nbytes()));
+  d.data = new_host_data(out.nbytes());
   d.data_ptr = d.data->buffer.ptr;
   if (!d.flags.row_contiguous) d.strides = row_major_strides(d.shape);  // fresh nodes already are
   d.data_size = d.size;
@@ -106,7 +125,7 @@ void share_buffer(array& out, const array& in) {
 void init_from_values(ArrayDesc& desc, const void* src, Dtype src_dtype, size_t count) {
   const size_t bytes = desc.size * desc.dtype.size;  // checked when the shape was made
   desc.data = bytes <= Data::kInlineBytes ? make_pooled<Data>(Data::Inline{}, bytes)
-                                          : make_pooled<Data>(allocator::malloc(bytes));
+                                          : new_host_data(bytes);
   desc.data_ptr = desc.data->buffer.ptr;
   desc.data_size = desc.size;
   convert_contiguous(src, src_dtype, desc.data_ptr, desc.dtype, std::min(count, desc.size));

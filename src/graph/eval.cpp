@@ -7,13 +7,12 @@
 // edge points to an earlier push, and the wait-for graph has no cycle.
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <cstdlib>
 #include <utility>
 
 #include "braid/memory.h"
 #include "braid/transforms.h"
 #include "backend/backend.h"
+#include "graph/exit.h"
 #include "graph/node.h"
 #include "runtime/park.h"
 #include "runtime/registry.h"
@@ -31,8 +30,6 @@ std::atomic<EvalHook> g_eval_hook{nullptr};
 constexpr size_t kMaxQueuedPerStream = 1 << 16;
 // Nodes claimed before they are pushed to their strand in one go.
 constexpr size_t kMaxRun = 4096;
-// At exit, how long the pool waits for workers to finish the kernels they are running.
-constexpr auto kExitWaitLimit = std::chrono::seconds(10);
 
 // An open-addressing set of node pointers: the DFS's visited set, reused per thread.
 class NodeSet {
@@ -271,25 +268,6 @@ void wait_device(const std::vector<array>& outputs) {
   }
 }
 
-// Stops the pool's workers at exit, before the libraries our kernels call (BLAS, CUDA) unload
-// under them, then lets the GPU backend finish. Registered once the pool exists, so it runs
-// before their own exit-time teardown.
-void quiesce_at_exit() {
-  WorkerPool::instance().stop(kExitWaitLimit);
-  gpu::quiesce();
-}
-
-// Starts the worker pool (which may throw if no thread can be started) before an evaluation
-// claims anything, and registers the exit handler with it.
-void start_runtime() {
-  static const bool started = [] {
-    WorkerPool::instance();
-    std::atexit(quiesce_at_exit);
-    return true;
-  }();
-  (void)started;
-}
-
 Targets submit(const std::vector<array>& outputs, bool wake) {
   start_runtime();
   Scratch s = ThreadScratch::take();
@@ -337,6 +315,7 @@ void execute_node(array& node) noexcept {
   if (!err) {
     std::vector<array> outputs = ThreadOutputs::take();
     try {
+      KernelScope running_kernel;  // exit waits for it
       if (auto hook = g_eval_hook.load(std::memory_order_acquire)) hook(node);
       outputs.clear();
       outputs.push_back(node);

@@ -15,6 +15,8 @@ Strides row_major_strides(const Shape& shape);
 /// dimensions or when the element count or byte size overflows.
 size_t checked_size(const Shape& shape, Dtype dtype, const char* op);
 
+/// A fresh host buffer of `bytes` in its holder; nothing leaks if either allocation fails.
+std::shared_ptr<Data> new_host_data(size_t bytes);
 /// Gives `out` a fresh row-contiguous buffer of out.nbytes().
 void alloc_contiguous(array& out);
 /// Makes `out` a view of `in`'s buffer with the given layout; `offset` is in elements,

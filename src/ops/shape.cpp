@@ -1,5 +1,8 @@
 // astype, reshape, transpose, broadcast_to.
 #include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <optional>
 
 #include "braid/ops.h"
 #include "graph/node.h"
@@ -20,28 +23,50 @@ array astype(array a, Dtype dtype, StreamOrDevice s) {
 }
 
 array reshape(const array& a, Shape shape, StreamOrDevice s) {
-  int infer = -1;
-  size_t known = 1;
+  constexpr uint64_t kMaxDim = static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
+  std::optional<size_t> infer;
+  // The product of the given dimensions, in 64 bits without wrapping: `overflow` once it
+  // passes any array's size (so it can match none, unless a zero dimension makes it 0).
+  uint64_t known = 1;
+  bool overflow = false, has_zero = false;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
-      if (infer >= 0) throw_invalid("reshape", "Can only infer one dimension.");
-      infer = static_cast<int>(i);
+      if (infer) throw_invalid("reshape", "Can only infer one dimension.");
+      infer = i;
     } else if (shape[i] < 0) {
       throw_invalid("reshape", "Invalid dimension " + std::to_string(shape[i]) + " in shape " + shape_str(shape) + ".");
-    } else {
-      known *= static_cast<size_t>(shape[i]);
+    } else if (shape[i] == 0) {
+      has_zero = true;
+    } else if (!overflow) {
+      const auto d = static_cast<uint64_t>(shape[i]);
+      if (known > std::numeric_limits<uint64_t>::max() / d) {
+        overflow = true;
+      } else {
+        known *= d;
+      }
     }
   }
-  if (infer >= 0) {
-    if (known == 0 || a.size() % known != 0) {
-      throw_invalid("reshape", "Cannot infer the shape of an array of size " + std::to_string(a.size()) +
+  if (has_zero) {
+    known = 0;
+    overflow = false;
+  }
+  const uint64_t size = a.size();
+  if (infer) {
+    if (known == 0 || overflow || size % known != 0) {
+      throw_invalid("reshape", "Cannot infer the shape of an array of size " + std::to_string(size) +
                                    " into shape " + shape_str(shape) + ".");
     }
-    shape[infer] = static_cast<int32_t>(a.size() / known);
-    known = a.size();
+    const uint64_t inferred = size / known;
+    if (inferred > kMaxDim) {
+      throw_invalid("reshape", "The inferred dimension " + std::to_string(inferred) + " of shape " +
+                                   shape_str(shape) + " for an array of size " + std::to_string(size) +
+                                   " exceeds the largest dimension, " + std::to_string(kMaxDim) + ".");
+    }
+    shape[*infer] = static_cast<int32_t>(inferred);
+    known = size;
   }
-  if (known != a.size()) {
-    throw_invalid("reshape", "Cannot reshape array of size " + std::to_string(a.size()) + " into shape " +
+  if (overflow || known != size) {
+    throw_invalid("reshape", "Cannot reshape array of size " + std::to_string(size) + " into shape " +
                                  shape_str(shape) + ".");
   }
   if (shape == a.shape()) return a;
@@ -50,11 +75,14 @@ array reshape(const array& a, Shape shape, StreamOrDevice s) {
 }
 
 array transpose(const array& a, std::vector<int> axes, StreamOrDevice s) {
-  const int nd = static_cast<int>(a.ndim());
-  if (static_cast<int>(axes.size()) != nd) {
+  if (axes.size() != a.ndim()) {
     throw_invalid("transpose", "Received " + std::to_string(axes.size()) + " axes for an array with " +
-                                   std::to_string(nd) + " dimensions.");
+                                   std::to_string(a.ndim()) + " dimensions.");
   }
+  if (a.ndim() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    throw_invalid("transpose", "Too many dimensions (" + std::to_string(a.ndim()) + ").");
+  }
+  const int nd = static_cast<int>(a.ndim());
   for (auto& ax : axes) ax = detail::normalize_axis(ax, nd, "transpose");
   std::vector<int> sorted = axes;
   std::sort(sorted.begin(), sorted.end());

@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-#include <system_error>
 
 namespace braid::detail {
 
@@ -81,7 +80,11 @@ WorkerPool::WorkerPool() {
   for (int i = 0; i < wanted; ++i) {
     try {
       std::thread([this] { worker_loop(); }).detach();
-    } catch (const std::system_error& e) {
+    } catch (const std::bad_alloc&) {
+      // No memory for the thread's state: work with the threads we have, if any.
+      if (num_workers_ == 0) throw;  // no worker reads this object yet, so it can go
+      break;
+    } catch (const std::exception& e) {
       // A thread limit (EAGAIN under a pids cgroup, say): work with the threads we have.
       why = e.what();
       break;

@@ -1,4 +1,8 @@
+#include <pthread.h>
+
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -11,9 +15,37 @@ namespace braid {
 
 namespace detail {
 
+namespace {
+
+constexpr int64_t kIndexRange = int64_t{std::numeric_limits<int>::max()} + 1;
+
+// A handle's key in [0, INT_MAX] <-> its index in [INT_MIN, -1] (each way, without overflow).
+int flip_handle(int x) { return -1 - x; }
+
+// Owned by every copy of a thread-local handle (through an aliasing pointer whose state()
+// stays null): the handle's index is taken until the last copy dies.
+struct HandleState {
+  int index;
+  explicit HandleState(int i) : index(i) {}
+  ~HandleState() { StreamRegistry::instance().release_handle(index); }
+};
+
+}  // namespace
+
 StreamRegistry& StreamRegistry::instance() {
   static StreamRegistry* registry = new StreamRegistry();  // deliberate leak: no exit races
   return *registry;
+}
+
+template <typename Live>
+int StreamRegistry::take_free(int64_t& cursor, const Live& live) {
+  if (live.size() >= static_cast<uint64_t>(kIndexRange)) {
+    throw std::runtime_error("[new_stream] Every stream index is in use.");
+  }
+  int64_t c = (cursor % kIndexRange + kIndexRange) % kIndexRange;
+  while (live.count(static_cast<int>(c)) != 0) c = (c + 1) % kIndexRange;
+  cursor = c + 1;
+  return static_cast<int>(c);
 }
 
 Stream StreamRegistry::create(Device d) {
@@ -25,13 +57,21 @@ Stream StreamRegistry::create(Device d) {
   int index;
   {
     MutexLock lock(mu_);
-    index = next_index_++;
+    index = take_free(stream_cursor_, streams_);
+    streams_.emplace(index, std::weak_ptr<StreamState>());  // reserved until the stream is built
   }
-  auto state = std::make_shared<StreamState>(index, d);
+  std::shared_ptr<StreamState> state;
+  try {
+    state = std::make_shared<StreamState>(index, d);
+  } catch (...) {
+    remove(index);
+    throw;
+  }
+  // From here on, ~StreamState gives the index back if anything throws.
   if (d.type == Device::gpu) state->backend = gpu::new_stream_state(index);
   {
     MutexLock lock(mu_);
-    streams_[index] = state;
+    streams_.find(index)->second = state;
   }
   return Stream(index, d, std::move(state));
 }
@@ -52,19 +92,60 @@ Stream StreamRegistry::find(int index, Device d) {
 }
 
 std::vector<std::shared_ptr<StreamState>> StreamRegistry::all() {
+  // Locked outside mu_: dropping the last reference there would run ~StreamState under it.
+  std::vector<std::weak_ptr<StreamState>> weak;
+  {
+    MutexLock lock(mu_);
+    weak.reserve(streams_.size());
+    for (auto& [index, w] : streams_) weak.push_back(w);
+  }
   std::vector<std::shared_ptr<StreamState>> out;
-  MutexLock lock(mu_);
-  for (auto& [index, weak] : streams_) {
-    if (auto s = weak.lock()) out.push_back(std::move(s));
+  out.reserve(weak.size());
+  for (auto& w : weak) {
+    if (auto s = w.lock()) out.push_back(std::move(s));
   }
   return out;
 }
 
-void StreamRegistry::remove(int index) {
+void StreamRegistry::remove(int index) noexcept {
   MutexLock lock(mu_);
   auto it = streams_.find(index);
-  // Only erase an expired entry: the index is never reused, so this is the dying stream.
+  // Only an expired entry is the dying stream's (or a reservation that failed): a live
+  // index is never handed out twice.
   if (it != streams_.end() && it->second.expired()) streams_.erase(it);
+}
+
+Stream StreamRegistry::new_handle(Device d) {
+  int index;
+  {
+    MutexLock lock(mu_);
+    const int key = take_free(handle_cursor_, handles_);
+    handles_.insert(key);
+    index = flip_handle(key);
+  }
+  std::shared_ptr<HandleState> owner;
+  try {
+    owner = std::make_shared<HandleState>(index);
+  } catch (...) {
+    release_handle(index);
+    throw;
+  }
+  return Stream(index, d, std::shared_ptr<StreamState>(std::move(owner), nullptr));
+}
+
+void StreamRegistry::release_handle(int index) noexcept {
+  MutexLock lock(mu_);
+  handles_.erase(flip_handle(index));
+}
+
+void StreamRegistry::start_stream_indices_at(int64_t cursor) {
+  MutexLock lock(mu_);
+  stream_cursor_ = cursor;
+}
+
+void StreamRegistry::start_handle_indices_at(int64_t cursor) {
+  MutexLock lock(mu_);
+  handle_cursor_ = cursor;
 }
 
 StreamState::StreamState(int index, Device device)
@@ -93,17 +174,97 @@ std::atomic<Device>& default_device_slot() {
 // Everything a thread sets for itself. Destroyed at thread exit, which drops this thread's
 // hold on its default streams; they live on while arrays or Stream values refer to them.
 struct ThreadDefaults {
+  // A handle's real stream on this thread. `handle` tells the handle from a later one that
+  // reuses its index after it died.
+  struct Resolved {
+    std::weak_ptr<StreamState> handle;
+    Stream stream;
+  };
+
   std::optional<Stream> cpu_stream;
   std::optional<Stream> gpu_stream;
   std::optional<Device> device_override;  // set by StreamContext
-  std::unordered_map<int, Stream> thread_local_streams;  // handle index -> real stream
+  std::unordered_map<int, Resolved> thread_local_streams;  // handle index -> real stream
 
   std::optional<Stream>& slot(Device d) { return d.type == Device::cpu ? cpu_stream : gpu_stream; }
 };
 
+// Trivially destructible, so they stay readable until the thread ends: a thread_local or
+// static destructor that runs braid after the owner below died sees `gone`.
+thread_local ThreadDefaults* t_defaults = nullptr;
+thread_local bool t_defaults_gone = false;
+
+struct DefaultsOwner {
+  ThreadDefaults defaults;
+  DefaultsOwner() { t_defaults = &defaults; }
+  ~DefaultsOwner() {
+    t_defaults = nullptr;
+    t_defaults_gone = true;
+  }
+};
+
+// A thread's defaults once its DefaultsOwner died. Freed by a pthread key destructor, which
+// glibc runs after every C++ thread_local destructor; listed so that one never freed (the
+// main thread's at exit) stays reachable rather than leaked.
+struct LateDefaults {
+  ThreadDefaults defaults;
+  LateDefaults* prev = nullptr;
+  LateDefaults* next = nullptr;
+};
+
+void free_late_defaults(void* p);
+
+struct LateList {
+  Mutex mu;
+  LateDefaults* head GUARDED_BY(mu) = nullptr;
+  pthread_key_t key{};
+  bool has_key = pthread_key_create(&key, &free_late_defaults) == 0;
+};
+
+LateList& late_list() {
+  static auto* list = new LateList();  // deliberate leak: used by threads exiting at any time
+  return *list;
+}
+
+void free_late_defaults(void* p) {
+  auto* late = static_cast<LateDefaults*>(p);
+  if (t_defaults == &late->defaults) t_defaults = nullptr;  // a later use makes a new one
+  LateList& list = late_list();
+  {
+    MutexLock lock(list.mu);
+    if (late->prev != nullptr) late->prev->next = late->next;
+    if (late->next != nullptr) late->next->prev = late->prev;
+    if (list.head == late) list.head = late->next;
+  }
+  delete late;
+}
+
+ThreadDefaults& late_defaults() {
+  LateList& list = late_list();
+  auto* late = new LateDefaults();
+  {
+    MutexLock lock(list.mu);
+    late->next = list.head;
+    if (list.head != nullptr) list.head->prev = late;
+    list.head = late;
+  }
+  // Without the key it stays listed until the process ends.
+  if (list.has_key) pthread_setspecific(list.key, late);
+  t_defaults = &late->defaults;
+  return late->defaults;
+}
+
 ThreadDefaults& thread_defaults() {
-  thread_local ThreadDefaults defaults;
-  return defaults;
+  if (t_defaults != nullptr) return *t_defaults;
+  if (!t_defaults_gone) {
+    thread_local DefaultsOwner owner;
+    return owner.defaults;
+  }
+  return late_defaults();
+}
+
+bool same_handle(const std::weak_ptr<StreamState>& a, const std::shared_ptr<StreamState>& b) {
+  return !a.owner_before(b) && !b.owner_before(a);
 }
 
 }  // namespace
@@ -115,8 +276,9 @@ using detail::thread_defaults;
 Stream::Stream(int index, Device device) : Stream(StreamRegistry::instance().find(index, device)) {}
 
 Device default_device() {
-  auto& t = thread_defaults();
-  if (t.device_override) return *t.device_override;
+  // Reads, never creates: a thread without defaults has no override.
+  const detail::ThreadDefaults* t = detail::t_defaults;
+  if (t != nullptr && t->device_override) return *t->device_override;
   return detail::default_device_slot().load(std::memory_order_relaxed);
 }
 
@@ -153,15 +315,20 @@ Stream new_thread_local_stream(Device d) {
     msg << "[new_thread_local_stream] Device " << d << " is not available.";
     throw std::invalid_argument(msg.str());
   }
-  return Stream(StreamRegistry::instance().next_handle_index(), d, nullptr);
+  return StreamRegistry::instance().new_handle(d);
 }
 
 Stream stream_from_thread_local_stream(Stream s) {
   if (!s.is_thread_local_handle()) return s;
   auto& map = thread_defaults().thread_local_streams;
   auto it = map.find(s.index);
-  if (it == map.end()) it = map.emplace(s.index, StreamRegistry::instance().create(s.device)).first;
-  return it->second;
+  if (it != map.end() && detail::same_handle(it->second.handle, s.shared_state())) return it->second.stream;
+  Stream real = StreamRegistry::instance().create(s.device);
+  // Handles that died cannot be resolved again: release their streams (and the entry of the
+  // dead handle whose index `s` reuses).
+  std::erase_if(map, [](const auto& entry) { return entry.second.handle.expired(); });
+  map.insert_or_assign(s.index, detail::ThreadDefaults::Resolved{s.shared_state(), real});
+  return real;
 }
 
 Stream new_thread_unsafe_stream(Device d) { return new_stream(d); }
@@ -198,9 +365,12 @@ StreamContext::StreamContext(StreamOrDevice s) {
 }
 
 StreamContext::~StreamContext() {
-  auto& t = thread_defaults();
-  t.device_override = saved_->device_override;
-  t.slot(saved_->device) = std::move(saved_->stream);
+  // Made before this thread's defaults died, it has nothing left to restore (and must not
+  // allocate new ones in a destructor).
+  detail::ThreadDefaults* t = detail::t_defaults;
+  if (t == nullptr) return;
+  t->device_override = saved_->device_override;
+  t->slot(saved_->device) = std::move(saved_->stream);
 }
 
 std::ostream& operator<<(std::ostream& os, const Device& d) {

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "backend/cpu/convert.h"
 #include "backend/cpu/dispatch.h"
@@ -15,6 +18,38 @@
 #include "runtime/pool.h"
 
 namespace braid {
+namespace cpu {
+
+// CBLAS takes every size and leading dimension as int. m, n and k are shape dimensions
+// (int32, so they always fit); a leading dimension is a stride, which may not, and then the
+// operand is copied (blas_layout says no). Both are declared by the tests, which check them.
+
+int blas_int(int64_t value, const char* what) {
+  if (value < 0 || value > std::numeric_limits<int>::max()) {
+    throw std::invalid_argument("[matmul] The " + std::string(what) + " " + std::to_string(value) +
+                                " does not fit in BLAS's int.");
+  }
+  return static_cast<int>(value);
+}
+
+// Whether a [rows, cols] matrix with strides (sr, sc) goes to BLAS as it is, and how.
+bool blas_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc, bool& trans, int64_t& ld) {
+  constexpr int64_t kMaxLd = std::numeric_limits<int>::max();
+  if ((sc == 1 || cols == 1) && (rows == 1 || sr >= cols)) {
+    ld = std::max<int64_t>(1, rows == 1 ? cols : sr);
+    trans = false;
+    return ld <= kMaxLd;
+  }
+  if ((sr == 1 || rows == 1) && (cols == 1 || sc >= rows)) {
+    ld = std::max<int64_t>(1, cols == 1 ? rows : sc);
+    trans = true;
+    return ld <= kMaxLd;
+  }
+  return false;
+}
+
+}  // namespace cpu
+
 namespace {
 
 constexpr int64_t kMinBlockRows = 32;      // fewer rows per sgemm lose its efficiency
@@ -33,21 +68,6 @@ struct Operand {
   std::vector<int64_t> batch_offsets;
   std::optional<array> owned;  // keeps a converted copy alive
 };
-
-// Whether a [rows, cols] matrix with strides (sr, sc) goes to BLAS as it is, and how.
-bool blas_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc, bool& trans, int64_t& ld) {
-  if ((sc == 1 || cols == 1) && (rows == 1 || sr >= cols)) {
-    trans = false;
-    ld = std::max<int64_t>(1, rows == 1 ? cols : sr);
-    return true;
-  }
-  if ((sr == 1 || rows == 1) && (cols == 1 || sc >= rows)) {
-    trans = true;
-    ld = std::max<int64_t>(1, cols == 1 ? rows : sc);
-    return true;
-  }
-  return false;
-}
 
 // Element offsets of each batch matrix, walking the batch dims in row-major order.
 std::vector<int64_t> batch_offsets(const Shape& shape, const Strides& strides) {
@@ -74,7 +94,7 @@ Operand prepare(const array& in) {
   const int nd = static_cast<int>(in.ndim());
   const int64_t rows = in.shape()[nd - 2], cols = in.shape()[nd - 1];
   if (in.dtype() == float32 &&
-      blas_layout(rows, cols, in.strides()[nd - 2], in.strides()[nd - 1], op.trans, op.ld)) {
+      cpu::blas_layout(rows, cols, in.strides()[nd - 2], in.strides()[nd - 1], op.trans, op.ld)) {
     op.data = static_cast<const float*>(in.desc()->data_ptr);
     op.batch_offsets = batch_offsets(in.shape(), in.strides());
     return op;
@@ -118,6 +138,11 @@ void Matmul::eval_cpu(const std::vector<array>& inputs, array& out) {
   pin_blas_to_one_thread();
   const Operand pa = prepare(a);
   const Operand pb = prepare(b);
+  const int blas_n = cpu::blas_int(n, "column count");
+  const int blas_k = cpu::blas_int(k, "inner dimension");
+  const int blas_lda = cpu::blas_int(pa.ld, "leading dimension");
+  const int blas_ldb = cpu::blas_int(pb.ld, "leading dimension");
+  cpu::blas_int(m, "row count");
   const int64_t batches = static_cast<int64_t>(out.size()) / (m * n);
 
   std::vector<float> staging;  // float32 result for 16-bit outputs
@@ -144,12 +169,11 @@ void Matmul::eval_cpu(const std::vector<array>& inputs, array& out) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t bt = task / row_blocks;
       const int64_t m0 = (task % row_blocks) * block_rows;
-      const int64_t rows = std::min(block_rows, m - m0);
+      const int blas_rows = static_cast<int>(std::min(block_rows, m - m0));  // <= m, checked
       const float* pa_rows = pa.data + pa.batch_offsets[bt] + (pa.trans ? m0 : m0 * pa.ld);
       cblas_sgemm(CblasRowMajor, pa.trans ? CblasTrans : CblasNoTrans, pb.trans ? CblasTrans : CblasNoTrans,
-                  static_cast<int>(rows), static_cast<int>(n), static_cast<int>(k), 1.0f, pa_rows,
-                  static_cast<int>(pa.ld), pb.data + pb.batch_offsets[bt], static_cast<int>(pb.ld), 0.0f,
-                  c + bt * m * n + m0 * n, static_cast<int>(n));
+                  blas_rows, blas_n, blas_k, 1.0f, pa_rows, blas_lda, pb.data + pb.batch_offsets[bt], blas_ldb,
+                  0.0f, c + bt * m * n + m0 * n, blas_n);
     }
   });
 

@@ -396,6 +396,13 @@ void reduce_typed(const array& in, array& out, const std::vector<int>& axes) {
       kept.push_back({in.shape()[i], in.strides()[i], out.strides()[i]});
     }
   }
+  if (in.size() == 0) {
+    // Nothing is read, and an empty input's strides may be any size: every output is the
+    // identity.
+    if (out.size() == 0) return;
+    for (Dim& d : kept) d.in_stride = 0;
+    reduced.assign(1, Dim{0, 0, 0});
+  }
   // The order of reduced positions is free: walk them in memory order.
   std::stable_sort(reduced.begin(), reduced.end(),
                    [](const Dim& a, const Dim& b) { return a.in_stride > b.in_stride; });

@@ -7,6 +7,8 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 #include "braid/array.h"
 
 namespace braid::cuda {
@@ -14,6 +16,16 @@ namespace braid::cuda {
 /// Throws std::runtime_error("[cuda] <what>: <CUDA's message>") unless err is success.
 void check(cudaError_t err, const char* what);
 void check(cublasStatus_t status, const char* what);
+
+/// `value` for a parameter that CUDA or cuBLAS takes as a 32-bit int. Throws
+/// std::invalid_argument("[op] <what> ...") when it does not fit, rather than wrapping.
+int32_t checked_int32(int64_t value, const char* op, const char* what);
+
+/// Runs small cuBLASLt products in every type and form matmul uses, so that cuBLASLt makes
+/// its lazily created state (and registers its exit-time teardown) at backend start, not in a
+/// worker's first product that may race the process's exit. Best effort: errors are ignored
+/// (matmul reports them when it runs).
+void warm_up_matmul() noexcept;
 
 /// The CUDA stream behind a GPU braid stream.
 cudaStream_t stream_of(const Stream& s);
@@ -28,10 +40,6 @@ const cudaDeviceProp& device_props();
 /// A device scratch buffer of at least `bytes` private to stream `s`, for temporaries of one
 /// eval_gpu (partial sums, operand copies). Valid in the order of `s` until the next call of
 /// scratch() on the same stream; called with the stream's submission lock held.
-void* scratch(const Stream& s, size_t bytes);
-
-/// Device scratch private to stream `s`, at least `bytes` long, valid until the next call
-/// for the same stream (kernels of one stream run in order, so reuse is safe).
 void* scratch(const Stream& s, size_t bytes);
 
 /// Bytes of device memory held by live arrays.

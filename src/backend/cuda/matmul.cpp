@@ -16,6 +16,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cuda/copy.h"
@@ -185,7 +186,7 @@ void make_layout(LayoutDesc& l, cudaDataType_t type, int64_t rows, int64_t cols,
   cuda::check(cublasLtMatrixLayoutCreate(&l.desc, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld),
               "cublasLtMatrixLayoutCreate");
   if (batch > 1) {
-    const int32_t count = static_cast<int32_t>(batch);
+    const int32_t count = cuda::checked_int32(batch, "matmul", "batch count");
     cuda::check(cublasLtMatrixLayoutSetAttribute(l.desc, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
                 "cublasLtMatrixLayoutSetAttribute");
     cuda::check(cublasLtMatrixLayoutSetAttribute(l.desc, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
@@ -273,6 +274,63 @@ void run_lt(const Problem& p, const void* a, const void* b, void* d, void* works
 }
 
 }  // namespace
+
+void cuda::warm_up_matmul() noexcept {
+  constexpr int64_t kN = 256;
+  constexpr size_t kMatrix = kN * kN * sizeof(float);
+  constexpr size_t kWorkspace = size_t{32} << 20;  // as lt_workspace's
+  struct DeviceBuffer {
+    void* ptr = nullptr;
+    ~DeviceBuffer() {
+      if (ptr) cudaFree(ptr);
+    }
+  };
+  struct TempStream {
+    cudaStream_t stream = nullptr;
+    ~TempStream() {
+      if (stream) {
+        cudaStreamSynchronize(stream);
+        cudaStreamDestroy(stream);
+      }
+    }
+  };
+  try {
+    DeviceBuffer operands, workspace;
+    TempStream s;  // destroyed (after its work) before the buffers are freed
+    check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaMalloc(&operands.ptr, 6 * kMatrix), "cudaMalloc");
+    check(cudaMalloc(&workspace.ptr, kWorkspace), "cudaMalloc");
+    check(cudaMemsetAsync(operands.ptr, 0, 6 * kMatrix, s.stream), "cudaMemsetAsync");
+    char* base = static_cast<char*>(operands.ptr);
+    const std::array<std::pair<cudaDataType_t, cublasComputeType_t>, 4> kinds = {
+        {{CUDA_R_32F, CUBLAS_COMPUTE_32F},
+         {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32},
+         {CUDA_R_16F, CUBLAS_COMPUTE_32F},
+         {CUDA_R_16BF, CUBLAS_COMPUTE_32F}}};
+    for (const auto& [type, compute] : kinds) {
+      try {
+        for (const bool trans : {false, true}) {
+          for (const int64_t batch : {1, 2}) {
+            Problem p{};
+            p.type = type;
+            p.compute = compute;
+            p.m = p.n = p.k = p.lda = p.ldb = kN;
+            p.trans_a = p.trans_b = trans;
+            p.batch = batch;
+            p.stride_a = p.stride_b = p.stride_d = kN * kN;
+            p.align_a = p.align_b = p.align_d = 256;
+            p.workspace = kWorkspace;
+            run_lt(p, base, base + 2 * kMatrix, base + 4 * kMatrix, workspace.ptr, s.stream);
+          }
+        }
+      } catch (...) {
+        // A type this device cannot multiply: the real product reports it.
+      }
+    }
+  } catch (...) {
+    // No memory for the warm-up: cuBLASLt initializes at the first product instead.
+  }
+}
 
 void Matmul::eval_gpu(const std::vector<array>& inputs, array& out) {
   cuda::alloc_output(out);

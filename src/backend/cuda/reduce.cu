@@ -525,6 +525,7 @@ class GpuReducer {
     const Strided<2> k = vector_layout(kept, plan.vector).device();
     const Strided<1> r = red.device();
     const int64_t threads = outputs_ / plan.vector;
+    if (plan.splits > kMaxColumnSplits) throw std::runtime_error("[Reduce] too many column splits for the grid");
     const dim3 grid(grid_for(threads, plan.block), static_cast<unsigned>(plan.splits));
     if (plan.vector == 1) {
       reduce_columns<Op, Idx, 1><<<grid, plan.block, 0, cu_stream_>>>(src, dst, k, threads, r, count_, plan.chunk,
@@ -560,6 +561,8 @@ class GpuReducer {
   // Second pass: partial[o * splits + c] holds chunk c of output o; a warp per output combines
   // them in chunk order.
   void pass2(const Plan& plan, const Acc* partial, Out* dst) {
+    // Split only when the outputs are few (under a device's worth), so 32-bit indices hold.
+    if (outputs_ > UINT32_MAX) throw std::runtime_error("[Reduce] split reduction over more than 2^32 outputs");
     HostLayout<1> red;
     red.push(plan.splits, [](int) { return int64_t{1}; });
     const HostLayout<2> kept = kept_layout(kept_, true, plan.splits, 1);

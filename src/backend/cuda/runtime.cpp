@@ -4,15 +4,24 @@
 // A GPU node is "available" once its work is enqueued and its completion event recorded.
 // GPU consumers on another stream wait for that event on the device (cudaStreamWaitEvent);
 // host consumers (CPU nodes, item, data, eval's return) wait for it on the host.
+//
+// Lifetime: destructors here never throw and, when memory is short, fall back to paths that
+// allocate nothing. At process exit quiesce() (or our own atexit handler, registered after
+// cudart's so that it runs first) waits for braid's device work and shuts the backend down;
+// from then on nothing here calls the CUDA runtime (buffers freed later are left to the exit).
 #include <algorithm>
-#include <cstring>
 #include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <map>
-#include <unordered_map>
-#include <new>
 #include <mutex>
+#include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "backend/backend.h"
@@ -37,6 +46,14 @@ void check(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) {
     throw std::runtime_error(std::string("[cuda] ") + what + ": cuBLAS status " + std::to_string(status));
   }
+}
+
+int32_t checked_int32(int64_t value, const char* op, const char* what) {
+  if (value < INT32_MIN || value > INT32_MAX) {
+    throw std::invalid_argument(std::string("[") + op + "] " + what + " " + std::to_string(value) +
+                                " does not fit the 32-bit int that CUDA takes here.");
+  }
+  return static_cast<int32_t>(value);
 }
 
 namespace {
@@ -72,6 +89,77 @@ const DeviceInfo& device_info() {
   return *info;
 }
 
+// The backend's life: started by the first stream, shut down once at exit. Every call into
+// the CUDA runtime from braid's entry points holds an ApiUse, so shutting down can wait for
+// the calls in flight before the runtime unloads. Flag and counter are seq_cst: the pair
+// (count up, read flag) against (set flag, read count) must not both miss each other.
+std::atomic<bool> g_started{false};
+std::atomic<bool> g_shut_down{false};
+std::atomic<int64_t> g_in_flight{0};
+thread_local int64_t t_in_flight = 0;  // trivially destructible: valid until the thread ends
+
+class ApiUse {
+ public:
+  ApiUse() noexcept {
+    g_in_flight.fetch_add(1);
+    if (g_shut_down.load()) {
+      g_in_flight.fetch_sub(1);
+      return;
+    }
+    ++t_in_flight;
+    active_ = true;
+  }
+  ~ApiUse() {
+    if (!active_) return;
+    --t_in_flight;
+    g_in_flight.fetch_sub(1);
+  }
+  ApiUse(const ApiUse&) = delete;
+  ApiUse& operator=(const ApiUse&) = delete;
+  /// False once the backend has shut down: the caller must not touch the CUDA runtime.
+  bool active() const { return active_; }
+  /// Throws unless active (for entry points that must do their work).
+  void require(const char* what) const {
+    if (!active_) {
+      throw std::runtime_error(std::string("[") + what + "] the GPU backend has shut down (process exit)");
+    }
+  }
+
+ private:
+  bool active_ = false;
+};
+
+struct StreamCtx;
+
+// Live streams, so that shutting down can wait for each of them. Intrusive, so unlinking in
+// a destructor cannot fail; the list is leaked so streams may die after static destruction.
+struct StreamList {
+  std::mutex mu;
+  StreamCtx* head = nullptr;
+};
+StreamList& live_streams() {
+  static auto* list = new StreamList();  // deliberate leak
+  return *list;
+}
+
+void shut_down() noexcept;
+void exit_handler() { shut_down(); }
+
+// Before braid's first stream: creates the CUDA context and cuBLASLt's lazily made state,
+// then registers our exit handler. Those libraries register their exit-time teardown as they
+// initialize; ours, registered later, runs first and waits out the calls in flight. Had
+// cuBLASLt initialized in a worker's first product, an exit at that moment would destroy
+// its state under the call (seen: SIGSEGV in cublasLtMatmulAlgoGetHeuristic at exit).
+void start_runtime() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    check(cudaFree(nullptr), "cudaFree (context creation)");
+    warm_up_matmul();
+    std::atexit(exit_handler);  // on failure quiesce() still runs from the worker pool's handler
+    g_started.store(true);
+  });
+}
+
 // Backend state of one GPU braid stream.
 struct StreamCtx {
   cudaStream_t stream = nullptr;
@@ -84,9 +172,26 @@ struct StreamCtx {
   std::mutex cache_mu;
   std::unordered_map<size_t, std::vector<void*>> cache;
   size_t cached_bytes = 0;
+  StreamCtx* prev = nullptr;  // in live_streams(), guarded by its lock
+  StreamCtx* next = nullptr;
 
-  StreamCtx() { check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  StreamCtx() {
+    StreamList& l = live_streams();
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    std::lock_guard<std::mutex> lock(l.mu);
+    next = l.head;
+    if (next) next->prev = this;
+    l.head = this;
+  }
   ~StreamCtx() {
+    ApiUse use;
+    {
+      StreamList& l = live_streams();
+      std::lock_guard<std::mutex> lock(l.mu);
+      (prev ? prev->next : l.head) = next;
+      if (next) next->prev = prev;
+    }
+    if (!use.active()) return;  // after shutdown the exit reclaims the stream and its buffers
     cudaStreamSynchronize(stream);
     if (workspace) cudaFree(workspace);
     if (scratch) cudaFree(scratch);
@@ -94,8 +199,24 @@ struct StreamCtx {
       for (void* p : list) cudaFree(p);
     }
     cudaStreamDestroy(stream);
+    cudaGetLastError();
   }
 };
+
+// Waits (boundedly: exit must not hang) for other threads' calls in flight, then for the
+// device work on every live stream. Idempotent.
+void shut_down() noexcept {
+  if (g_shut_down.exchange(true)) return;
+  if (!g_started.load()) return;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (g_in_flight.load() > t_in_flight && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  StreamList& l = live_streams();
+  std::lock_guard<std::mutex> lock(l.mu);
+  for (StreamCtx* c = l.head; c != nullptr; c = c->next) cudaStreamSynchronize(c->stream);
+  cudaGetLastError();
+}
 
 StreamCtx& ctx_of(const Stream& s) {
   return *static_cast<StreamCtx*>(s.state()->backend.get());
@@ -104,34 +225,116 @@ std::shared_ptr<StreamCtx> ctx_ptr(const Stream& s) {
   return std::static_pointer_cast<StreamCtx>(s.state()->backend);
 }
 
+// Destroys an event unless the backend has shut down (then the exit reclaims it). Pending
+// work is fine: CUDA releases a recorded event once it completes.
+void destroy_event(cudaEvent_t e) noexcept {
+  ApiUse use;
+  if (!use.active()) return;
+  cudaEventDestroy(e);
+  cudaGetLastError();
+}
+
 // Events are reused: creating one costs far more than recording it. Each thread keeps its
-// own free events, so threads encoding on different streams share no lock here.
+// own free events, so threads encoding on different streams share no lock here; a thread's
+// events go to a shared list when it exits (beyond a bound they are destroyed). The thread's
+// list is reached through a trivially destructible pointer with a "gone" flag, so an event
+// returned after the list died (a global array freed at exit) goes to the shared list.
+constexpr size_t kThreadEvents = 4096;
+constexpr size_t kSharedEvents = 16384;
+
+struct SharedEvents {
+  std::mutex mu;
+  std::vector<cudaEvent_t> list;
+};
+SharedEvents& shared_events() {
+  static auto* s = new SharedEvents();  // deliberate leak: events come back during exit
+  return *s;
+}
+
+// Moves up to the shared list's free room from `events` to it; destroys the rest.
+void give_back(std::vector<cudaEvent_t>& events) noexcept {
+  size_t moved = 0;
+  {
+    SharedEvents& s = shared_events();
+    std::lock_guard<std::mutex> lock(s.mu);
+    const size_t n = std::min(events.size(), kSharedEvents - std::min(kSharedEvents, s.list.size()));
+    try {
+      s.list.reserve(s.list.size() + n);
+      s.list.insert(s.list.end(), events.end() - static_cast<std::ptrdiff_t>(n), events.end());
+      moved = n;
+    } catch (...) {
+      // No room could be made: the events are destroyed below.
+    }
+  }
+  for (size_t i = 0; i + moved < events.size(); ++i) destroy_event(events[i]);
+  events.clear();
+}
+
+thread_local std::vector<cudaEvent_t>* t_events = nullptr;
+thread_local bool t_events_gone = false;
+
+struct ThreadEvents {
+  std::vector<cudaEvent_t> list;
+  ThreadEvents() { t_events = &list; }
+  ~ThreadEvents() {
+    t_events = nullptr;
+    t_events_gone = true;
+    give_back(list);
+  }
+};
+
+// The calling thread's free list, or null once it has died.
+std::vector<cudaEvent_t>* thread_events() noexcept {
+  if (t_events != nullptr || t_events_gone) return t_events;
+  thread_local ThreadEvents owner;
+  return t_events;
+}
+
 class EventPool {
  public:
+  /// A free event (reused or new). Throws if CUDA cannot create one.
   cudaEvent_t get() {
-    auto& local = free_list();
-    if (!local.empty()) {
-      cudaEvent_t e = local.back();
-      local.pop_back();
+    if (auto* local = thread_events(); local != nullptr && !local->empty()) {
+      cudaEvent_t e = local->back();
+      local->pop_back();
       return e;
+    }
+    {
+      SharedEvents& s = shared_events();
+      std::lock_guard<std::mutex> lock(s.mu);
+      if (!s.list.empty()) {
+        cudaEvent_t e = s.list.back();
+        s.list.pop_back();
+        return e;
+      }
     }
     cudaEvent_t e;
     check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
     return e;
   }
-  void put(cudaEvent_t e) {
-    auto& local = free_list();
-    if (local.size() < 4096) {
-      local.push_back(e);
-    } else {
-      cudaEventDestroy(e);
+  /// Keeps `e` for reuse, or destroys it when no list has room (or memory is short).
+  void put(cudaEvent_t e) noexcept {
+    if (auto* local = thread_events(); local != nullptr && local->size() < kThreadEvents) {
+      try {
+        local->push_back(e);
+        return;
+      } catch (...) {
+        // The list could not grow: try the shared one.
+      }
     }
-  }
-
- private:
-  static std::vector<cudaEvent_t>& free_list() {
-    thread_local std::vector<cudaEvent_t> events;  // events left at thread exit are dropped
-    return events;
+    {
+      SharedEvents& s = shared_events();
+      std::lock_guard<std::mutex> lock(s.mu);
+      if (s.list.size() < kSharedEvents) {
+        try {
+          s.list.push_back(e);
+          return;
+        } catch (...) {
+          // Destroyed below.
+        }
+      }
+    }
+    destroy_event(e);
   }
 };
 
@@ -196,28 +399,22 @@ class DeviceAllocator {
     return p;
   }
 
-  void free(void* p, size_t bytes, const std::vector<std::shared_ptr<StreamCtx>>& users) {
+  /// Returns a buffer last used by `users` (and by `extra`, when not null). Never throws:
+  /// when the bookkeeping cannot allocate, the buffer is freed at once after those streams
+  /// finish.
+  void free(void* p, size_t bytes, const std::vector<std::shared_ptr<StreamCtx>>& users,
+            StreamCtx* extra) noexcept {
     const size_t cls = size_class(bytes);
     active_.fetch_sub(cls, std::memory_order_relaxed);
-    if (users.size() == 1) {
-      StreamCtx& s = *users[0];
-      std::lock_guard<std::mutex> lock(s.cache_mu);
-      s.cache[cls].push_back(p);
-      s.cached_bytes += cls;
+    if (users.size() + (extra ? 1 : 0) == 1) {
+      if (keep_own(extra ? *extra : *users[0], p, cls)) return;
+    } else if (keep_shared(p, cls, users, extra)) {
       return;
     }
-    Shared c{p, cls, {}};
-    for (const auto& u : users) {
-      cudaEvent_t e = events().get();
-      if (cudaEventRecord(e, u->stream) == cudaSuccess) {
-        c.pending.push_back(e);
-      } else {
-        cudaGetLastError();
-        events().put(e);
-      }
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    shared_.push_back(std::move(c));
+    for (const auto& u : users) cudaStreamSynchronize(u->stream);
+    if (extra) cudaStreamSynchronize(extra->stream);
+    cudaFree(p);
+    cudaGetLastError();
   }
 
   size_t active() const { return active_.load(std::memory_order_relaxed); }
@@ -232,6 +429,48 @@ class DeviceAllocator {
   static size_t size_class(size_t bytes) {
     const size_t g = bytes < (size_t{1} << 20) ? 512 : (size_t{2} << 20);
     return (std::max<size_t>(bytes, 1) + g - 1) / g * g;
+  }
+
+  static bool keep_own(StreamCtx& s, void* p, size_t cls) noexcept {
+    std::lock_guard<std::mutex> lock(s.cache_mu);
+    try {
+      s.cache[cls].push_back(p);
+    } catch (...) {
+      return false;
+    }
+    s.cached_bytes += cls;
+    return true;
+  }
+
+  // Parks the buffer until events recorded now on each user stream have completed.
+  bool keep_shared(void* p, size_t cls, const std::vector<std::shared_ptr<StreamCtx>>& users,
+                   StreamCtx* extra) noexcept {
+    Shared c{p, cls, {}};
+    auto record = [&](StreamCtx& u) {
+      cudaEvent_t e = events().get();
+      if (cudaEventRecord(e, u.stream) != cudaSuccess) {
+        cudaGetLastError();
+        events().put(e);
+        return false;
+      }
+      c.pending.push_back(e);  // reserved: cannot throw
+      return true;
+    };
+    try {
+      c.pending.reserve(users.size() + 1);
+      bool recorded = true;
+      for (const auto& u : users) recorded = recorded && record(*u);
+      if (recorded && extra) recorded = record(*extra);
+      if (recorded) {
+        std::lock_guard<std::mutex> lock(mu_);
+        shared_.push_back(std::move(c));  // Shared moves without throwing: c is intact on failure
+        return true;
+      }
+    } catch (...) {
+      // No event or no room: freed synchronously by the caller.
+    }
+    for (cudaEvent_t e : c.pending) events().put(e);
+    return false;
   }
 
   void* take_own(StreamCtx& s, size_t cls) {
@@ -303,7 +542,13 @@ DeviceAllocator& device_allocator() {
 std::shared_ptr<detail::Data> new_device_data(size_t bytes, const std::shared_ptr<StreamCtx>& s) {
   void* p = device_allocator().malloc(bytes, s);
   detail::gpu::g_device_buffers_made.store(true, std::memory_order_relaxed);
-  auto data = detail::make_pooled<detail::Data>(allocator::Buffer{p, bytes}, true);
+  std::shared_ptr<detail::Data> data;
+  try {
+    data = detail::make_pooled<detail::Data>(allocator::Buffer{p, bytes}, true);
+  } catch (...) {
+    device_allocator().free(p, bytes, {}, s.get());
+    throw;
+  }
   auto st = std::make_shared<DataState>();
   st->users.push_back(s);
   data->device_state = std::move(st);
@@ -376,7 +621,7 @@ std::shared_ptr<detail::Data> host_mirror(detail::Data& d) {
   std::lock_guard<std::mutex> lock(ds.mu);
   if (!ds.mirror) {
     if (ds.ready) check(cudaEventSynchronize(ds.ready), "cudaEventSynchronize");
-    auto host = detail::make_pooled<detail::Data>(allocator::malloc(d.buffer.size));
+    auto host = detail::new_host_data(d.buffer.size);
     if (d.buffer.size > 0) {
       check(cudaMemcpy(host->buffer.ptr, d.buffer.ptr, d.buffer.size, cudaMemcpyDeviceToHost),
             "cudaMemcpy (device to host)");
@@ -446,9 +691,16 @@ namespace detail::gpu {
 
 bool is_available() { return cuda::device_info().available; }
 
-std::shared_ptr<void> new_stream_state(int) { return std::make_shared<cuda::StreamCtx>(); }
+std::shared_ptr<void> new_stream_state(int) {
+  cuda::ApiUse use;
+  use.require("new_stream");
+  cuda::start_runtime();
+  return std::make_shared<cuda::StreamCtx>();
+}
 
 void eval_node(array& node) {
+  cuda::ApiUse use;
+  use.require("eval");
   ArrayDesc& d = *node.desc();
   auto s = cuda::ctx_ptr(d.primitive->stream());
   std::vector<array> inputs;
@@ -480,11 +732,21 @@ void eval_node(array& node) {
   }
 }
 
-array host_view(const array& in) { return cuda::translated(in, cuda::host_mirror(*in.desc()->data)); }
+array host_view(const array& in) {
+  cuda::ApiUse use;
+  use.require("eval");
+  return cuda::translated(in, cuda::host_mirror(*in.desc()->data));
+}
 
-void wait_ready(const array& a) { cuda::wait_host(*a.desc()->data); }
+void wait_ready(const array& a) {
+  cuda::ApiUse use;
+  use.require("eval");
+  cuda::wait_host(*a.desc()->data);
+}
 
 void* host_pointer(const array& a) {
+  cuda::ApiUse use;
+  use.require("array::data");
   const ArrayDesc& d = *a.desc();
   auto mirror = cuda::host_mirror(*d.data);
   auto offset = static_cast<const char*>(d.data_ptr) - static_cast<const char*>(d.data->buffer.ptr);
@@ -492,26 +754,30 @@ void* host_pointer(const array& a) {
 }
 
 void free_device(Data& d) noexcept {
-  try {
-    std::vector<std::shared_ptr<cuda::StreamCtx>> users;
-    if (d.device_state) {
-      auto& st = *static_cast<cuda::DataState*>(d.device_state.get());
-      std::lock_guard<std::mutex> lock(st.mu);
-      users = st.users;
-      if (st.producer && std::find(users.begin(), users.end(), st.producer) == users.end()) {
-        users.push_back(st.producer);
-      }
+  cuda::ApiUse use;
+  if (!use.active()) return;  // shut down: the exit returns device memory
+  std::vector<std::shared_ptr<cuda::StreamCtx>> users;
+  cuda::StreamCtx* extra = nullptr;
+  if (d.device_state) {
+    // The state dies with `d`: take its users rather than copy them (a copy could throw).
+    auto& st = *static_cast<cuda::DataState*>(d.device_state.get());
+    std::lock_guard<std::mutex> lock(st.mu);
+    users = std::move(st.users);
+    if (st.producer && std::find(users.begin(), users.end(), st.producer) == users.end()) {
+      extra = st.producer.get();  // kept alive by st.producer
     }
-    cuda::device_allocator().free(d.buffer.ptr, d.buffer.size, users);
-  } catch (...) {
-    // Freeing must not throw; at worst the buffer is lost.
   }
+  cuda::device_allocator().free(d.buffer.ptr, d.buffer.size, users, extra);
 }
 
 void synchronize(StreamState& s) {
+  cuda::ApiUse use;
+  use.require("synchronize");
   auto* c = static_cast<cuda::StreamCtx*>(s.backend.get());
   cuda::check(cudaStreamSynchronize(c->stream), "cudaStreamSynchronize");
 }
+
+void quiesce() noexcept { cuda::shut_down(); }
 
 }  // namespace detail::gpu
 }  // namespace braid

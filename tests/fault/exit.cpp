@@ -1,0 +1,176 @@
+// Case 4: the process ends while braid is busy, or braid is used while the process ends.
+// Each program runs as a fresh process (this binary, `--run NAME`) whose main really returns
+// (or calls std::exit), many times; every run must exit with status 0.
+#include <unistd.h>
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "cases.h"
+#include "graph/node.h"
+#include "graphs.h"
+#include "harness.h"
+
+namespace fault {
+namespace {
+
+using namespace braid;
+using namespace std::chrono_literals;
+
+std::vector<Stream> four_streams() {
+  return {new_stream(Device::cpu), new_stream(Device::cpu), new_stream(Device::cpu), new_stream(Device::cpu)};
+}
+
+// Set by the eval hook when a matmul kernel starts: lets a run end the process while one is
+// certainly running (an exit a few microseconds after async_eval often beats the workers).
+std::atomic<bool> g_matmul_started{false};
+void note_matmul(const array& node) {
+  if (std::strcmp(node.primitive().name(), "Matmul") == 0) g_matmul_started.store(true);
+}
+
+// Even runs end at once; odd runs as soon as a matmul kernel runs on a worker.
+void wait_for_work_in_flight(int run) {
+  if (run % 2 == 0) return;
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!g_matmul_started.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+}
+
+// Four streams of 256x256 matmul chains and other ops, submitted, then main returns.
+int exit_in_flight(int run) {
+  setenv("BRAID_NUM_THREADS", "8", 0);  // more kernels running at the moment of exit
+  detail::set_eval_hook(note_matmul);
+  std::vector<array> work = exit_workload(four_streams());
+  async_eval(work);
+  wait_for_work_in_flight(run);
+  return 0;
+}
+
+// Another thread submits the same workload and calls std::exit while main waits on a stream.
+int exit_from_thread(int run) {
+  setenv("BRAID_NUM_THREADS", "8", 0);
+  detail::set_eval_hook(note_matmul);
+  auto streams = four_streams();
+  std::vector<array> more = exit_workload(streams);
+  std::thread quitter([&] {
+    std::vector<array> work = exit_workload(streams);
+    async_eval(work);
+    wait_for_work_in_flight(run);
+    std::exit(0);
+  });
+  eval(more);
+  quitter.join();  // reached only when eval finishes before std::exit ends the process
+  return 0;
+}
+
+// Builds and evaluates a multi-stream graph and checks it; used from destructors at exit.
+void evaluate_and_check(const char* where) {
+  try {
+    CheckedGraph g =
+        sweep_graph({new_stream(Device::cpu), new_stream(Device::cpu), default_stream(Device::cpu)});
+    eval(g.outputs);
+    std::string wrong = check_values(g);
+    if (!wrong.empty()) {
+      std::fprintf(stderr, "%s: wrong values: %s\n", where, wrong.c_str());
+      std::fflush(stderr);
+      _exit(3);
+    }
+  } catch (...) {
+    std::fprintf(stderr, "%s: threw %s\n", where, describe(std::current_exception()).c_str());
+    std::fflush(stderr);
+    _exit(4);
+  }
+}
+
+// Like a cache flushed at exit: constructed before braid's own statics and thread-locals
+// exist, so it is destroyed after them.
+struct EvalInStaticDestructor {
+  ~EvalInStaticDestructor() { evaluate_and_check("eval in a static destructor"); }
+};
+
+struct EvalInThreadLocalDestructor {
+  const char* where;
+  ~EvalInThreadLocalDestructor() { evaluate_and_check(where); }
+};
+
+int static_dtor() {
+  static EvalInStaticDestructor at_exit;
+  CheckedGraph g =
+      sweep_graph({new_stream(Device::cpu), new_stream(Device::cpu), default_stream(Device::cpu)});
+  eval(g.outputs);
+  return check_values(g).empty() ? 0 : 5;
+}
+
+int thread_local_dtor() {
+  // On a thread that ends: its thread_local dies after braid's thread-locals of that thread.
+  std::thread t([] {
+    thread_local EvalInThreadLocalDestructor at_thread_exit{
+        "eval in a thread_local destructor (std::thread)"};
+    (void)&at_thread_exit;
+    CheckedGraph g =
+        sweep_graph({new_stream(Device::cpu), new_stream(Device::cpu), default_stream(Device::cpu)});
+    eval(g.outputs);
+  });
+  t.join();
+  // On the main thread: destroyed by exit, after braid's thread-locals of the main thread.
+  thread_local EvalInThreadLocalDestructor at_exit{"eval in a thread_local destructor (main thread)"};
+  (void)&at_exit;
+  CheckedGraph g =
+      sweep_graph({new_stream(Device::cpu), new_stream(Device::cpu), default_stream(Device::cpu)});
+  eval(g.outputs);
+  return check_values(g).empty() ? 0 : 5;
+}
+
+int repeat(const char* name, const char* program, int runs, const Options& o) {
+  if (o.runs > 0) runs = o.runs;
+  const auto timeout = std::chrono::milliseconds(10000) * time_scale();
+  int failed = 0, printed = 0;
+  std::map<std::string, int> kinds;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i) {
+    ChildResult r = run_exec({"--run", program, std::to_string(i)}, timeout);
+    if (o.verbose) std::printf("  run %d: %s\n", i + 1, r.describe().c_str());
+    if (r.ok()) continue;
+    ++failed;
+    ++kinds[r.describe().substr(0, r.describe().find(" ("))];
+    if (printed++ < 2) print_failure(std::string(name) + " run " + std::to_string(i + 1), r);
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%s: %d runs in %.1f s, %d exited with status 0", name, runs, secs, runs - failed);
+  for (const auto& [what, count] : kinds) std::printf("; %d %s", count, what.c_str());
+  std::printf(": %s\n", failed ? "FAILED" : "passed");
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+int run_program(const std::string& name, int run) {
+  if (name == "exit-in-flight") return exit_in_flight(run);
+  if (name == "exit-from-thread") return exit_from_thread(run);
+  if (name == "static-dtor") return static_dtor();
+  if (name == "thread-local-dtor") return thread_local_dtor();
+  std::fprintf(stderr, "unknown program %s\n", name.c_str());
+  return 2;
+}
+
+int exit_with_work_in_flight(const Options& o) {
+  return repeat("exit-in-flight", "exit-in-flight", sanitized() ? 6 : 30, o);
+}
+
+int exit_from_another_thread(const Options& o) {
+  return repeat("exit-from-thread", "exit-from-thread", sanitized() ? 4 : 20, o);
+}
+
+int eval_in_static_destructor(const Options& o) {
+  return repeat("static-dtor", "static-dtor", sanitized() ? 2 : 5, o);
+}
+
+int eval_in_thread_local_destructor(const Options& o) {
+  return repeat("thread-local-dtor", "thread-local-dtor", sanitized() ? 2 : 5, o);
+}
+
+}  // namespace fault
