@@ -76,24 +76,25 @@ WorkerPool& WorkerPool::instance() {
 
 WorkerPool::WorkerPool() {
   const int wanted = pool_size();
-  std::string why;
+  std::exception_ptr last_error;
   for (int i = 0; i < wanted; ++i) {
     try {
       std::thread([this] { worker_loop(); }).detach();
-    } catch (const std::bad_alloc&) {
-      // No memory for the thread's state: work with the threads we have, if any.
-      if (num_workers_ == 0) throw;  // no worker reads this object yet, so it can go
-      break;
-    } catch (const std::exception& e) {
-      // A thread limit (EAGAIN under a pids cgroup, say): work with the threads we have.
-      why = e.what();
-      break;
+      ++num_workers_;
+    } catch (...) {
+      // A thread limit (EAGAIN under a pids cgroup) or no memory for the thread's state:
+      // work with the threads we get.
+      last_error = std::current_exception();
     }
-    ++num_workers_;
   }
-  if (num_workers_ == 0) {
-    // No worker reads this object yet, so it can go.
-    throw std::runtime_error("[braid] Could not start any worker thread (" + why + ").");
+  if (num_workers_ > 0) return;
+  // No worker reads this object yet, so it can go. An out-of-memory stays a bad_alloc.
+  try {
+    std::rethrow_exception(last_error);
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("[braid] Could not start any worker thread (") + e.what() + ").");
   }
 }
 

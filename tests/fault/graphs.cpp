@@ -93,6 +93,15 @@ CheckedGraph sweep_graph(const std::vector<Stream>& st) {
   return out;
 }
 
+CheckedGraph parallel_op_graph(const Stream& s) {
+  CheckedGraph out;
+  // 2^19 elements: eight chunks, so the pool's helpers are often still inside theirs when the
+  // caller runs out of chunks to take.
+  out.outputs = {add(ones({512, 1024}, s), array(1.0f), s)};
+  out.expected = {Mat(512 * 1024, 2.0)};
+  return out;
+}
+
 CheckedGraph small_graph(const Stream& sa, const Stream& sb) {
   array x = arange(0.0, 16.0, sa);
   array y = multiply(x, array(2.0f), sb);                  // cross-stream edge

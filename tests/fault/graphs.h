@@ -22,6 +22,9 @@ struct CheckedGraph {
 /// across the worker pool.
 CheckedGraph sweep_graph(const std::vector<braid::Stream>& streams);
 
+/// One elementwise op large enough to be split across the worker pool.
+CheckedGraph parallel_op_graph(const braid::Stream& s);
+
 /// A graph for start-up cases: two streams, a cross-stream edge, a pool-sized op.
 CheckedGraph small_graph(const braid::Stream& a, const braid::Stream& b);
 
