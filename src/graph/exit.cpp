@@ -83,12 +83,13 @@ bool others_running() {
 }
 
 void quiesce_at_exit() {
+  // Workers take no more work and strands run no further node on any thread but this one
+  // (the others sleep, leaving their strand to us); kernels already running are waited for
+  // below, the program's own threads' included.
+  WorkerPool::instance().stop(std::chrono::milliseconds(0));
   t_exiting = true;
   g_exiting.store(true);  // seq_cst: a kernel either sees it or is seen running below
   const auto deadline = std::chrono::steady_clock::now() + kExitWaitLimit;
-  // Workers take no more work; those inside a kernel are waited for below, with the
-  // program's own threads (a worker that met g_exiting sleeps, holding no kernel).
-  WorkerPool::instance().stop(std::chrono::milliseconds(0));
   while (others_running() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }

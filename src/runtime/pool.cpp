@@ -9,7 +9,9 @@ namespace braid::detail {
 
 namespace {
 
-thread_local bool t_is_worker = false;  // trivially destructible: readable until the thread ends
+// Trivially destructible: readable until the thread ends.
+thread_local bool t_is_worker = false;
+thread_local bool t_is_stopping_thread = false;
 
 int pool_size() {
   if (const char* env = std::getenv("BRAID_NUM_THREADS")) {
@@ -155,7 +157,14 @@ void WorkerPool::worker_loop() {
   }
 }
 
+bool WorkerPool::is_stopping_thread() { return t_is_stopping_thread; }
+
+void WorkerPool::sleep_forever() {
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
 void WorkerPool::stop(std::chrono::milliseconds limit) noexcept {
+  t_is_stopping_thread = true;
   MutexLock lock(mu_);
   stopping_ = true;
   stopping_flag_.store(true, std::memory_order_relaxed);

@@ -73,6 +73,10 @@ class WorkerPool {
   void stop(std::chrono::milliseconds limit) noexcept EXCLUDES(mu_);
   /// Whether stop() was called. Any thread.
   bool stopping() const { return stopping_flag_.load(std::memory_order_relaxed); }
+  /// Whether the calling thread is the one that called stop() (it ends the process).
+  static bool is_stopping_thread();
+  /// For a thread that must start nothing more while the process ends: never returns.
+  [[noreturn]] static void sleep_forever();
 
  private:
   WorkerPool();

@@ -202,6 +202,7 @@ void Strand::resume() {
 
 void Strand::run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker) {
   const uint64_t me = this_thread_token();
+  const WorkerPool& pool = WorkerPool::instance();  // started by the evaluation that submitted
   int extra = 0;
   int slice = 0;
   const auto slice_start = on_worker ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
@@ -220,6 +221,15 @@ void Strand::run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker
         notify_key(wake_key);  // the new holder parks on its node's slot
         return;
       }
+    }
+    if (pool.stopping() && !WorkerPool::is_stopping_thread()) {
+      // The process is ending: run nothing more here, and leave the strand (its batch
+      // included) to the exiting thread, whose static destructors may still evaluate.
+      {
+        MutexLock lock(mu_);
+        state_ = State::idle;
+      }
+      WorkerPool::sleep_forever();
     }
     if (ArrayDesc* blocker = first_incomplete_input(batch_[batch_next_])) {
       {
@@ -242,7 +252,6 @@ void Strand::run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker
     bool hand_off = false;
     if (on_worker) {
       ++slice;
-      const WorkerPool& pool = WorkerPool::instance();
       // A stopping pool (process exit) runs no further kernels; the strand stays queued for
       // a thread that waits on it (an evaluation from a static destructor runs it inline).
       hand_off = pool.stopping() ||
