@@ -163,13 +163,13 @@ struct Targets {
 // Everything that may allocate happens here, before any node is claimed: a failure leaves
 // every node as it was, so any thread can evaluate the graph again.
 void prepare_targets(const std::vector<array>& order, std::vector<array>& run, Targets& t) {
-  const Strand* last = nullptr;
+  Strand* last = nullptr;
   for (const auto& node : order) {
-    const Strand* st = strand_of(node.desc());
+    Strand* st = strand_of(node.desc());
     if (st == last) continue;
     last = st;
     if (t.index_of(st) == t.touched.size()) {
-      t.touched.push_back(const_cast<Strand*>(st)->shared_from_this());
+      t.touched.push_back(st->shared_from_this());
       t.pushed.push_back(0);
     }
   }

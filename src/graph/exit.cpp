@@ -35,11 +35,9 @@ SlotList& slot_list() {
   return *list;
 }
 
-std::atomic<bool> g_exiting{false};
 // Trivially destructible, so they stay readable until the thread ends.
 thread_local Slot* t_slot = nullptr;
 thread_local bool t_slot_gone = false;
-thread_local bool t_exiting = false;
 
 struct SlotOwner {
   ~SlotOwner() {
@@ -85,10 +83,9 @@ bool others_running() {
 void quiesce_at_exit() {
   // Workers take no more work and strands run no further node on any thread but this one
   // (the others sleep, leaving their strand to us); kernels already running are waited for
-  // below, the program's own threads' included.
-  WorkerPool::instance().stop(std::chrono::milliseconds(0));
-  t_exiting = true;
-  g_exiting.store(true);  // seq_cst: a kernel either sees it or is seen running below
+  // here, the program's own threads' included. stop()'s seq_cst store pairs with the kernel
+  // slots: a kernel either sees the pool stopping or is seen running below.
+  WorkerPool::instance().stop();
   const auto deadline = std::chrono::steady_clock::now() + kExitWaitLimit;
   while (others_running() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -108,13 +105,13 @@ void start_runtime() {
 }
 
 KernelScope::KernelScope() : slot_(my_slot()) {
-  if (slot_ != nullptr) slot_->running.store(true);  // seq_cst: pairs with g_exiting's store
-  if (g_exiting.load() && !t_exiting) {
+  if (slot_ != nullptr) slot_->running.store(true);  // seq_cst: pairs with the pool's stop()
+  if (WorkerPool::instance().stopping() && !WorkerPool::is_stopping_thread()) {
     // Another thread is ending the process: this thread, as the workers do, starts nothing
     // more and sleeps until the process is gone (an exception here would reach code that is
     // racing the exit, and end it with std::terminate).
     if (slot_ != nullptr) slot_->running.store(false, std::memory_order_release);
-    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    WorkerPool::sleep_forever();
   }
 }
 

@@ -54,14 +54,6 @@ class CondVar {
     cv_.wait(lk, pred);
     lk.release();
   }
-  /// As wait(), giving up after `timeout`; returns pred().
-  template <typename Duration, typename Pred>
-  bool wait_for(Mutex& mu, Duration timeout, Pred pred) REQUIRES(mu) {
-    std::unique_lock<std::mutex> lk(mu.native(), std::adopt_lock);
-    bool ok = cv_.wait_for(lk, timeout, pred);
-    lk.release();
-    return ok;
-  }
   void notify_one() { cv_.notify_one(); }
   void notify_all() { cv_.notify_all(); }
 

@@ -9,9 +9,7 @@ namespace braid::detail {
 
 namespace {
 
-// Trivially destructible: readable until the thread ends.
-thread_local bool t_is_worker = false;
-thread_local bool t_is_stopping_thread = false;
+thread_local bool t_is_stopping_thread = false;  // trivially destructible: readable until the thread ends
 
 int pool_size() {
   if (const char* env = std::getenv("BRAID_NUM_THREADS")) {
@@ -137,7 +135,6 @@ std::shared_ptr<WorkItem> WorkerPool::take_locked() {
 }
 
 void WorkerPool::worker_loop() {
-  t_is_worker = true;
   for (;;) {
     std::shared_ptr<WorkItem> item;
     {
@@ -147,13 +144,8 @@ void WorkerPool::worker_loop() {
       cv_.wait(mu_, [this]() REQUIRES(mu_) { return head_ != nullptr && !stopping_; });
       --idle_;
       item = take_locked();
-      ++busy_;
     }
     item->run_work();
-    item.reset();
-    MutexLock lock(mu_);
-    --busy_;
-    if (stopping_) idle_cv_.notify_all();
   }
 }
 
@@ -163,15 +155,11 @@ void WorkerPool::sleep_forever() {
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
-void WorkerPool::stop(std::chrono::milliseconds limit) noexcept {
+void WorkerPool::stop() noexcept {
   t_is_stopping_thread = true;
   MutexLock lock(mu_);
   stopping_ = true;
-  stopping_flag_.store(true, std::memory_order_relaxed);
-  // A worker that calls exit itself (from a kernel) waits only for the others. Bounded: a
-  // worker asleep in a nested wait that can no longer finish holds no kernel.
-  const int self = t_is_worker ? 1 : 0;
-  idle_cv_.wait_for(mu_, limit, [this, self]() REQUIRES(mu_) { return busy_ <= self; });
+  stopping_flag_.store(true);  // seq_cst: see stopping()
 }
 
 void WorkerPool::parallel_for(int64_t n, int64_t grain, RangeFn body) {

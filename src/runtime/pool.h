@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -67,12 +66,12 @@ class WorkerPool {
   /// call `body`; the first exception is rethrown.
   void parallel_for(int64_t n, int64_t grain, RangeFn body);
 
-  /// Stops the workers from taking further work (process exit) and waits up to `limit` for
-  /// those running something to finish it. Queued work stays queued: threads that wait for
-  /// it run it inline. Thread-safe; the pool stays stopped.
-  void stop(std::chrono::milliseconds limit) noexcept EXCLUDES(mu_);
-  /// Whether stop() was called. Any thread.
-  bool stopping() const { return stopping_flag_.load(std::memory_order_relaxed); }
+  /// Stops the workers from taking further work (process exit). Queued work stays queued:
+  /// threads that wait for it run it inline. Thread-safe; the pool stays stopped.
+  void stop() noexcept EXCLUDES(mu_);
+  /// Whether stop() was called. Any thread. seq_cst: a thread that publishes "in a kernel"
+  /// and then reads false is seen by the stopping thread's scan (src/graph/exit.cpp).
+  bool stopping() const { return stopping_flag_.load(); }
   /// Whether the calling thread is the one that called stop() (it ends the process).
   static bool is_stopping_thread();
   /// For a thread that must start nothing more while the process ends: never returns.
@@ -85,11 +84,9 @@ class WorkerPool {
 
   Mutex mu_;
   CondVar cv_;
-  CondVar idle_cv_;  // signalled when a worker finishes an item while stopping
   WorkItem* head_ GUARDED_BY(mu_) = nullptr;
   WorkItem* tail_ GUARDED_BY(mu_) = nullptr;
   int idle_ GUARDED_BY(mu_) = 0;
-  int busy_ GUARDED_BY(mu_) = 0;  // workers running an item
   bool stopping_ GUARDED_BY(mu_) = false;
   std::atomic<bool> stopping_flag_{false};
   std::atomic<int> pending_{0};
