@@ -58,7 +58,7 @@ std::vector<double> read_strided(array& a) {
 // The elements of an evaluated array in row-major order of its shape.
 std::vector<double> values(array a) {
   a.eval();
-  switch (a.dtype().val) {
+  switch (a.dtype().val()) {
     case Dtype::Val::bool_: return read_strided<bool>(a);
     case Dtype::Val::uint8: return read_strided<uint8_t>(a);
     case Dtype::Val::int32: return read_strided<int32_t>(a);
@@ -66,6 +66,13 @@ std::vector<double> values(array a) {
     case Dtype::Val::float16: return read_strided<float16_t>(a);
     case Dtype::Val::bfloat16: return read_strided<bfloat16_t>(a);
     case Dtype::Val::float32: return read_strided<float>(a);
+    case Dtype::Val::uint16: return read_strided<uint16_t>(a);
+    case Dtype::Val::uint32: return read_strided<uint32_t>(a);
+    case Dtype::Val::uint64: return read_strided<uint64_t>(a);
+    case Dtype::Val::int8: return read_strided<int8_t>(a);
+    case Dtype::Val::int16: return read_strided<int16_t>(a);
+    case Dtype::Val::float64: return read_strided<double>(a);
+    case Dtype::Val::complex64: return read_strided<float>(a);
   }
   return {};
 }

@@ -50,7 +50,7 @@ int64_t ravel(const std::vector<int64_t>& idx, const std::vector<int64_t>& shape
 // The value `v` becomes once stored as `dt` (integers wrap, as the kernels' casts do).
 double round_to(double v, Dtype dt) {
   if (std::isnan(v)) return v;
-  switch (dt.val) {
+  switch (dt.val()) {
     case Dtype::Val::bool_: return v != 0 ? 1 : 0;
     case Dtype::Val::uint8: return static_cast<uint8_t>(static_cast<int64_t>(v));
     case Dtype::Val::int32: return static_cast<int32_t>(static_cast<int64_t>(v));
@@ -90,7 +90,7 @@ std::vector<double> read_values(array& a) {
 
 // Evaluates `a` and returns its elements in row-major order of its shape, read via strides.
 std::vector<double> values(array a) {
-  switch (a.dtype().val) {
+  switch (a.dtype().val()) {
     case Dtype::Val::bool_: return read_values<bool>(a);
     case Dtype::Val::uint8: return read_values<uint8_t>(a);
     case Dtype::Val::int32: return read_values<int32_t>(a);
@@ -98,6 +98,13 @@ std::vector<double> values(array a) {
     case Dtype::Val::float16: return read_values<float16_t>(a);
     case Dtype::Val::bfloat16: return read_values<bfloat16_t>(a);
     case Dtype::Val::float32: return read_values<float>(a);
+    case Dtype::Val::uint16: return read_values<uint16_t>(a);
+    case Dtype::Val::uint32: return read_values<uint32_t>(a);
+    case Dtype::Val::uint64: return read_values<uint64_t>(a);
+    case Dtype::Val::int8: return read_values<int8_t>(a);
+    case Dtype::Val::int16: return read_values<int16_t>(a);
+    case Dtype::Val::float64: return read_values<double>(a);
+    case Dtype::Val::complex64: return read_values<float>(a);
   }
   return {};
 }

@@ -147,8 +147,8 @@ class array {
   Dtype dtype() const { return desc_->dtype; }
   size_t size() const { return desc_->size; }
   size_t ndim() const { return desc_->shape.size(); }
-  size_t itemsize() const { return desc_->dtype.size; }
-  size_t nbytes() const { return desc_->size * desc_->dtype.size; }
+  size_t itemsize() const { return desc_->dtype.size(); }
+  size_t nbytes() const { return desc_->size * desc_->dtype.size(); }
 
   /// Evaluates the array (and its graph) if needed; rethrows a kernel's error. Any thread.
   void eval();
@@ -162,7 +162,7 @@ class array {
   /// Pointer to element 0 of the (possibly strided) data. Evaluates first. T must match dtype.
   template <typename T>
   T* data() {
-    check_data_type(TypeToDtype<T>(), sizeof(T));
+    check_data_type(detail::storage_dtype<T>(), sizeof(T));
     eval();
     return static_cast<T*>(host_data());
   }
@@ -199,17 +199,12 @@ class array {
   array(Shape shape, Dtype dtype);
   template <typename T>
   void init_values(const T* vals, size_t count) {
-    if constexpr (std::is_same_v<T, double>) {
-      std::vector<float> f(vals, vals + count);
-      detail::init_from_values(*desc_, f.data(), float32, count);
-    } else {
-      detail::init_from_values(*desc_, vals, TypeToDtype<T>(), count);
-    }
+    detail::init_from_values(*desc_, vals, detail::storage_dtype<T>(), count);
   }
   void check_count(size_t count) const;
   void check_data_type(Dtype requested, size_t requested_size) const;
-  double item_as_double();
-  int64_t item_as_int64();
+  // Writes the single element, converted to `dtype`, to `dst`.
+  void item_into(void* dst, Dtype dtype);
 
   friend struct detail::ArrayDesc;
   std::shared_ptr<detail::ArrayDesc> desc_;
@@ -217,13 +212,9 @@ class array {
 
 template <typename T>
 T array::item() {
-  if constexpr (std::is_same_v<T, bool>) {
-    return item_as_int64() != 0;
-  } else if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(item_as_int64());
-  } else {
-    return static_cast<T>(static_cast<float>(item_as_double()));
-  }
+  T value{};
+  item_into(&value, detail::storage_dtype<T>());
+  return value;
 }
 
 std::ostream& operator<<(std::ostream& os, array a);

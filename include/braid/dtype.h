@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <complex>
 #include <cstring>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 namespace braid {
@@ -89,73 +91,177 @@ inline uint16_t float16_t::from_float(float f) {
   return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
 }
 
-struct Dtype {
-  enum class Val : uint8_t { bool_, uint8, int32, int64, float16, bfloat16, float32 };
-  /// Broad category, as MLX's Dtype::Kind: b(ool), u(nsigned), i(nteger), f(loat), V (bfloat16).
-  enum class Kind : char { b = 'b', u = 'u', i = 'i', f = 'f', V = 'V' };
-
-  Val val;
-  uint8_t size;
-
-  constexpr Dtype(Val v, uint8_t s) : val(v), size(s) {}
-  constexpr bool operator==(const Dtype& o) const { return val == o.val; }
-  constexpr bool operator!=(const Dtype& o) const { return val != o.val; }
+/// complex64: two float32 (real, imaginary), as std::complex<float>.
+struct complex64_t : std::complex<float> {
+  complex64_t() = default;
+  constexpr complex64_t(float re, float im) : std::complex<float>(re, im) {}
+  constexpr complex64_t(std::complex<float> c) : std::complex<float>(c) {}  // NOLINT
+  template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>
+  constexpr complex64_t(T re) : std::complex<float>(static_cast<float>(re), 0.0f) {}  // NOLINT
+  complex64_t(float16_t re) : std::complex<float>(static_cast<float>(re), 0.0f) {}  // NOLINT
+  complex64_t(bfloat16_t re) : std::complex<float>(static_cast<float>(re), 0.0f) {}  // NOLINT
 };
+
+/// An element type (MLX's Dtype): usable in a switch through its Val, compared by value.
+struct Dtype {
+  enum class Val : uint8_t {
+    bool_,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    int8,
+    int16,
+    int32,
+    int64,
+    float16,
+    float32,
+    float64,
+    bfloat16,
+    complex64,
+  };
+  /// NumPy's kind characters: b(ool), u(nsigned), i(nteger), f(loat), c(omplex), V (bfloat16).
+  enum class Kind : char { b = 'b', u = 'u', i = 'i', f = 'f', c = 'c', V = 'V' };
+  /// Abstract groups of types, as NumPy's dtype hierarchy (see issubdtype).
+  enum class Category {
+    complexfloating,
+    floating,
+    inexact,
+    signedinteger,
+    unsignedinteger,
+    integer,
+    number,
+    generic,
+  };
+
+  constexpr explicit Dtype(Val val, uint8_t size) : val_(val), size_(size) {}
+  constexpr operator Val() const { return val_; }  // NOLINT(google-explicit-constructor)
+  constexpr Val val() const { return val_; }
+  /// Bytes per element.
+  constexpr uint8_t size() const { return size_; }
+  constexpr bool operator==(const Dtype& o) const { return val_ == o.val_; }
+  constexpr bool operator!=(const Dtype& o) const { return val_ != o.val_; }
+
+ private:
+  Val val_;
+  uint8_t size_;
+};
+
+/// Number of element types.
+inline constexpr int kNumDtypes = 14;
 
 inline constexpr Dtype bool_{Dtype::Val::bool_, 1};
 inline constexpr Dtype uint8{Dtype::Val::uint8, 1};
+inline constexpr Dtype uint16{Dtype::Val::uint16, 2};
+inline constexpr Dtype uint32{Dtype::Val::uint32, 4};
+inline constexpr Dtype uint64{Dtype::Val::uint64, 8};
+inline constexpr Dtype int8{Dtype::Val::int8, 1};
+inline constexpr Dtype int16{Dtype::Val::int16, 2};
 inline constexpr Dtype int32{Dtype::Val::int32, 4};
 inline constexpr Dtype int64{Dtype::Val::int64, 8};
 inline constexpr Dtype float16{Dtype::Val::float16, 2};
-inline constexpr Dtype bfloat16{Dtype::Val::bfloat16, 2};
 inline constexpr Dtype float32{Dtype::Val::float32, 4};
+inline constexpr Dtype float64{Dtype::Val::float64, 8};
+inline constexpr Dtype bfloat16{Dtype::Val::bfloat16, 2};
+inline constexpr Dtype complex64{Dtype::Val::complex64, 8};
 
+inline constexpr Dtype::Category complexfloating = Dtype::Category::complexfloating;
+inline constexpr Dtype::Category floating = Dtype::Category::floating;
+inline constexpr Dtype::Category inexact = Dtype::Category::inexact;
+inline constexpr Dtype::Category signedinteger = Dtype::Category::signedinteger;
+inline constexpr Dtype::Category unsignedinteger = Dtype::Category::unsignedinteger;
+inline constexpr Dtype::Category integer = Dtype::Category::integer;
+inline constexpr Dtype::Category number = Dtype::Category::number;
+inline constexpr Dtype::Category generic = Dtype::Category::generic;
+
+/// The dtype of a Val (its size filled in).
+Dtype dtype_of(Dtype::Val v);
 /// Number of bytes of one element.
-inline constexpr int size_of(Dtype d) { return d.size; }
-Dtype::Kind kindof(Dtype d);
-/// True for float16, bfloat16 and float32.
-bool is_floating_point(Dtype d);
-/// True for bool, uint8, int32, int64.
-bool is_integral(Dtype d);
-/// The smallest type both operands convert to without loss (NumPy/MLX table).
-Dtype promote_types(Dtype a, Dtype b);
+inline uint8_t size_of(const Dtype& d) { return d.size(); }
+Dtype::Kind kindof(const Dtype& d);
+/// True for bool and the unsigned integers.
+bool is_unsigned(const Dtype& d);
+/// True for float16, bfloat16, float32, float64 and complex64 (as MLX).
+bool is_floating_point(const Dtype& d);
+bool is_complex(const Dtype& d);
+/// True for bool and the integers.
+bool is_integral(const Dtype& d);
+/// The type both operands convert to (MLX's promotion table, JAX's rules).
+Dtype promote_types(const Dtype& a, const Dtype& b);
+/// NumPy's subtype relation over dtypes and categories (e.g. issubdtype(int8, integer)).
+bool issubdtype(const Dtype& a, const Dtype& b);
+bool issubdtype(const Dtype& a, const Dtype::Category& b);
+bool issubdtype(const Dtype::Category& a, const Dtype& b);
+bool issubdtype(const Dtype::Category& a, const Dtype::Category& b);
+/// NumPy's array-protocol type string ("<f4", "|b1", "<V2" for bfloat16) and back.
+std::string dtype_to_array_protocol(const Dtype& d);
+Dtype dtype_from_array_protocol(std::string_view s);
+/// The dtype's name ("float32").
 std::string dtype_name(Dtype d);
-std::ostream& operator<<(std::ostream& os, Dtype d);
+std::ostream& operator<<(std::ostream& os, const Dtype& d);
+std::ostream& operator<<(std::ostream& os, const Dtype::Kind& k);
 
+/// Limits of a floating dtype (MLX's finfo): lowest, largest and machine epsilon.
+struct finfo {
+  explicit finfo(Dtype dtype);
+  Dtype dtype;
+  double min;
+  double max;
+  double eps;
+};
+
+/// Limits of an integer or bool dtype (MLX's iinfo).
+struct iinfo {
+  explicit iinfo(Dtype dtype);
+  Dtype dtype;
+  int64_t min;
+  uint64_t max;
+};
+
+/// The dtype an array made from a C++ value of type T gets (double gives float32, as MLX).
 template <typename T>
 struct TypeToDtype;
-template <>
-struct TypeToDtype<bool> {
-  constexpr operator Dtype() const { return bool_; }  // NOLINT
-};
-template <>
-struct TypeToDtype<uint8_t> {
-  constexpr operator Dtype() const { return uint8; }  // NOLINT
-};
-template <>
-struct TypeToDtype<int32_t> {
-  constexpr operator Dtype() const { return int32; }  // NOLINT
-};
-template <>
-struct TypeToDtype<int64_t> {
-  constexpr operator Dtype() const { return int64; }  // NOLINT
-};
-template <>
-struct TypeToDtype<float16_t> {
-  constexpr operator Dtype() const { return float16; }  // NOLINT
-};
-template <>
-struct TypeToDtype<bfloat16_t> {
-  constexpr operator Dtype() const { return bfloat16; }  // NOLINT
-};
-template <>
-struct TypeToDtype<float> {
-  constexpr operator Dtype() const { return float32; }  // NOLINT
-};
-// Doubles are stored as float32, as in MLX (no float64 yet).
-template <>
-struct TypeToDtype<double> {
-  constexpr operator Dtype() const { return float32; }  // NOLINT
-};
+#define BRAID_TYPE_TO_DTYPE(T, D)                                 \
+  template <>                                                     \
+  struct TypeToDtype<T> {                                         \
+    constexpr operator Dtype() const { return D; } /* NOLINT */   \
+  };
+BRAID_TYPE_TO_DTYPE(bool, bool_)
+BRAID_TYPE_TO_DTYPE(uint8_t, uint8)
+BRAID_TYPE_TO_DTYPE(uint16_t, uint16)
+BRAID_TYPE_TO_DTYPE(uint32_t, uint32)
+BRAID_TYPE_TO_DTYPE(uint64_t, uint64)
+BRAID_TYPE_TO_DTYPE(int8_t, int8)
+BRAID_TYPE_TO_DTYPE(int16_t, int16)
+BRAID_TYPE_TO_DTYPE(int32_t, int32)
+BRAID_TYPE_TO_DTYPE(int64_t, int64)
+BRAID_TYPE_TO_DTYPE(float16_t, float16)
+BRAID_TYPE_TO_DTYPE(bfloat16_t, bfloat16)
+BRAID_TYPE_TO_DTYPE(float, float32)
+BRAID_TYPE_TO_DTYPE(double, float32)
+BRAID_TYPE_TO_DTYPE(complex64_t, complex64)
+BRAID_TYPE_TO_DTYPE(std::complex<float>, complex64)
+#undef BRAID_TYPE_TO_DTYPE
+
+namespace detail {
+/// The dtype whose elements have T's exact representation (double is float64 here), used to
+/// read C++ values into arrays and elements out of them.
+template <typename T>
+constexpr Dtype storage_dtype() {
+  if constexpr (std::is_same_v<T, double>) {
+    return float64;
+  } else if constexpr (std::is_same_v<T, char>) {
+    return std::is_signed_v<char> ? int8 : uint8;
+  } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // long long, unsigned long and the like: the integer type of the same size and sign.
+    if constexpr (sizeof(T) == 1) return std::is_signed_v<T> ? int8 : uint8;
+    else if constexpr (sizeof(T) == 2) return std::is_signed_v<T> ? int16 : uint16;
+    else if constexpr (sizeof(T) == 4) return std::is_signed_v<T> ? int32 : uint32;
+    else return std::is_signed_v<T> ? int64 : uint64;
+  } else {
+    return TypeToDtype<T>();
+  }
+}
+}  // namespace detail
 
 }  // namespace braid

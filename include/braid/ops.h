@@ -37,6 +37,8 @@ array arange(int start, int stop, int step, StreamOrDevice s = {});
 array arange(int start, int stop, StreamOrDevice s = {});
 array arange(int stop, StreamOrDevice s = {});
 
+// (creation: more ops above this line)
+
 // ---- type and shape ----
 array astype(array a, Dtype dtype, StreamOrDevice s = {});
 /// Same data in a new shape; one dimension may be -1. A view when the layout allows.
@@ -46,6 +48,11 @@ array transpose(const array& a, std::vector<int> axes, StreamOrDevice s = {});
 array transpose(const array& a, StreamOrDevice s = {});
 /// Broadcasts with NumPy rules (a view with zero strides).
 array broadcast_to(const array& a, const Shape& shape, StreamOrDevice s = {});
+
+// (type, shape and data movement: more ops above this line)
+
+// ---- slicing and concatenation ----
+// (slicing: ops above this line)
 
 // ---- elementwise (NumPy broadcasting and type promotion) ----
 array add(const array& a, const array& b, StreamOrDevice s = {});
@@ -66,6 +73,8 @@ array tanh(const array& a, StreamOrDevice s = {});
 /// Elements of x where condition is true, else of y (all three broadcast together).
 array where(const array& condition, const array& x, const array& y, StreamOrDevice s = {});
 
+// (elementwise: more ops above this line)
+
 // ---- reductions ----
 array sum(const array& a, bool keepdims, StreamOrDevice s = {});
 array sum(const array& a, StreamOrDevice s = {});
@@ -80,6 +89,17 @@ array mean(const array& a, StreamOrDevice s = {});
 array mean(const array& a, const std::vector<int>& axes, bool keepdims = false, StreamOrDevice s = {});
 array mean(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
 
+// (reductions: more ops above this line)
+
+// ---- scans ----
+// (scans: ops above this line)
+
+// ---- indexing: take, gather, scatter ----
+// (indexing: ops above this line)
+
+// ---- sorting and selection ----
+// (sorting: ops above this line)
+
 // ---- linear algebra and nn ----
 /// Matrix product with NumPy semantics: 1-d operands are promoted, batch dims broadcast.
 array matmul(const array& a, const array& b, StreamOrDevice s = {});
@@ -87,6 +107,8 @@ array matmul(const array& a, const array& b, StreamOrDevice s = {});
 array softmax(const array& a, const std::vector<int>& axes, bool precise = false, StreamOrDevice s = {});
 array softmax(const array& a, int axis, bool precise = false, StreamOrDevice s = {});
 array softmax(const array& a, bool precise = false, StreamOrDevice s = {});
+
+// (linear algebra: more ops above this line)
 
 // ---- operators ----
 array operator-(const array& a);
@@ -126,5 +148,6 @@ template <typename T>
 array operator/(T a, const array& b) {
   return divide(array(a), b);
 }
+// (operators: more above this line)
 
 }  // namespace braid

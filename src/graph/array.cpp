@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <limits>
 #include <sstream>
 
@@ -53,7 +55,7 @@ size_t checked_size(const Shape& shape, Dtype dtype, const char* op) {
     }
     size *= static_cast<uint64_t>(d);
   }
-  if (size > max_bytes / dtype.size) {
+  if (size > max_bytes / dtype.size()) {
     throw std::invalid_argument(std::string("[") + op + "] The array's size in bytes overflows.");
   }
   return static_cast<size_t>(size);
@@ -112,7 +114,7 @@ void copy_shared_buffer(array& out, const array& in, const Strides& strides, con
   ArrayDesc& d = *out.desc();
   const ArrayDesc& s = *in.desc();
   d.data = s.data;
-  d.data_ptr = static_cast<char*>(s.data_ptr) + offset * static_cast<int64_t>(s.dtype.size);
+  d.data_ptr = static_cast<char*>(s.data_ptr) + offset * static_cast<int64_t>(s.dtype.size());
   d.strides = strides;
   d.flags = flags;
   d.data_size = data_size;
@@ -123,7 +125,7 @@ void share_buffer(array& out, const array& in) {
 }
 
 void init_from_values(ArrayDesc& desc, const void* src, Dtype src_dtype, size_t count) {
-  const size_t bytes = desc.size * desc.dtype.size;  // checked when the shape was made
+  const size_t bytes = desc.size * desc.dtype.size();  // checked when the shape was made
   desc.data = bytes <= Data::kInlineBytes ? make_pooled<Data>(Data::Inline{}, bytes)
                                           : new_host_data(bytes);
   desc.data_ptr = desc.data->buffer.ptr;
@@ -220,7 +222,7 @@ void array::check_count(size_t count) const {
 
 void array::check_data_type(Dtype requested, size_t requested_size) const {
   bool ok = requested == desc_->dtype ||
-            (requested_size == desc_->dtype.size && kindof(requested) == kindof(desc_->dtype) &&
+            (requested_size == desc_->dtype.size() && kindof(requested) == kindof(desc_->dtype) &&
              desc_->dtype != bfloat16 && requested != bfloat16);
   if (!ok) {
     std::ostringstream msg;
@@ -263,33 +265,10 @@ void array::detach() {
   }
 }
 
-namespace {
-// Reads element `i` (in elements from data_ptr) as double or int64.
-template <typename R>
-R read_element(const detail::ArrayDesc& d, const void* p) {
-  switch (d.dtype.val) {
-    case Dtype::Val::bool_: return static_cast<R>(*static_cast<const bool*>(p));
-    case Dtype::Val::uint8: return static_cast<R>(*static_cast<const uint8_t*>(p));
-    case Dtype::Val::int32: return static_cast<R>(*static_cast<const int32_t*>(p));
-    case Dtype::Val::int64: return static_cast<R>(*static_cast<const int64_t*>(p));
-    case Dtype::Val::float16: return static_cast<R>(static_cast<float>(*static_cast<const float16_t*>(p)));
-    case Dtype::Val::bfloat16: return static_cast<R>(static_cast<float>(*static_cast<const bfloat16_t*>(p)));
-    case Dtype::Val::float32: return static_cast<R>(*static_cast<const float*>(p));
-  }
-  return R{};
-}
-}  // namespace
-
-double array::item_as_double() {
+void array::item_into(void* dst, Dtype dtype) {
   if (size() != 1) throw std::invalid_argument("[item] Only size 1 arrays can be converted to scalars.");
   eval();
-  return read_element<double>(*desc_, host_data());
-}
-
-int64_t array::item_as_int64() {
-  if (size() != 1) throw std::invalid_argument("[item] Only size 1 arrays can be converted to scalars.");
-  eval();
-  return read_element<int64_t>(*desc_, host_data());
+  detail::convert_contiguous(host_data(), desc_->dtype, dst, dtype, 1);
 }
 
 std::ostream& operator<<(std::ostream& os, array a) {
@@ -297,15 +276,25 @@ std::ostream& operator<<(std::ostream& os, array a) {
   const auto& d = *a.desc();
   const int nd = static_cast<int>(a.ndim());
   auto print_elem = [&](int64_t offset) {
-    const char* base = static_cast<const char*>(a.host_data()) + offset * static_cast<int64_t>(d.dtype.size);
-    switch (d.dtype.val) {
-      case Dtype::Val::bool_: os << (*reinterpret_cast<const bool*>(base) ? "true" : "false"); break;
-      case Dtype::Val::uint8: os << static_cast<int>(*reinterpret_cast<const uint8_t*>(base)); break;
-      case Dtype::Val::int32: os << *reinterpret_cast<const int32_t*>(base); break;
-      case Dtype::Val::int64: os << *reinterpret_cast<const int64_t*>(base); break;
-      case Dtype::Val::float16: os << static_cast<float>(*reinterpret_cast<const float16_t*>(base)); break;
-      case Dtype::Val::bfloat16: os << static_cast<float>(*reinterpret_cast<const bfloat16_t*>(base)); break;
-      case Dtype::Val::float32: os << *reinterpret_cast<const float*>(base); break;
+    const char* base = static_cast<const char*>(a.host_data()) + offset * static_cast<int64_t>(d.dtype.size());
+    if (d.dtype == bool_) {
+      os << (*reinterpret_cast<const bool*>(base) ? "true" : "false");
+    } else if (d.dtype == complex64) {
+      complex64_t c;
+      std::memcpy(&c, base, sizeof(c));
+      os << c.real() << (c.imag() < 0 || std::signbit(c.imag()) ? "-" : "+") << std::abs(c.imag()) << "j";
+    } else if (d.dtype == uint64) {
+      uint64_t v;
+      std::memcpy(&v, base, sizeof(v));
+      os << v;
+    } else if (is_integral(d.dtype)) {
+      int64_t v;
+      detail::convert_contiguous(base, d.dtype, &v, int64, 1);
+      os << v;
+    } else {
+      double v;
+      detail::convert_contiguous(base, d.dtype, &v, float64, 1);
+      os << v;
     }
   };
   os << "array(";

@@ -13,7 +13,7 @@ namespace detail {
 
 void convert_contiguous(const void* src, Dtype src_dtype, void* dst, Dtype dst_dtype, size_t n) {
   if (src_dtype == dst_dtype) {
-    if (n > 0) std::memcpy(dst, src, n * src_dtype.size);
+    if (n > 0) std::memcpy(dst, src, n * src_dtype.size());
     return;
   }
   cpu::dispatch_dtype(src_dtype, [&](auto st) {
@@ -22,7 +22,7 @@ void convert_contiguous(const void* src, Dtype src_dtype, void* dst, Dtype dst_d
       using D = typename decltype(dt)::type;
       const S* s = static_cast<const S*>(src);
       D* d = static_cast<D*>(dst);
-      for (size_t i = 0; i < n; ++i) d[i] = static_cast<D>(static_cast<cpu::compute_t<S>>(s[i]));
+      for (size_t i = 0; i < n; ++i) d[i] = cpu::convert<D>(s[i]);
     });
   });
 }
@@ -30,15 +30,6 @@ void convert_contiguous(const void* src, Dtype src_dtype, void* dst, Dtype dst_d
 }  // namespace detail
 
 namespace cpu {
-
-Strides broadcast_strides(const array& in, const Shape& out_shape) {
-  Strides st(out_shape.size(), 0);
-  const int diff = static_cast<int>(out_shape.size() - in.ndim());
-  for (size_t i = 0; i < in.ndim(); ++i) {
-    if (in.shape()[i] != 1) st[i + diff] = in.strides()[i];
-  }
-  return st;
-}
 
 void copy_to_contiguous(const array& in, array& out) {
   detail::alloc_contiguous(out);
@@ -65,7 +56,7 @@ void copy_to_contiguous(const array& in, array& out) {
         layout.for_each_run(b, e, [&](const std::array<int64_t, 2>& off, int64_t n) {
           const S* s = src + off[0];
           D* d = dst + off[1];
-          for (int64_t i = 0; i < n; ++i) d[i] = static_cast<D>(static_cast<compute_t<S>>(s[i * is]));
+          for (int64_t i = 0; i < n; ++i) d[i] = convert<D>(s[i * is]);
         });
       });
     });

@@ -36,23 +36,24 @@ constexpr bool is_float_v = std::is_floating_point_v<compute_t<T>>;
 // instead of being undefined).
 template <typename In, typename Out>
 struct SumOp {
+  using Real = std::conditional_t<std::is_same_v<In, double>, double, float>;  // float32 lanes
   using Acc = std::conditional_t<is_float_v<In>, double, uint64_t>;
   static Acc init() { return 0; }
   static Acc load(In x) {
     if constexpr (is_float_v<In>) {
-      return static_cast<double>(static_cast<float>(x));
+      return static_cast<double>(static_cast<Real>(x));
     } else {
       return static_cast<uint64_t>(static_cast<int64_t>(x));
     }
   }
   static Acc combine(Acc a, Acc b) { return a + b; }
   // Column sums add whole rows in float (vectorized) and move to double every kStageRows.
-  using Stage = std::conditional_t<is_float_v<In>, float, Acc>;
+  using Stage = std::conditional_t<is_float_v<In>, Real, Acc>;
   static constexpr int64_t kStageRows = is_float_v<In> ? 128 : std::numeric_limits<int64_t>::max();
   static Stage stage_init() { return 0; }
   static Stage stage_add(Stage s, In x) {
     if constexpr (is_float_v<In>) {
-      return s + static_cast<float>(x);
+      return s + static_cast<Real>(x);
     } else {
       return s + load(x);
     }
@@ -60,7 +61,7 @@ struct SumOp {
   static Acc to_acc(Stage s) { return static_cast<Acc>(s); }
   static Out finish(Acc a) {
     if constexpr (is_float_v<In>) {
-      return static_cast<Out>(static_cast<float>(a));
+      return static_cast<Out>(static_cast<Real>(a));
     } else {
       return static_cast<Out>(a);
     }
@@ -73,13 +74,13 @@ struct SumOp {
         double total = 0;
         for (int64_t b = 0; b < n; b += kBlock) {
           const int64_t e = std::min(n, b + kBlock);
-          float lanes[kLanes] = {};
+          Real lanes[kLanes] = {};
           int64_t i = b;
           for (; i + kLanes <= e; i += kLanes) {
-            for (int j = 0; j < kLanes; ++j) lanes[j] += static_cast<float>(p[i + j]);
+            for (int j = 0; j < kLanes; ++j) lanes[j] += static_cast<Real>(p[i + j]);
           }
           double block = 0;
-          for (; i < e; ++i) block += static_cast<float>(p[i]);
+          for (; i < e; ++i) block += static_cast<Real>(p[i]);
           for (int j = 0; j < kLanes; ++j) block += lanes[j];
           total += block;
         }
@@ -382,7 +383,7 @@ class Reducer {
 
 template <typename Op, typename In, typename Out>
 void reduce_typed(const array& in, array& out, const std::vector<int>& axes) {
-  if (out.dtype() != Dtype(TypeToDtype<Out>{})) {
+  if (out.dtype() != detail::storage_dtype<Out>()) {
     throw std::runtime_error("[Reduce] Unexpected output dtype.");
   }
   Dims kept, reduced;
@@ -424,7 +425,9 @@ void Reduce::eval_cpu(const std::vector<array>& inputs, array& out) {
   if (out.size() == 0) return;
   cpu::dispatch_dtype(in.dtype(), [&](auto tag) {
     using In = typename decltype(tag)::type;
-    if (op_ == Op::max) {
+    if constexpr (cpu::is_complex_v<In>) {
+      throw std::invalid_argument(std::string("[") + name() + "] complex64 is not supported yet.");
+    } else if (op_ == Op::max) {
       reduce_typed<MaxOp<In>, In, In>(in, out, axes_);
     } else if (out.dtype() == float32 && !std::is_same_v<In, float>) {
       // A float32 sum of 16-bit floats (mean's): the total does not overflow 16 bits.

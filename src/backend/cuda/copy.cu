@@ -1,7 +1,7 @@
 // Copies and conversions: AsType, Full, and the copy behind Reshape. A contiguous source goes
 // through cudaMemcpyAsync (same dtype) or a 16-byte vectorized conversion loop; a broadcast
 // scalar through a vectorized fill; anything else through a strided gather.
-#include "backend/cpu/dispatch.h"
+#include "backend/common/layout.h"
 #include "backend/cuda/copy.h"
 #include "backend/cuda/kernel_utils.cuh"
 #include "primitives/primitives.h"
@@ -110,7 +110,7 @@ void copy_strided(const void* src, Dtype src_dtype, const Shape& shape, const St
 void copy_to_contiguous(const array& in, array& out, const Stream& s) {
   alloc_output(out);
   if (out.size() == 0) return;
-  copy_strided(in.desc()->data_ptr, in.dtype(), out.shape(), cpu::broadcast_strides(in, out.shape()),
+  copy_strided(in.desc()->data_ptr, in.dtype(), out.shape(), common::broadcast_strides(in, out.shape()),
                out.desc()->data_ptr, out.dtype(), stream_of(s));
 }
 

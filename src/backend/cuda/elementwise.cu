@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "backend/cpu/dispatch.h"
+#include "backend/common/layout.h"
 #include "backend/cuda/kernel_utils.cuh"
 #include "primitives/primitives.h"
 
@@ -273,7 +273,7 @@ void unary_launch(const array& a, array& out, Op op, cudaStream_t stream) {
     return;
   }
   const T* src = static_cast<const T*>(a.desc()->data_ptr);
-  HostLayout<1> layout(out.shape(), {cpu::broadcast_strides(a, out.shape())});
+  HostLayout<1> layout(out.shape(), {common::broadcast_strides(a, out.shape())});
   launch_strided(layout, [&](auto idx, const std::array<int64_t, 1>& base, const Strided<1>& l, int64_t begin,
                              int64_t count) {
     using Idx = decltype(idx);
@@ -299,7 +299,7 @@ void binary_launch(const array& a, const array& b, array& out, Op op, cudaStream
   }
   const T* pa = static_cast<const T*>(a.desc()->data_ptr);
   const T* pb = static_cast<const T*>(b.desc()->data_ptr);
-  HostLayout<2> layout(out.shape(), {cpu::broadcast_strides(a, out.shape()), cpu::broadcast_strides(b, out.shape())});
+  HostLayout<2> layout(out.shape(), {common::broadcast_strides(a, out.shape()), common::broadcast_strides(b, out.shape())});
   launch_strided(layout, [&](auto idx, const std::array<int64_t, 2>& base, const Strided<2>& l, int64_t begin,
                              int64_t count) {
     using Idx = decltype(idx);
@@ -329,8 +329,8 @@ void select_launch(const array& c, const array& x, const array& y, array& out, c
   const bool* pc = static_cast<const bool*>(c.desc()->data_ptr);
   const T* px = static_cast<const T*>(x.desc()->data_ptr);
   const T* py = static_cast<const T*>(y.desc()->data_ptr);
-  HostLayout<3> layout(out.shape(), {cpu::broadcast_strides(c, out.shape()), cpu::broadcast_strides(x, out.shape()),
-                                     cpu::broadcast_strides(y, out.shape())});
+  HostLayout<3> layout(out.shape(), {common::broadcast_strides(c, out.shape()), common::broadcast_strides(x, out.shape()),
+                                     common::broadcast_strides(y, out.shape())});
   launch_strided(layout, [&](auto idx, const std::array<int64_t, 3>& base, const Strided<3>& l, int64_t begin,
                              int64_t count) {
     using Idx = decltype(idx);

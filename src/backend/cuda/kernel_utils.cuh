@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backend/common/layout.h"
 #include "backend/cuda/cuda_utils.h"
 #include "braid/array.h"
 
@@ -22,18 +23,52 @@ struct TypeTag {
   using type = T;
 };
 
+/// complex64 on the device: (real, imaginary) floats, the layout of braid::complex64_t.
+/// Orders lexicographically, as the CPU backend.
+struct alignas(8) complex64 {
+  float re = 0, im = 0;
+  complex64() = default;
+  __host__ __device__ constexpr complex64(float r, float i) : re(r), im(i) {}
+  __host__ __device__ constexpr complex64(float r) : re(r), im(0) {}  // NOLINT
+  __host__ __device__ complex64 operator-() const { return {-re, -im}; }
+  __host__ __device__ friend complex64 operator+(complex64 a, complex64 b) { return {a.re + b.re, a.im + b.im}; }
+  __host__ __device__ friend complex64 operator-(complex64 a, complex64 b) { return {a.re - b.re, a.im - b.im}; }
+  __host__ __device__ friend complex64 operator*(complex64 a, complex64 b) {
+    return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+  }
+  __host__ __device__ friend complex64 operator/(complex64 a, complex64 b) {
+    const float d = b.re * b.re + b.im * b.im;
+    return {(a.re * b.re + a.im * b.im) / d, (a.im * b.re - a.re * b.im) / d};
+  }
+  __host__ __device__ friend bool operator==(complex64 a, complex64 b) { return a.re == b.re && a.im == b.im; }
+  __host__ __device__ friend bool operator!=(complex64 a, complex64 b) { return !(a == b); }
+  __host__ __device__ friend bool operator<(complex64 a, complex64 b) {
+    return a.re < b.re || (a.re == b.re && a.im < b.im);
+  }
+  __host__ __device__ friend bool operator>(complex64 a, complex64 b) { return b < a; }
+  __host__ __device__ friend bool operator<=(complex64 a, complex64 b) { return !(b < a); }
+  __host__ __device__ friend bool operator>=(complex64 a, complex64 b) { return !(a < b); }
+};
+
 /// Calls f(TypeTag<T>{}) with T the device type of `d` (__half and __nv_bfloat16 for the
-/// 16-bit floats).
+/// 16-bit floats, cuda::complex64 for complex64).
 template <typename F>
 void dispatch_dtype(Dtype d, F&& f) {
-  switch (d.val) {
+  switch (d.val()) {
     case Dtype::Val::bool_: f(TypeTag<bool>{}); break;
     case Dtype::Val::uint8: f(TypeTag<uint8_t>{}); break;
+    case Dtype::Val::uint16: f(TypeTag<uint16_t>{}); break;
+    case Dtype::Val::uint32: f(TypeTag<uint32_t>{}); break;
+    case Dtype::Val::uint64: f(TypeTag<uint64_t>{}); break;
+    case Dtype::Val::int8: f(TypeTag<int8_t>{}); break;
+    case Dtype::Val::int16: f(TypeTag<int16_t>{}); break;
     case Dtype::Val::int32: f(TypeTag<int32_t>{}); break;
     case Dtype::Val::int64: f(TypeTag<int64_t>{}); break;
     case Dtype::Val::float16: f(TypeTag<__half>{}); break;
-    case Dtype::Val::bfloat16: f(TypeTag<__nv_bfloat16>{}); break;
     case Dtype::Val::float32: f(TypeTag<float>{}); break;
+    case Dtype::Val::float64: f(TypeTag<double>{}); break;
+    case Dtype::Val::bfloat16: f(TypeTag<__nv_bfloat16>{}); break;
+    case Dtype::Val::complex64: f(TypeTag<complex64>{}); break;
   }
 }
 
@@ -41,7 +76,11 @@ template <typename T>
 inline constexpr bool is_half_v = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 
 template <typename T>
-inline constexpr bool is_float_v = is_half_v<T> || std::is_same_v<T, float>;
+inline constexpr bool is_complex_v = std::is_same_v<T, complex64>;
+
+/// Real floating types (the 16-bit floats, float, double).
+template <typename T>
+inline constexpr bool is_float_v = is_half_v<T> || std::is_floating_point_v<T>;
 
 /// The type arithmetic on T is done in: float for the 16-bit floats, T otherwise (as the CPU).
 template <typename T>
@@ -58,10 +97,21 @@ __device__ __forceinline__ compute_t<T> to_compute(T x) {
   }
 }
 
-/// static_cast<D>(c), with the 16-bit floats rounded to nearest even from float.
+/// The CPU's conversion of a compute value: the 16-bit floats rounded to nearest even from
+/// float, complex to real keeps the real part, anything to bool is "nonzero".
 template <typename D, typename C>
 __device__ __forceinline__ D from_compute(C c) {
-  if constexpr (std::is_same_v<D, __half>) {
+  if constexpr (std::is_same_v<D, C>) {
+    return c;
+  } else if constexpr (is_complex_v<C>) {
+    if constexpr (std::is_same_v<D, bool>) {
+      return c.re != 0 || c.im != 0;
+    } else {
+      return from_compute<D>(c.re);
+    }
+  } else if constexpr (is_complex_v<D>) {
+    return D(static_cast<float>(c), 0.0f);
+  } else if constexpr (std::is_same_v<D, __half>) {
     return __float2half_rn(static_cast<float>(c));
   } else if constexpr (std::is_same_v<D, __nv_bfloat16>) {
     return __float2bfloat16_rn(static_cast<float>(c));
@@ -70,7 +120,7 @@ __device__ __forceinline__ D from_compute(C c) {
   }
 }
 
-/// The CPU's conversion: static_cast<D>(static_cast<compute_t<S>>(s)).
+/// The CPU's conversion: from_compute<D>(to_compute(s)).
 template <typename D, typename S>
 __device__ __forceinline__ D convert(S s) {
   return from_compute<D>(to_compute(s));
@@ -123,50 +173,21 @@ __device__ __forceinline__ void offsets_of(const Strided<K>& l, Idx i, int64_t (
   }
 }
 
-/// A host-side layout of K operands with size-1 dimensions dropped and neighbours that walk
-/// memory as one dimension merged (for every operand at once). Sizes are 64-bit.
+/// A collapsed host-side layout of K operands (src/backend/common/layout.h).
 template <int K>
-struct HostLayout {
-  std::vector<int64_t> shape;
-  std::array<std::vector<int64_t>, K> strides;
+using HostLayout = common::Layout<K>;
 
-  HostLayout() = default;
-  HostLayout(const Shape& s, const std::array<Strides, K>& st) {
-    for (size_t i = 0; i < s.size(); ++i) push(s[i], [&](int k) { return st[k][i]; });
+/// The dimensions [first, ndim) of `l` as a kernel argument (at most kMaxDims of them).
+template <int K>
+Strided<K> device_layout(const HostLayout<K>& l, int first = 0) {
+  Strided<K> d;
+  d.ndim = l.ndim() - first;
+  for (int i = 0; i < d.ndim; ++i) {
+    d.shape[i] = l.shape[first + i];
+    for (int k = 0; k < K; ++k) d.strides[k][i] = l.strides[k][first + i];
   }
-
-  /// Appends a dimension (skipping size 1, merging into the previous one when possible).
-  template <typename StrideOf>
-  void push(int64_t n, StrideOf&& stride_of) {
-    if (n == 1) return;
-    bool merge = !shape.empty();
-    for (int k = 0; k < K && merge; ++k) merge = strides[k].back() == stride_of(k) * n;
-    if (merge) {
-      shape.back() *= n;
-      for (int k = 0; k < K; ++k) strides[k].back() = stride_of(k);
-    } else {
-      shape.push_back(n);
-      for (int k = 0; k < K; ++k) strides[k].push_back(stride_of(k));
-    }
-  }
-
-  int ndim() const { return static_cast<int>(shape.size()); }
-  int64_t count() const {
-    int64_t c = 1;
-    for (int64_t n : shape) c *= n;
-    return c;
-  }
-  /// The dimensions [first, ndim) as a kernel argument (at most kMaxDims of them).
-  Strided<K> device(int first = 0) const {
-    Strided<K> d;
-    d.ndim = ndim() - first;
-    for (int i = 0; i < d.ndim; ++i) {
-      d.shape[i] = shape[first + i];
-      for (int k = 0; k < K; ++k) d.strides[k][i] = strides[k][first + i];
-    }
-    return d;
-  }
-};
+  return d;
+}
 
 /// Splits a layout into launches of at most kMaxDims dimensions: calls
 /// fn(base_offsets, inner_layout, flat_begin, flat_count) once per index of the leading
@@ -174,7 +195,7 @@ struct HostLayout {
 template <int K, typename F>
 void for_each_launch(const HostLayout<K>& l, F&& fn) {
   const int outer_dims = std::max(0, l.ndim() - kMaxDims);
-  const Strided<K> inner = l.device(outer_dims);
+  const Strided<K> inner = device_layout(l, outer_dims);
   int64_t inner_count = 1;
   for (int i = outer_dims; i < l.ndim(); ++i) inner_count *= l.shape[i];
   std::vector<int64_t> idx(static_cast<size_t>(outer_dims), 0);

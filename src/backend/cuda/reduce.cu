@@ -37,14 +37,11 @@ template <typename T>
 __device__ __forceinline__ T lowest() {
   if constexpr (std::is_same_v<T, bool>) {
     return false;
-  } else if constexpr (std::is_same_v<T, uint8_t>) {
-    return 0;
-  } else if constexpr (std::is_same_v<T, int32_t>) {
-    return INT32_MIN;
-  } else if constexpr (std::is_same_v<T, int64_t>) {
-    return INT64_MIN;
+  } else if constexpr (std::is_integral_v<T>) {
+    // The most negative value: the sign bit alone for signed types, 0 for unsigned ones.
+    return std::is_signed_v<T> ? static_cast<T>(static_cast<std::make_unsigned_t<T>>(1) << (sizeof(T) * 8 - 1)) : T(0);
   } else {
-    return -INFINITY;
+    return static_cast<T>(-INFINITY);
   }
 }
 
@@ -52,8 +49,9 @@ __device__ __forceinline__ T lowest() {
 // the output's width, so overflow wraps exactly as the CPU's uint64 total cast to the output.
 template <typename In, typename Out>
 struct SumOp {
-  using Acc = std::conditional_t<is_float_v<In> || is_float_v<Out>, float,
-                                 std::conditional_t<sizeof(Out) == 8, uint64_t, uint32_t>>;
+  using Acc = std::conditional_t<
+      std::is_same_v<In, double> || std::is_same_v<Out, double>, double,
+      std::conditional_t<is_float_v<In> || is_float_v<Out>, float, std::conditional_t<sizeof(Out) == 8, uint64_t, uint32_t>>>;
   __device__ static Acc init() { return Acc(0); }
   template <typename X>
   __device__ static Acc load(X x) {
@@ -522,8 +520,8 @@ class GpuReducer {
   void launch_columns(const Plan& plan, const In* src, D* dst, const HostLayout<2>& kept, const HostLayout<1>& red,
                       int64_t k_stride) {
     constexpr int V = 16 / sizeof(In);
-    const Strided<2> k = vector_layout(kept, plan.vector).device();
-    const Strided<1> r = red.device();
+    const Strided<2> k = device_layout(vector_layout(kept, plan.vector));
+    const Strided<1> r = device_layout(red);
     const int64_t threads = outputs_ / plan.vector;
     if (plan.splits > kMaxColumnSplits) throw std::runtime_error("[Reduce] too many column splits for the grid");
     const dim3 grid(grid_for(threads, plan.block), static_cast<unsigned>(plan.splits));
@@ -547,8 +545,8 @@ class GpuReducer {
 
   template <typename Idx, Walk kWalk, typename D>
   void launch_rows_walk(const Plan& plan, const In* src, D* dst, const HostLayout<2>& kept, const HostLayout<1>& red) {
-    const Strided<2> k = kept.device();
-    const Strided<1> r = red.device();
+    const Strided<2> k = device_layout(kept);
+    const Strided<1> r = device_layout(red);
     if (plan.kind == Kind::rows_warp) {
       reduce_rows_warp<Op, Idx, kWalk><<<grid_for(outputs_ * kWarp, kBlock), kBlock, 0, cu_stream_>>>(
           src, dst, k, outputs_, r, count_);
@@ -567,7 +565,7 @@ class GpuReducer {
     red.push(plan.splits, [](int) { return int64_t{1}; });
     const HostLayout<2> kept = kept_layout(kept_, true, plan.splits, 1);
     reduce_rows_warp<Op, uint32_t, Walk::contiguous><<<grid_for(outputs_ * kWarp, kBlock), kBlock, 0, cu_stream_>>>(
-        partial, dst, kept.device(), outputs_, red.device(), plan.splits);
+        partial, dst, device_layout(kept), outputs_, device_layout(red), plan.splits);
     check_launch("Reduce");
   }
 
@@ -603,15 +601,18 @@ void Reduce::eval_gpu(const std::vector<array>& inputs, array& out) {
   }
   cuda::dispatch_dtype(in.dtype(), [&](auto tag) {
     using In = typename decltype(tag)::type;
-    if (op_ == Op::max) {
+    if constexpr (cuda::is_complex_v<In>) {
+      throw std::invalid_argument(std::string("[") + name() + "] complex64 is not supported yet.");
+    } else if (op_ == Op::max) {
       cuda::GpuReducer<cuda::MaxOp<In>, In, In>(in, out, axes_, stream()).run();
       return;
-    }
+    } else {
     using Out = std::conditional_t<std::is_same_v<In, bool> || std::is_same_v<In, uint8_t>, int32_t, In>;
     if (out.dtype() == sum_default) {
       cuda::GpuReducer<cuda::SumOp<In, Out>, In, Out>(in, out, axes_, stream()).run();
     } else if constexpr (!std::is_same_v<Out, float>) {
       cuda::GpuReducer<cuda::SumOp<In, float>, In, float>(in, out, axes_, stream()).run();
+    }
     }
   });
 }

@@ -30,17 +30,10 @@ void quiesce() noexcept {}
     throw std::runtime_error(std::string("[") + name() + "] no GPU backend"); \
   }
 
-BRAID_NO_GPU(Unary)
-BRAID_NO_GPU(Binary)
-BRAID_NO_GPU(Select)
-BRAID_NO_GPU(AsType)
-BRAID_NO_GPU(Full)
-BRAID_NO_GPU(Arange)
-BRAID_NO_GPU(Broadcast)
-BRAID_NO_GPU(Reshape)
-BRAID_NO_GPU(Transpose)
-BRAID_NO_GPU(Reduce)
-BRAID_NO_GPU(Matmul)
-BRAID_NO_GPU(Softmax)
+BRAID_ELEMENTWISE_PRIMITIVES(BRAID_NO_GPU)
+BRAID_SHAPE_PRIMITIVES(BRAID_NO_GPU)
+BRAID_REDUCE_PRIMITIVES(BRAID_NO_GPU)
+BRAID_LINALG_PRIMITIVES(BRAID_NO_GPU)
+BRAID_INDEXING_PRIMITIVES(BRAID_NO_GPU)
 
 }  // namespace braid

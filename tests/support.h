@@ -1,0 +1,92 @@
+// Helpers shared by the op tests: the devices every op runs on, reading any array back as
+// doubles, and building arrays of any dtype from doubles.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "braid/braid.h"
+
+namespace braid::test {
+
+/// Every dtype, in Val order.
+inline const std::vector<Dtype> kEveryDtype = {bool_,   uint8,   uint16,  uint32,  uint64,   int8,     int16,
+                                               int32,   int64,   float16, float32, float64,  bfloat16, complex64};
+inline const std::vector<Dtype> kRealFloatDtypes = {float16, bfloat16, float32, float64};
+inline const std::vector<Dtype> kIntegerDtypes = {uint8, uint16, uint32, uint64, int8, int16, int32, int64};
+
+/// The devices present: the CPU, and the GPU when this build and machine have one. An op test
+/// loops over these, so the same description runs on every device.
+inline std::vector<Device> test_devices() {
+  std::vector<Device> d = {Device::cpu};
+  if (is_available(Device::gpu)) d.push_back(Device::gpu);
+  return d;
+}
+
+inline std::string device_name(const Device& d) { return d == Device::cpu ? "cpu" : "gpu"; }
+
+/// The elements of `a` (evaluated, any layout) in row-major order, as doubles; complex64
+/// elements give their real part (use complex_values for both parts).
+inline std::vector<double> values(array a) {
+  array f = astype(a, a.dtype() == complex64 ? complex64 : float64, Device::cpu);
+  if (a.dtype() == complex64) {
+    std::vector<std::complex<float>> c = [&] {
+      array r = reshape(f, {-1}, Device::cpu);
+      r.eval();
+      std::vector<std::complex<float>> out(r.size());
+      const auto* p = r.data<complex64_t>();
+      for (size_t i = 0; i < r.size(); ++i) out[i] = p[i * static_cast<size_t>(r.strides()[0])];
+      return out;
+    }();
+    std::vector<double> out(c.size());
+    for (size_t i = 0; i < c.size(); ++i) out[i] = c[i].real();
+    return out;
+  }
+  array r = reshape(f, {-1}, Device::cpu);
+  r.eval();
+  std::vector<double> out(r.size());
+  const double* p = r.data<double>();
+  const int64_t st = r.ndim() ? r.strides()[0] : 1;
+  for (size_t i = 0; i < r.size(); ++i) out[i] = p[static_cast<int64_t>(i) * st];
+  return out;
+}
+
+/// The elements of a complex64 array in row-major order.
+inline std::vector<std::complex<float>> complex_values(array a) {
+  array r = reshape(astype(a, complex64, Device::cpu), {-1}, Device::cpu);
+  r.eval();
+  std::vector<std::complex<float>> out(r.size());
+  const auto* p = r.data<complex64_t>();
+  const int64_t st = r.ndim() ? r.strides()[0] : 1;
+  for (size_t i = 0; i < r.size(); ++i) out[i] = p[static_cast<int64_t>(i) * st];
+  return out;
+}
+
+/// An array of `shape` and dtype `dt` from row-major doubles (converted as astype does).
+inline array make(const std::vector<double>& v, const Shape& shape, Dtype dt) {
+  return astype(array(v.begin(), shape, float64), dt, Device::cpu);
+}
+
+/// Expects equal shapes and elements within `atol + rtol * |expected|` (NaN matches NaN,
+/// infinities must match exactly).
+inline void expect_close(const std::vector<double>& got, const std::vector<double>& want, double rtol, double atol,
+                         const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double g = got[i], w = want[i];
+    if (std::isnan(w)) {
+      EXPECT_TRUE(std::isnan(g)) << what << " at " << i << ": got " << g << ", want NaN";
+    } else if (std::isinf(w)) {
+      EXPECT_EQ(g, w) << what << " at " << i;
+    } else {
+      EXPECT_LE(std::abs(g - w), atol + rtol * std::abs(w)) << what << " at " << i << ": got " << g << ", want " << w;
+    }
+  }
+}
+
+}  // namespace braid::test
