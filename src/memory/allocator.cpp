@@ -6,6 +6,7 @@
 // are binned by an array index, large ones by a map. get_peak_memory() is sampled at
 // allocations of 16 KiB or more and at each query, not at every small allocation.
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <cstdlib>
 #include <functional>
@@ -41,6 +42,50 @@ size_t total_ram() {
   return size_t{8} << 30;
 }
 
+// A cgroup v2 limit file ("max" or a byte count); SIZE_MAX when absent or unlimited.
+size_t read_cgroup_limit(const char* path) {
+  std::FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return SIZE_MAX;
+  char text[32] = {};
+  const size_t n = std::fread(text, 1, sizeof(text) - 1, f);
+  std::fclose(f);
+  if (n == 0 || text[0] < '0' || text[0] > '9') return SIZE_MAX;
+  return static_cast<size_t>(std::strtoull(text, nullptr, 10));
+}
+
+// The most memory this process could ever be given: physical memory plus swap, or the
+// cgroup's memory plus swap limits when those are lower. A request above it can never be
+// backed, even where the kernel overcommits and would hand out the address range anyway.
+size_t backable_bytes() {
+  struct sysinfo info {};
+  size_t machine = SIZE_MAX;
+  if (sysinfo(&info) == 0) {
+    machine = (static_cast<size_t>(info.totalram) + static_cast<size_t>(info.totalswap)) * info.mem_unit;
+  }
+  const size_t mem = read_cgroup_limit("/sys/fs/cgroup/memory.max");
+  if (mem != SIZE_MAX) {
+    const size_t swap = read_cgroup_limit("/sys/fs/cgroup/memory.swap.max");
+    const size_t group = swap == SIZE_MAX || mem > SIZE_MAX - swap ? SIZE_MAX : mem + swap;
+    machine = std::min(machine, group);
+  }
+  return machine;
+}
+
+// std::bad_alloc with the size asked for and the limit in its message (no allocation).
+class AllocationTooLarge : public std::bad_alloc {
+ public:
+  AllocationTooLarge(size_t size, size_t limit) {
+    std::snprintf(msg_, sizeof(msg_),
+                  "[malloc] Cannot allocate %zu bytes: more than this machine can ever provide "
+                  "(%zu bytes of memory and swap).",
+                  size, limit);
+  }
+  const char* what() const noexcept override { return msg_; }
+
+ private:
+  char msg_[192];
+};
+
 // Each shard keeps its own byte counts on its own cache line: threads on different streams
 // never write a shared counter on the hot path. Totals are sums over the shards.
 struct alignas(64) Shard {
@@ -65,14 +110,17 @@ int my_shard() {
 
 class CachingAllocator {
  public:
-  CachingAllocator() : memory_limit_(total_ram() / 10 * 9), cache_limit_(total_ram() / 10 * 9) {}
+  CachingAllocator()
+      : memory_limit_(total_ram() / 10 * 9),
+        cache_limit_(total_ram() / 10 * 9),
+        backable_(std::min(backable_bytes(), SIZE_MAX >> 2)) {}
 
   allocator::Buffer malloc(size_t size) {
     if (fail_next_.load(std::memory_order_relaxed) > 0 &&
         fail_next_.fetch_sub(1, std::memory_order_relaxed) > 0) {
       throw std::bad_alloc();
     }
-    if (size > (SIZE_MAX >> 2)) throw std::bad_alloc();  // would overflow the size class
+    if (size > backable_) throw AllocationTooLarge(size, backable_);
     const size_t cls = size_class(std::max<size_t>(size, 1));
     Shard& home = shards_[my_shard()];
     void* ptr = take(home, cls);
@@ -191,6 +239,7 @@ class CachingAllocator {
   Shard shards_[kShards];
   std::atomic<size_t> memory_limit_;
   std::atomic<size_t> cache_limit_;
+  const size_t backable_;  // requests above this can never be backed (see backable_bytes)
   std::atomic<size_t> peak_{0};
   std::atomic<int> fail_next_{0};
 };

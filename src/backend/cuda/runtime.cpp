@@ -63,6 +63,9 @@ class DeviceOutOfMemory : public std::bad_alloc {
  public:
   explicit DeviceOutOfMemory(size_t bytes)
       : what_("[cuda] out of device memory allocating " + std::to_string(bytes) + " bytes") {}
+  DeviceOutOfMemory(size_t bytes, size_t device_bytes)
+      : what_("[cuda] Cannot allocate " + std::to_string(bytes) + " bytes: more than the device's " +
+              std::to_string(device_bytes) + " bytes of memory.") {}
   const char* what() const noexcept override { return what_.c_str(); }
 
  private:
@@ -381,6 +384,8 @@ DataState& state_of(detail::Data& d) {
 class DeviceAllocator {
  public:
   void* malloc(size_t bytes, const std::shared_ptr<StreamCtx>& requester) {
+    const size_t total = device_props().totalGlobalMem;
+    if (bytes > total) throw DeviceOutOfMemory(bytes, total);  // could never succeed: say why
     const size_t cls = size_class(bytes);
     if (void* p = take_own(*requester, cls)) return p;
     if (void* p = take_shared(cls)) return p;
