@@ -1,0 +1,194 @@
+// The NumPy reference suite: every case tests/numpy/make_cases.py wrote (inputs and NumPy's
+// outputs as .npy files) runs on every device, with contiguous inputs and with transposed
+// views of them, and must match within the tolerance of its output dtype:
+//
+//   dtype     rtol     atol (times the number of elements reduced into one output)
+//   float64   1e-12    1e-12
+//   float32   2e-6     1e-6
+//   float16   2e-3     1e-3
+//   bfloat16  1.6e-2   1e-2
+//   integers, bool: exact
+//
+// Adding an op: a row in make_cases.py's main() and an entry in kOps below.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support.h"
+
+using namespace braid;
+
+namespace {
+
+#ifndef BRAID_NUMPY_CASES_DIR
+#define BRAID_NUMPY_CASES_DIR ""
+#endif
+
+struct Params {
+  std::map<std::string, std::string> kv;
+  std::vector<int> ints(const std::string& key) const {
+    std::vector<int> out;
+    auto it = kv.find(key);
+    if (it == kv.end() || it->second.empty()) return out;
+    std::stringstream ss(it->second);
+    for (std::string item; std::getline(ss, item, ',');) out.push_back(std::stoi(item));
+    return out;
+  }
+  int integer(const std::string& key, int fallback = 0) const {
+    auto it = kv.find(key);
+    return it == kv.end() ? fallback : std::stoi(it->second);
+  }
+};
+
+using OpFn = std::function<array(const std::vector<array>&, const Params&, Device)>;
+
+// One line per op: the braid call a manifest op name stands for.
+const std::map<std::string, OpFn>& ops() {
+  static const std::map<std::string, OpFn> table = {
+      {"add", [](const auto& x, const Params&, Device d) { return add(x[0], x[1], d); }},
+      {"subtract", [](const auto& x, const Params&, Device d) { return subtract(x[0], x[1], d); }},
+      {"multiply", [](const auto& x, const Params&, Device d) { return multiply(x[0], x[1], d); }},
+      {"divide", [](const auto& x, const Params&, Device d) { return divide(x[0], x[1], d); }},
+      {"maximum", [](const auto& x, const Params&, Device d) { return maximum(x[0], x[1], d); }},
+      {"minimum", [](const auto& x, const Params&, Device d) { return minimum(x[0], x[1], d); }},
+      {"equal", [](const auto& x, const Params&, Device d) { return equal(x[0], x[1], d); }},
+      {"less", [](const auto& x, const Params&, Device d) { return less(x[0], x[1], d); }},
+      {"greater", [](const auto& x, const Params&, Device d) { return greater(x[0], x[1], d); }},
+      {"negative", [](const auto& x, const Params&, Device d) { return negative(x[0], d); }},
+      {"exp", [](const auto& x, const Params&, Device d) { return exp(x[0], d); }},
+      {"log", [](const auto& x, const Params&, Device d) { return log(x[0], d); }},
+      {"sqrt", [](const auto& x, const Params&, Device d) { return sqrt(x[0], d); }},
+      {"tanh", [](const auto& x, const Params&, Device d) { return tanh(x[0], d); }},
+      {"sum", [](const auto& x, const Params& p, Device d) { return sum(x[0], p.ints("axes"), p.integer("keepdims"), d); }},
+      {"max", [](const auto& x, const Params& p, Device d) { return max(x[0], p.ints("axes"), p.integer("keepdims"), d); }},
+  };
+  return table;
+}
+
+struct Case {
+  std::string id, op;
+  Params params;
+  std::vector<Dtype> in_dtypes;
+  Dtype out_dtype = float32;
+};
+
+Dtype dtype_named(const std::string& name) {
+  for (Dtype d : test::kEveryDtype) {
+    if (dtype_name(d) == name) return d;
+  }
+  throw std::runtime_error("unknown dtype " + name);
+}
+
+std::vector<Case> read_manifest() {
+  std::vector<Case> cases;
+  std::ifstream f(std::string(BRAID_NUMPY_CASES_DIR) + "/manifest.tsv");
+  for (std::string line; std::getline(f, line);) {
+    if (line.empty()) continue;
+    std::vector<std::string> cols;
+    std::stringstream ss(line);
+    for (std::string c; std::getline(ss, c, '\t');) cols.push_back(c);
+    if (cols.size() != 5) throw std::runtime_error("bad manifest line: " + line);
+    Case c{cols[0], cols[1], {}, {}, dtype_named(cols[4])};
+    std::stringstream ps(cols[2]);
+    for (std::string kv; std::getline(ps, kv, ';');) {
+      const auto eq = kv.find('=');
+      if (eq != std::string::npos) c.params.kv[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    std::stringstream ds(cols[3]);
+    for (std::string d; std::getline(ds, d, ',');) c.in_dtypes.push_back(dtype_named(d));
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+const std::vector<Case>& all_cases() {
+  static const std::vector<Case> cases = read_manifest();
+  return cases;
+}
+
+std::vector<std::string> ops_in_manifest() {
+  std::set<std::string> names;
+  for (const Case& c : all_cases()) names.insert(c.op);
+  if (names.empty()) names.insert("missing-manifest");
+  return {names.begin(), names.end()};
+}
+
+void tolerance(Dtype d, double* rtol, double* atol) {
+  switch (d.val()) {
+    case Dtype::Val::float64: *rtol = 1e-12, *atol = 1e-12; return;
+    case Dtype::Val::float32:
+    case Dtype::Val::complex64: *rtol = 2e-6, *atol = 1e-6; return;
+    case Dtype::Val::float16: *rtol = 2e-3, *atol = 1e-3; return;
+    case Dtype::Val::bfloat16: *rtol = 1.6e-2, *atol = 1e-2; return;
+    case Dtype::Val::bool_:
+    case Dtype::Val::uint8:
+    case Dtype::Val::uint16:
+    case Dtype::Val::uint32:
+    case Dtype::Val::uint64:
+    case Dtype::Val::int8:
+    case Dtype::Val::int16:
+    case Dtype::Val::int32:
+    case Dtype::Val::int64: *rtol = 0, *atol = 0; return;
+  }
+}
+
+// The same values as `x`, read through a transposed view on `dev` (ndim >= 2), so kernels
+// meet strided inputs.
+array transposed_view(const array& x, Device dev) {
+  if (x.ndim() < 2 || x.size() == 0) return x;
+  array t = transpose(x, dev);
+  array copy = where(array(true), t, t, dev);  // a contiguous copy of the transposed layout
+  return transpose(copy, dev);
+}
+
+class NumpyReference : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NumpyReference, MatchesNumPyOnEveryDeviceAndLayout) {
+  const std::string& op = GetParam();
+  ASSERT_NE(op, "missing-manifest") << "no NumPy cases at " << BRAID_NUMPY_CASES_DIR
+                                    << " (the build runs tests/numpy/make_cases.py; it needs python3-numpy)";
+  auto fn = ops().find(op);
+  ASSERT_NE(fn, ops().end()) << "make_cases.py has cases for '" << op << "' but kOps has no entry";
+  const std::string dir = BRAID_NUMPY_CASES_DIR;
+  int checked = 0;
+  for (const Case& c : all_cases()) {
+    if (c.op != op) continue;
+    std::vector<array> inputs;
+    for (size_t i = 0; i < c.in_dtypes.size(); ++i) {
+      inputs.push_back(astype(load(dir + "/" + c.id + ".in" + std::to_string(i) + ".npy"), c.in_dtypes[i], Device::cpu));
+    }
+    const array expected = load(dir + "/" + c.id + ".out.npy");
+    const std::vector<double> want = test::values(expected);
+    double rtol = 0, atol = 0;
+    tolerance(c.out_dtype, &rtol, &atol);
+    const double reduced = expected.size() ? static_cast<double>(inputs[0].size()) / expected.size() : 1;
+    atol *= std::max(1.0, reduced);
+    for (Device dev : test::test_devices()) {
+      for (int layout = 0; layout < 2; ++layout) {
+        std::vector<array> in = inputs;
+        if (layout == 1) {
+          for (array& x : in) x = transposed_view(x, dev);
+        }
+        const std::string what = c.id + " on " + test::device_name(dev) + (layout ? " (transposed inputs)" : "");
+        array got = fn->second(in, c.params, dev);
+        EXPECT_EQ(got.dtype(), c.out_dtype) << what;
+        EXPECT_EQ(got.shape(), expected.shape()) << what;
+        if (got.shape() != expected.shape()) continue;
+        test::expect_close(test::values(got), want, rtol, atol, what);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, NumpyReference, ::testing::ValuesIn(ops_in_manifest()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
