@@ -3,6 +3,8 @@
 // Every op is thread-safe: any thread may build graphs from any arrays at any time.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "braid/array.h"
@@ -109,6 +111,27 @@ array softmax(const array& a, int axis, bool precise = false, StreamOrDevice s =
 array softmax(const array& a, bool precise = false, StreamOrDevice s = {});
 
 // (linear algebra: more ops above this line)
+
+// ---- quantization (MLX's "affine" mode and packed layout) ----
+/// Quantizes w along its last axis in groups of group_size (32, 64 or 128; default 64) to
+/// `bits` bits (2, 3, 4, 5, 6 or 8; default 4). Returns {packed uint32 words, scales, biases},
+/// scales and biases in w's dtype. w: real floating, ndim >= 2, last dim a multiple of
+/// group_size. Only mode "affine" is supported.
+std::vector<array> quantize(const array& w, std::optional<int> group_size = std::nullopt,
+                            std::optional<int> bits = std::nullopt, const std::string& mode = "affine",
+                            const std::optional<array>& global_scale = std::nullopt, StreamOrDevice s = {});
+/// scales * q + biases for every packed value; the dtype defaults to that of scales/biases.
+array dequantize(const array& w, const array& scales, const std::optional<array>& biases = std::nullopt,
+                 std::optional<int> group_size = std::nullopt, std::optional<int> bits = std::nullopt,
+                 const std::string& mode = "affine", const std::optional<array>& global_scale = std::nullopt,
+                 std::optional<Dtype> dtype = std::nullopt, StreamOrDevice s = {});
+/// x @ dequantize(w).T (transpose = true) or x @ dequantize(w), without materializing the
+/// dequantized weights when x has few rows.
+array quantized_matmul(array x, array w, array scales, std::optional<array> biases = std::nullopt,
+                       bool transpose = true, std::optional<int> group_size = std::nullopt,
+                       std::optional<int> bits = std::nullopt, const std::string& mode = "affine",
+                       StreamOrDevice s = {});
+// (quantization: more ops above this line)
 
 // ---- operators ----
 array operator-(const array& a);

@@ -5,5 +5,6 @@
 #include "primitives/elementwise.h"
 #include "primitives/indexing.h"
 #include "primitives/linalg.h"
+#include "primitives/quantized.h"
 #include "primitives/reduce.h"
 #include "primitives/shape.h"

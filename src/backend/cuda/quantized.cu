@@ -1,0 +1,177 @@
+// Affine quantization on the GPU: a thread per group for quantize, a thread per packed word
+// for dequantize, and for quantized_matmul with few rows a warp per output column that reads
+// its packed weight row once and dots it with every row of x.
+#include <cstdint>
+#include <vector>
+
+#include "backend/common/quantized.h"
+#include "backend/cuda/copy.h"
+#include "backend/cuda/kernel_utils.cuh"
+#include "primitives/primitives.h"
+
+namespace braid {
+namespace cuda {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int kMaxRows = 8;  // QuantizedMatmul's rows (the op routes more through matmul)
+
+// Device pointers to row-contiguous copies of `inputs` (the inputs themselves when they
+// already are), the copies carved out of one scratch buffer of `s`.
+std::vector<const void*> contiguous(const std::vector<array>& inputs, const Stream& s) {
+  size_t bytes = 0;
+  for (const array& in : inputs) {
+    if (!in.flags().row_contiguous) bytes += (in.nbytes() + 255) / 256 * 256;
+  }
+  char* space = bytes ? static_cast<char*>(scratch(s, bytes)) : nullptr;
+  std::vector<const void*> ptrs;
+  for (const array& in : inputs) {
+    if (in.flags().row_contiguous) {
+      ptrs.push_back(in.desc()->data_ptr);
+      continue;
+    }
+    copy_strided(in.desc()->data_ptr, in.dtype(), in.shape(), in.strides(), space, in.dtype(), stream_of(s));
+    ptrs.push_back(space);
+    space += (in.nbytes() + 255) / 256 * 256;
+  }
+  return ptrs;
+}
+
+template <typename F>
+void for_float_types(Dtype d, const char* op, F&& fn) {
+  switch (d.val()) {
+    case Dtype::Val::float32: fn(TypeTag<float>{}); return;
+    case Dtype::Val::float16: fn(TypeTag<__half>{}); return;
+    case Dtype::Val::bfloat16: fn(TypeTag<__nv_bfloat16>{}); return;
+    case Dtype::Val::bool_:
+    case Dtype::Val::uint8:
+    case Dtype::Val::uint16:
+    case Dtype::Val::uint32:
+    case Dtype::Val::uint64:
+    case Dtype::Val::int8:
+    case Dtype::Val::int16:
+    case Dtype::Val::int32:
+    case Dtype::Val::int64:
+    case Dtype::Val::float64:
+    case Dtype::Val::complex64: break;
+  }
+  throw std::invalid_argument(std::string("[") + op + "] Unsupported dtype " + dtype_name(d) + ".");
+}
+
+template <typename T>
+__global__ void quantize_groups(const T* __restrict__ w, void* __restrict__ out, int64_t groups, int group, int bits,
+                                int part) {
+  const int64_t words_per_group = static_cast<int64_t>(group) * bits / 32;
+  for (int64_t g = thread_index(); g < groups; g += thread_count()) {
+    const T* x = w + g * group;
+    float lo = to_compute(x[0]), hi = lo;
+    for (int i = 1; i < group; ++i) {
+      const float v = to_compute(x[i]);
+      lo = fminf(lo, v);
+      hi = fmaxf(hi, v);
+    }
+    const common::AffineParams p = common::affine_params(lo, hi, bits);
+    if (part == 1) {
+      static_cast<T*>(out)[g] = from_compute<T>(p.scale);
+    } else if (part == 2) {
+      static_cast<T*>(out)[g] = from_compute<T>(p.bias);
+    } else {
+      uint32_t* words = static_cast<uint32_t*>(out) + g * words_per_group;
+      for (int64_t k = 0; k < words_per_group; ++k) words[k] = 0;
+      for (int i = 0; i < group; ++i) common::pack_into(words, i, common::affine_quantize(to_compute(x[i]), p, bits), bits);
+    }
+  }
+}
+
+// One thread per output element (k values per row, `words` packed words per row).
+template <typename T>
+__global__ void dequantize_elements(const uint32_t* __restrict__ w, const T* __restrict__ scales,
+                                    const T* __restrict__ biases, T* __restrict__ out, int64_t n, int64_t k,
+                                    int64_t words, int group, int bits) {
+  for (int64_t i = thread_index(); i < n; i += thread_count()) {
+    const int64_t r = i / k, j = i - r * k;
+    const int64_t g = r * (k / group) + j / group;
+    const float q = static_cast<float>(common::unpack(w + r * words, j, bits));
+    out[i] = from_compute<T>(to_compute(scales[g]) * q + to_compute(biases[g]));
+  }
+}
+
+// A warp per output column n: out[r, n] = sum_k x[r, k] * (s * q[n, k] + b).
+template <typename T>
+__global__ void qmv(const T* __restrict__ x, const uint32_t* __restrict__ w, const T* __restrict__ scales,
+                    const T* __restrict__ biases, T* __restrict__ out, int rows, int64_t n, int64_t k, int64_t words,
+                    int group, int bits) {
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
+  for (int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; col < n; col += warps) {
+    const uint32_t* row = w + col * words;
+    const T* s = scales + col * (k / group);
+    const T* b = biases + col * (k / group);
+    float acc[kMaxRows] = {};
+    for (int64_t j = lane; j < k; j += 32) {
+      const int64_t g = j / group;
+      const float wv = to_compute(s[g]) * static_cast<float>(common::unpack(row, j, bits)) + to_compute(b[g]);
+#pragma unroll
+      for (int r = 0; r < kMaxRows; ++r) {
+        if (r < rows) acc[r] += to_compute(x[r * k + j]) * wv;
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kMaxRows; ++r) {
+      if (r >= rows) break;
+      float v = acc[r];
+      for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
+      if (lane == 0) out[r * n + col] = from_compute<T>(v);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cuda
+
+void AffineQuantize::eval_gpu(const std::vector<array>& inputs, array& out) {
+  cuda::alloc_output(out);
+  if (out.size() == 0) return;
+  const auto ptrs = cuda::contiguous({inputs[0]}, stream());
+  const int64_t groups = static_cast<int64_t>(inputs[0].size()) / group_size_;
+  const int part = part_ == Part::packed ? 0 : (part_ == Part::scales ? 1 : 2);
+  cuda::for_float_types(inputs[0].dtype(), "quantize", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    cuda::quantize_groups<T><<<cuda::grid_for(groups, cuda::kBlock), cuda::kBlock, 0, cuda::stream_of(stream())>>>(
+        static_cast<const T*>(ptrs[0]), out.desc()->data_ptr, groups, group_size_, bits_, part);
+    cuda::check_launch("quantize");
+  });
+}
+
+void AffineDequantize::eval_gpu(const std::vector<array>& inputs, array& out) {
+  cuda::alloc_output(out);
+  if (out.size() == 0) return;
+  const auto ptrs = cuda::contiguous(inputs, stream());
+  const int64_t k = out.shape(-1), n = static_cast<int64_t>(out.size());
+  cuda::for_float_types(out.dtype(), "dequantize", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    cuda::dequantize_elements<T><<<cuda::grid_for(n, cuda::kBlock), cuda::kBlock, 0, cuda::stream_of(stream())>>>(
+        static_cast<const uint32_t*>(ptrs[0]), static_cast<const T*>(ptrs[1]), static_cast<const T*>(ptrs[2]),
+        static_cast<T*>(out.desc()->data_ptr), n, k, inputs[0].shape(-1), group_size_, bits_);
+    cuda::check_launch("dequantize");
+  });
+}
+
+void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
+  cuda::alloc_output(out);
+  if (out.size() == 0) return;
+  const auto ptrs = cuda::contiguous(inputs, stream());
+  const int rows = inputs[0].shape(0);
+  if (rows > cuda::kMaxRows) throw std::invalid_argument("[quantized_matmul] Too many rows for the direct path.");
+  const int64_t k = inputs[0].shape(1), n = inputs[1].shape(0), words = inputs[1].shape(1);
+  cuda::for_float_types(out.dtype(), "quantized_matmul", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const unsigned grid = cuda::grid_for(n * 32, cuda::kBlock);
+    cuda::qmv<T><<<grid, cuda::kBlock, 0, cuda::stream_of(stream())>>>(
+        static_cast<const T*>(ptrs[0]), static_cast<const uint32_t*>(ptrs[1]), static_cast<const T*>(ptrs[2]),
+        static_cast<const T*>(ptrs[3]), static_cast<T*>(out.desc()->data_ptr), rows, n, k, words, group_size_, bits_);
+    cuda::check_launch("quantized_matmul");
+  });
+}
+
+}  // namespace braid
