@@ -22,12 +22,14 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 void check_index_dtype(const array& idx, const char* op) {
   if (!is_integral(idx.dtype()) || idx.dtype() == bool_) {
-    throw_invalid(op, "Got indices with invalid dtype " + dtype_name(idx.dtype()) + ". Indices must be integral.");
+    throw_invalid(
+        op, "Got indices with invalid dtype " + dtype_name(idx.dtype()) + ". Indices must be integral.");
   }
 }
 
 // Axes must be distinct and in [0, ndim) (not normalized, as MLX), one per index array.
-void check_axes(const array& a, const std::vector<array>& indices, const std::vector<int>& axes, const char* op) {
+void check_axes(const array& a, const std::vector<array>& indices, const std::vector<int>& axes,
+                const char* op) {
   if (indices.size() > a.ndim()) {
     throw_invalid(op, "Too many index arrays. Got " + str(indices.size()) + " index arrays for input with " +
                           str(a.ndim()) + " dimensions.");
@@ -37,7 +39,8 @@ void check_axes(const array& a, const std::vector<array>& indices, const std::ve
   if (!dims.empty() && (*dims.begin() < 0 || *dims.rbegin() >= static_cast<int>(a.ndim()))) {
     throw_invalid(op, "Axes don't match array dimensions.");
   }
-  if (indices.size() != axes.size()) throw_invalid(op, "Number of index arrays does not match number of axes.");
+  if (indices.size() != axes.size())
+    throw_invalid(op, "Number of index arrays does not match number of axes.");
   for (const array& idx : indices) check_index_dtype(idx, op);
 }
 
@@ -57,23 +60,25 @@ std::vector<array> broadcast_each(const std::vector<array>& arrays, const Shape&
 }
 
 array scatter_node(const array& a, const std::vector<array>& indices, const array& updates,
-                   const std::vector<int>& axes, Scatter::ReduceType reduce, const char* op, StreamOrDevice s) {
+                   const std::vector<int>& axes, Scatter::ReduceType reduce, const char* op,
+                   StreamOrDevice s) {
   check_axes(a, indices, axes, op);
   const Shape idx_shape = broadcast_all(indices, op);
   if (updates.ndim() != a.ndim() + idx_shape.size()) {
-    throw_invalid(op, "Updates with " + str(updates.ndim()) + " dimensions does not match the sum of the array (" +
-                          str(a.ndim()) + ") and indices (" + str(idx_shape.size()) + ") dimensions.");
+    throw_invalid(op, "Updates with " + str(updates.ndim()) +
+                          " dimensions does not match the sum of the array (" + str(a.ndim()) +
+                          ") and indices (" + str(idx_shape.size()) + ") dimensions.");
   }
   for (size_t i = 0; i < idx_shape.size(); ++i) {
     if (updates.shape()[i] != idx_shape[i]) {
-      throw_invalid(op, "Update shape " + shape_str(updates.shape()) + " is not valid for broadcasted index shape " +
-                            shape_str(idx_shape) + ".");
+      throw_invalid(op, "Update shape " + shape_str(updates.shape()) +
+                            " is not valid for broadcasted index shape " + shape_str(idx_shape) + ".");
     }
   }
   for (size_t i = 0; i < a.ndim(); ++i) {
     if (updates.shape()[i + idx_shape.size()] > a.shape()[i]) {
-      throw_invalid(op, "Updates with shape " + shape_str(updates.shape()) + " are too large for array with shape " +
-                            shape_str(a.shape()) + ".");
+      throw_invalid(op, "Updates with shape " + shape_str(updates.shape()) +
+                            " are too large for array with shape " + shape_str(a.shape()) + ".");
     }
   }
   Stream st = detail::op_stream(std::move(s), op);
@@ -120,9 +125,10 @@ array put_along_axis_impl(const array& a, const array& indices, const array& val
   Shape idx_shape = broadcast_all(nd, op);
   if (a.size() == 0) return a;
   // values must broadcast to the index shape (not the other way round).
-  if (values.ndim() > idx_shape.size() || detail::broadcast_shapes(values.shape(), idx_shape, op) != idx_shape) {
-    throw_invalid(op, "Values of shape " + shape_str(values.shape()) + " cannot be broadcast to the index shape " +
-                          shape_str(idx_shape) + ".");
+  if (values.ndim() > idx_shape.size() ||
+      detail::broadcast_shapes(values.shape(), idx_shape, op) != idx_shape) {
+    throw_invalid(op, "Values of shape " + shape_str(values.shape()) +
+                          " cannot be broadcast to the index shape " + shape_str(idx_shape) + ".");
   }
   array update = astype(broadcast_to(values, idx_shape, st), a.dtype(), st);
   Shape update_shape = idx_shape;
@@ -245,20 +251,23 @@ array take_along_axis(const array& a, const array& indices, int axis, StreamOrDe
 }
 
 array put_along_axis(const array& a, const array& indices, const array& values, int axis, StreamOrDevice s) {
-  return put_along_axis_impl(a, indices, values, axis, Scatter::ReduceType::None, "put_along_axis", std::move(s));
+  return put_along_axis_impl(a, indices, values, axis, Scatter::ReduceType::None, "put_along_axis",
+                             std::move(s));
 }
 
-array scatter_add_axis(const array& a, const array& indices, const array& values, int axis, StreamOrDevice s) {
-  return put_along_axis_impl(a, indices, values, axis, Scatter::ReduceType::Sum, "scatter_add_axis", std::move(s));
+array scatter_add_axis(const array& a, const array& indices, const array& values, int axis,
+                       StreamOrDevice s) {
+  return put_along_axis_impl(a, indices, values, axis, Scatter::ReduceType::Sum, "scatter_add_axis",
+                             std::move(s));
 }
 
-#define BRAID_SCATTER_OPS(fn, reduce)                                                                           \
-  array fn(const array& a, const std::vector<array>& indices, const array& updates, const std::vector<int>& axes, \
-           StreamOrDevice s) {                                                                                  \
-    return scatter_node(a, indices, updates, axes, Scatter::ReduceType::reduce, #fn, std::move(s));             \
-  }                                                                                                             \
-  array fn(const array& a, const array& indices, const array& updates, int axis, StreamOrDevice s) {            \
-    return fn(a, std::vector<array>{indices}, updates, std::vector<int>{axis}, std::move(s));                   \
+#define BRAID_SCATTER_OPS(fn, reduce)                                                                \
+  array fn(const array& a, const std::vector<array>& indices, const array& updates,                  \
+           const std::vector<int>& axes, StreamOrDevice s) {                                         \
+    return scatter_node(a, indices, updates, axes, Scatter::ReduceType::reduce, #fn, std::move(s));  \
+  }                                                                                                  \
+  array fn(const array& a, const array& indices, const array& updates, int axis, StreamOrDevice s) { \
+    return fn(a, std::vector<array>{indices}, updates, std::vector<int>{axis}, std::move(s));        \
   }
 BRAID_SCATTER_OPS(scatter, None)
 BRAID_SCATTER_OPS(scatter_add, Sum)

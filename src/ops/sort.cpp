@@ -15,8 +15,8 @@ namespace {
 int check_axis(const array& a, int axis, const char* op) {
   const int nd = static_cast<int>(a.ndim());
   if (axis + nd < 0 || axis >= nd) {
-    throw_invalid(op, "Received invalid axis " + std::to_string(axis) + " for array with " + std::to_string(nd) +
-                          " dimensions.");
+    throw_invalid(op, "Received invalid axis " + std::to_string(axis) + " for array with " +
+                          std::to_string(nd) + " dimensions.");
   }
   return axis < 0 ? axis + nd : axis;
 }

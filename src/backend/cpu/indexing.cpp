@@ -8,8 +8,8 @@
 #include <cstring>
 #include <functional>
 #include <optional>
-#include <type_traits>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "backend/common/indexing.h"
@@ -74,8 +74,8 @@ struct Bytes {
 };
 
 template <size_t N>
-void gather_strided(const char* src, char* dst, const cpu::StridedLayout<1>& slice_layout, int64_t S, int64_t total,
-                    const std::function<int64_t(int64_t)>& base_of) {
+void gather_strided(const char* src, char* dst, const cpu::StridedLayout<1>& slice_layout, int64_t S,
+                    int64_t total, const std::function<int64_t(int64_t)>& base_of) {
   using E = Bytes<N>;
   const E* s = reinterpret_cast<const E*>(src);
   E* d = reinterpret_cast<E*>(dst);
@@ -101,17 +101,23 @@ T combine(T o, T u) {
   if constexpr (R == Scatter::ReduceType::None) {
     return u;
   } else if constexpr (R == Scatter::ReduceType::Sum) {
-    if constexpr (std::is_same_v<T, bool>) return x || y;
-    else return static_cast<T>(x + y);
+    if constexpr (std::is_same_v<T, bool>)
+      return x || y;
+    else
+      return static_cast<T>(x + y);
   } else if constexpr (R == Scatter::ReduceType::Prod) {
-    if constexpr (std::is_same_v<T, bool>) return x && y;
-    else return static_cast<T>(x * y);
+    if constexpr (std::is_same_v<T, bool>)
+      return x && y;
+    else
+      return static_cast<T>(x * y);
   } else {
     if constexpr (std::is_floating_point_v<C>) {
       if (std::isnan(y)) return u;
     }
-    if constexpr (R == Scatter::ReduceType::Max) return x < y ? u : o;
-    else return y < x ? u : o;
+    if constexpr (R == Scatter::ReduceType::Max)
+      return x < y ? u : o;
+    else
+      return y < x ? u : o;
   }
 }
 
@@ -140,7 +146,8 @@ void Gather::eval_cpu(const std::vector<array>& inputs, array& out) {
   const int64_t N = static_cast<int64_t>(out.size()) / S;
   auto base_of = [&](int64_t i) {
     int64_t off = 0;
-    for (size_t k = 0; k < ax.idx.size(); ++k) off += common::gather_start(ax.idx[k][i], ax.dim[k], ax.slice[k]) * ax.stride[k];
+    for (size_t k = 0; k < ax.idx.size(); ++k)
+      off += common::gather_start(ax.idx[k][i], ax.dim[k], ax.slice[k]) * ax.stride[k];
     return off;
   };
   cpu::StridedLayout<1> slice_layout(slice_sizes_, {a.strides()});
@@ -150,7 +157,8 @@ void Gather::eval_cpu(const std::vector<array>& inputs, array& out) {
   if (slice_layout.ndim() == 0 || (slice_layout.ndim() == 1 && slice_layout.inner_stride(0) == 1)) {
     const size_t row = static_cast<size_t>(S) * size;
     detail::parallel_for(N, std::max<int64_t>(1, kGrain / S), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * row, src + base_of(i) * static_cast<int64_t>(size), row);
+      for (int64_t i = b; i < e; ++i)
+        std::memcpy(dst + i * row, src + base_of(i) * static_cast<int64_t>(size), row);
     });
     return;
   }
@@ -189,37 +197,37 @@ void Scatter::eval_cpu(const std::vector<array>& inputs, array& out) {
   cpu::dispatch_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     dispatch_reduce(reduce_, [&](auto reduce_tag) {
-    constexpr ReduceType R = decltype(reduce_tag)::value;
-    T* dst = static_cast<T*>(out.desc()->data_ptr);
-    const T* src = static_cast<const T*>(upd.desc()->data_ptr);
-    auto body = [&](int64_t jb, int64_t je) {
-      for (int64_t i = 0; i < N; ++i) {
-        int64_t base = 0;
-        bool keep = true;
-        for (size_t k = 0; k < ax.idx.size() && keep; ++k) {
-          const int64_t start = common::scatter_start(ax.idx[k][i], ax.dim[k], ax.slice[k]);
-          keep = start >= 0;
-          base += start * ax.stride[k];
-        }
-        if (!keep) continue;
-        T* o = dst + base;
-        const T* u = src + i * S;
-        layout.for_each_run(jb, je, [&](const std::array<int64_t, 2>& off, int64_t len) {
-          T* oo = o + off[0];
-          const T* uu = u + off[1];
-          if (os == 1 && us == 1) {
-            for (int64_t t = 0; t < len; ++t) oo[t] = combine<R>(oo[t], uu[t]);
-          } else {
-            for (int64_t t = 0; t < len; ++t) oo[t * os] = combine<R>(oo[t * os], uu[t * us]);
+      constexpr ReduceType R = decltype(reduce_tag)::value;
+      T* dst = static_cast<T*>(out.desc()->data_ptr);
+      const T* src = static_cast<const T*>(upd.desc()->data_ptr);
+      auto body = [&](int64_t jb, int64_t je) {
+        for (int64_t i = 0; i < N; ++i) {
+          int64_t base = 0;
+          bool keep = true;
+          for (size_t k = 0; k < ax.idx.size() && keep; ++k) {
+            const int64_t start = common::scatter_start(ax.idx[k][i], ax.dim[k], ax.slice[k]);
+            keep = start >= 0;
+            base += start * ax.stride[k];
           }
-        });
+          if (!keep) continue;
+          T* o = dst + base;
+          const T* u = src + i * S;
+          layout.for_each_run(jb, je, [&](const std::array<int64_t, 2>& off, int64_t len) {
+            T* oo = o + off[0];
+            const T* uu = u + off[1];
+            if (os == 1 && us == 1) {
+              for (int64_t t = 0; t < len; ++t) oo[t] = combine<R>(oo[t], uu[t]);
+            } else {
+              for (int64_t t = 0; t < len; ++t) oo[t * os] = combine<R>(oo[t * os], uu[t * us]);
+            }
+          });
+        }
+      };
+      if (disjoint) {
+        detail::parallel_for(S, std::max<int64_t>(64, kGrain / std::max<int64_t>(N, 1)), body);
+      } else {
+        body(0, S);
       }
-    };
-    if (disjoint) {
-      detail::parallel_for(S, std::max<int64_t>(64, kGrain / std::max<int64_t>(N, 1)), body);
-    } else {
-      body(0, S);
-    }
     });
   });
 }

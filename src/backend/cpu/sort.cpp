@@ -182,7 +182,8 @@ void rows_along_axis(const array& in, array& out, int axis, RowOp op, int kth) {
   const common::AxisRows ar = common::axis_rows(in.shape(), axis);
   const int64_t n = ar.n;
   if (n == 0 || ar.rows == 0) return;
-  cpu::StridedLayout<2> layout(ar.others, {ar.others_of(in.strides(), axis), ar.others_of(out.strides(), axis)});
+  cpu::StridedLayout<2> layout(ar.others,
+                               {ar.others_of(in.strides(), axis), ar.others_of(out.strides(), axis)});
   const int64_t is = in.strides()[axis], os = out.strides()[axis];
   const int64_t s0 = layout.inner_stride(0), s1 = layout.inner_stride(1);
   const T* src = static_cast<const T*>(in.desc()->data_ptr);

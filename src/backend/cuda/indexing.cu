@@ -50,11 +50,15 @@ struct Combine {
     switch (op) {
       case Scatter::ReduceType::None: return u;
       case Scatter::ReduceType::Sum:
-        if constexpr (std::is_same_v<T, bool>) return x || y;
-        else return from_compute<T>(static_cast<C>(x + y));
+        if constexpr (std::is_same_v<T, bool>)
+          return x || y;
+        else
+          return from_compute<T>(static_cast<C>(x + y));
       case Scatter::ReduceType::Prod:
-        if constexpr (std::is_same_v<T, bool>) return x && y;
-        else return from_compute<T>(static_cast<C>(x * y));
+        if constexpr (std::is_same_v<T, bool>)
+          return x && y;
+        else
+          return from_compute<T>(static_cast<C>(x * y));
       case Scatter::ReduceType::Max:
         if constexpr (std::is_floating_point_v<C>) {
           if (isnan(y)) return u;
@@ -79,7 +83,8 @@ __device__ __forceinline__ void combine_at(T* p, T u, Scatter::ReduceType op) {
   }
   if (op == R::Sum) {
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t> ||
-                  std::is_same_v<T, uint32_t> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>) {
+                  std::is_same_v<T, uint32_t> || std::is_same_v<T, __half> ||
+                  std::is_same_v<T, __nv_bfloat16>) {
       atomicAdd(p, u);
       return;
     } else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t>) {
@@ -123,16 +128,17 @@ __global__ void scatter_kernel(T* __restrict__ out, const T* __restrict__ upd, I
 }
 
 template <typename E>
-__global__ void masked_fill(E* __restrict__ out, const int64_t* __restrict__ flags, const int64_t* __restrict__ pos,
-                            const E* __restrict__ src, int64_t n, int64_t src_n) {
+__global__ void masked_fill(E* __restrict__ out, const int64_t* __restrict__ flags,
+                            const int64_t* __restrict__ pos, const E* __restrict__ src, int64_t n,
+                            int64_t src_n) {
   for (int64_t i = thread_index(); i < n; i += thread_count()) {
     if (flags[i] != 0 && pos[i] < src_n) out[i] = src[pos[i]];
   }
 }
 
 // Fills the per-axis part of IndexAxes; the index pointers come later.
-IndexAxes index_axes(const std::vector<int>& axes, const Shape& shape, const Shape& slice, const Strides& strides,
-                     const char* op) {
+IndexAxes index_axes(const std::vector<int>& axes, const Shape& shape, const Shape& slice,
+                     const Strides& strides, const char* op) {
   if (axes.size() > static_cast<size_t>(kMaxIndexAxes)) {
     throw std::invalid_argument(std::string("[") + op + "] At most " + std::to_string(kMaxIndexAxes) +
                                 " indexed axes are supported on the GPU.");
@@ -156,23 +162,24 @@ Strides row_major(const Shape& shape) {
 template <int K>
 Strided<K> checked_layout(const HostLayout<K>& l, const char* op) {
   if (l.ndim() > kMaxDims) {
-    throw std::invalid_argument(std::string("[") + op + "] Slices with more than " + std::to_string(kMaxDims) +
+    throw std::invalid_argument(std::string("[") + op + "] Slices with more than " +
+                                std::to_string(kMaxDims) +
                                 " non-mergeable dimensions are not supported on the GPU.");
   }
   return device_layout(l);
 }
 
 template <size_t N>
-void launch_gather(const char* src, char* dst, const IndexAxes& ax, const Strided<1>& slice, int64_t S, int64_t total,
-                   cudaStream_t stream) {
+void launch_gather(const char* src, char* dst, const IndexAxes& ax, const Strided<1>& slice, int64_t S,
+                   int64_t total, cudaStream_t stream) {
   using E = Bytes<N>;
   const unsigned grid = grid_for(total, kBlock);
   if (total <= INT32_MAX) {
-    gather_strided<E, uint32_t><<<grid, kBlock, 0, stream>>>(reinterpret_cast<const E*>(src), reinterpret_cast<E*>(dst),
-                                                              ax, slice, S, total);
+    gather_strided<E, uint32_t><<<grid, kBlock, 0, stream>>>(reinterpret_cast<const E*>(src),
+                                                             reinterpret_cast<E*>(dst), ax, slice, S, total);
   } else {
-    gather_strided<E, uint64_t><<<grid, kBlock, 0, stream>>>(reinterpret_cast<const E*>(src), reinterpret_cast<E*>(dst),
-                                                              ax, slice, S, total);
+    gather_strided<E, uint64_t><<<grid, kBlock, 0, stream>>>(reinterpret_cast<const E*>(src),
+                                                             reinterpret_cast<E*>(dst), ax, slice, S, total);
   }
   check_launch("gather");
 }
@@ -194,20 +201,23 @@ void Gather::eval_gpu(const std::vector<array>& inputs, array& out) {
   const int64_t N = static_cast<int64_t>(out.size()) / S;
   ScratchPlan plan;
   std::vector<size_t> offs;
-  for (size_t k = 0; k < axes_.size(); ++k) offs.push_back(plan.reserve(static_cast<size_t>(N) * sizeof(int64_t)));
+  for (size_t k = 0; k < axes_.size(); ++k)
+    offs.push_back(plan.reserve(static_cast<size_t>(N) * sizeof(int64_t)));
   plan.fetch(this->stream());
   load_indices(inputs, 1, axes_.size(), plan, offs, stream);
   for (size_t k = 0; k < axes_.size(); ++k) ax.idx[k] = plan.at<int64_t>(offs[k]);
   const char* src = static_cast<const char*>(a.desc()->data_ptr);
   char* dst = static_cast<char*>(out.desc()->data_ptr);
   const int64_t size = static_cast<int64_t>(a.itemsize());
-  const bool contiguous = slice_layout.ndim() == 0 || (slice_layout.ndim() == 1 && slice_layout.strides[0][0] == 1);
+  const bool contiguous =
+      slice_layout.ndim() == 0 || (slice_layout.ndim() == 1 && slice_layout.strides[0][0] == 1);
   bool aligned = contiguous && (S * size) % 16 == 0 && is_aligned(src, 16);
   for (int k = 0; k < ax.n && aligned; ++k) aligned = (ax.stride[k] * size) % 16 == 0;
   if (aligned) {
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(N, INT32_MAX));
     const int64_t row_vecs = S * size / 16;
-    const int block = static_cast<int>(std::min<int64_t>(kBlock, std::max<int64_t>(32, (row_vecs + 31) / 32 * 32)));
+    const int block =
+        static_cast<int>(std::min<int64_t>(kBlock, std::max<int64_t>(32, (row_vecs + 31) / 32 * 32)));
     gather_rows<<<grid, block, 0, stream>>>(src, reinterpret_cast<uint4*>(dst), ax, N, row_vecs, size);
     check_launch("gather");
     return;
@@ -238,7 +248,8 @@ void Scatter::eval_gpu(const std::vector<array>& inputs, array& out) {
   const Strided<2> slice = checked_layout(layout, "Scatter");
   ScratchPlan plan;
   std::vector<size_t> offs;
-  for (size_t k = 0; k < axes_.size(); ++k) offs.push_back(plan.reserve(static_cast<size_t>(N) * sizeof(int64_t)));
+  for (size_t k = 0; k < axes_.size(); ++k)
+    offs.push_back(plan.reserve(static_cast<size_t>(N) * sizeof(int64_t)));
   const bool copy_updates = !upd.flags().row_contiguous;
   const size_t upd_off = copy_updates ? plan.reserve(upd.nbytes()) : 0;
   plan.fetch(this->stream());
@@ -246,7 +257,8 @@ void Scatter::eval_gpu(const std::vector<array>& inputs, array& out) {
   for (size_t k = 0; k < axes_.size(); ++k) ax.idx[k] = plan.at<int64_t>(offs[k]);
   const void* upd_ptr = upd.desc()->data_ptr;
   if (copy_updates) {
-    copy_strided(upd_ptr, upd.dtype(), upd.shape(), upd.strides(), plan.at<char>(upd_off), upd.dtype(), stream);
+    copy_strided(upd_ptr, upd.dtype(), upd.shape(), upd.strides(), plan.at<char>(upd_off), upd.dtype(),
+                 stream);
     upd_ptr = plan.at<char>(upd_off);
   }
   const ReduceType op = reduce_;
@@ -291,7 +303,8 @@ void MaskedScatter::eval_gpu(const std::vector<array>& inputs, array& out) {
         "masked_scatter scan");
   const void* src_ptr = src.desc()->data_ptr;
   if (copy_src) {
-    copy_strided(src_ptr, src.dtype(), src.shape(), src.strides(), plan.at<char>(src_off), src.dtype(), stream);
+    copy_strided(src_ptr, src.dtype(), src.shape(), src.strides(), plan.at<char>(src_off), src.dtype(),
+                 stream);
     src_ptr = plan.at<char>(src_off);
   }
   const int64_t src_n = static_cast<int64_t>(src.size());

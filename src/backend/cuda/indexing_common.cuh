@@ -48,19 +48,20 @@ class ScratchPlan {
 
 /// Converts each index array (inputs[first + k], broadcast views of one shape) to contiguous
 /// int64 at its reserved scratch offset, on `stream`.
-inline void load_indices(const std::vector<array>& inputs, size_t first, size_t count, const ScratchPlan& plan,
-                         const std::vector<size_t>& offsets, cudaStream_t stream) {
+inline void load_indices(const std::vector<array>& inputs, size_t first, size_t count,
+                         const ScratchPlan& plan, const std::vector<size_t>& offsets, cudaStream_t stream) {
   for (size_t k = 0; k < count; ++k) {
     const array& idx = inputs[first + k];
     if (idx.size() == 0) continue;
-    copy_strided(idx.desc()->data_ptr, idx.dtype(), idx.shape(), idx.strides(), plan.at<int64_t>(offsets[k]), int64,
-                 stream);
+    copy_strided(idx.desc()->data_ptr, idx.dtype(), idx.shape(), idx.strides(), plan.at<int64_t>(offsets[k]),
+                 int64, stream);
   }
 }
 
 __device__ __forceinline__ int64_t gather_base(const IndexAxes& ax, int64_t i) {
   int64_t off = 0;
-  for (int k = 0; k < ax.n; ++k) off += common::gather_start(ax.idx[k][i], ax.dim[k], ax.slice[k]) * ax.stride[k];
+  for (int k = 0; k < ax.n; ++k)
+    off += common::gather_start(ax.idx[k][i], ax.dim[k], ax.slice[k]) * ax.stride[k];
   return off;
 }
 

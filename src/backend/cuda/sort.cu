@@ -4,7 +4,8 @@
 // out with the sort axis last. One row goes through DeviceRadixSort, a few long rows through
 // one DeviceRadixSort each, many rows through DeviceSegmentedSort; all are stable. Sorted
 // values are decoded back from the keys (so a sorted -0.0 comes back as +0.0 and NaNs lose
-// their payload). A partition is a full sort, which satisfies it.
+// their payload). A partition selects the kth key of each row with a radix select (a block
+// per row) and places the others around it; very long rows that are few are fully sorted.
 #include <cub/cub.cuh>
 
 #include "backend/cuda/indexing_common.cuh"
@@ -83,7 +84,8 @@ __device__ __forceinline__ T decode(key_t<T> k) {
 }
 
 template <typename T, typename Idx>
-__global__ void encode_keys(const T* __restrict__ src, key_t<T>* __restrict__ keys, Strided<1> layout, int64_t n) {
+__global__ void encode_keys(const T* __restrict__ src, key_t<T>* __restrict__ keys, Strided<1> layout,
+                            int64_t n) {
   for (int64_t e = thread_index(); e < n; e += thread_count()) {
     int64_t off[1];
     offsets_of<Idx>(layout, static_cast<Idx>(e), off);
@@ -104,6 +106,71 @@ __global__ void row_offsets(int64_t* __restrict__ dst, int64_t rows, int64_t row
   for (int64_t r = thread_index(); r <= rows; r += thread_count()) dst[r] = r * row;
 }
 
+// Partition of rows of contiguous keys, a block per row: an MSD radix select finds the kth
+// key (one histogram pass per key byte over the keys that share the prefix found so far),
+// then one pass writes the smaller keys, the equal ones and the larger ones into place.
+constexpr int kSelectBlock = 512;
+
+template <typename U>
+__global__ void __launch_bounds__(kSelectBlock)
+    select_partition(const U* __restrict__ keys, U* __restrict__ kout, uint32_t* __restrict__ pout,
+                     int64_t rows, int64_t n, int64_t kth) {
+  __shared__ unsigned int hist[256];
+  __shared__ U prefix_s;
+  __shared__ int64_t k_s, less_s, equal_s;
+  __shared__ unsigned int c_less, c_equal, c_greater;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const U* row = keys + r * n;
+    U prefix = 0, mask = 0;
+    int64_t k = kth, less = 0;
+    for (int pass = static_cast<int>(sizeof(U)) - 1; pass >= 0; --pass) {
+      const int shift = pass * 8;
+      for (int i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
+      __syncthreads();
+      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+        const U key = row[i];
+        if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & 0xFF], 1u);
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        int64_t below = 0;
+        int d = 0;
+        for (; d < 255 && below + hist[d] <= k; ++d) below += hist[d];
+        prefix_s = static_cast<U>(prefix | (static_cast<U>(d) << shift));
+        k_s = k - below;
+        less_s = less + below;
+        equal_s = hist[d];
+        c_less = c_equal = c_greater = 0;
+      }
+      __syncthreads();
+      prefix = prefix_s;
+      k = k_s;
+      less = less_s;
+      mask = static_cast<U>(mask | (static_cast<U>(0xFF) << shift));
+      __syncthreads();  // hist is reset by the next pass only after every thread read the shared results
+    }
+    const int64_t equal = equal_s;  // keys equal to the kth (the last pass matched every byte)
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const U key = row[i];
+      int64_t dst;
+      if (key < prefix) {
+        dst = atomicAdd(&c_less, 1u);
+      } else if (key == prefix) {
+        dst = less + atomicAdd(&c_equal, 1u);
+      } else {
+        dst = less + equal + atomicAdd(&c_greater, 1u);
+      }
+      if (kout) kout[r * n + dst] = key;
+      if (pout) pout[r * n + dst] = static_cast<uint32_t>(i);
+    }
+    __syncthreads();
+  }
+}
+
+// Rows the select handles better than a sort: enough rows to fill the GPU, or rows short
+// enough for one block.
+bool use_select(int64_t rows, int64_t n) { return rows >= 64 || n <= (int64_t{1} << 20); }
+
 enum class Strategy { one_row, row_by_row, segmented };
 
 Strategy strategy_for(int64_t rows, int64_t n) {
@@ -115,17 +182,17 @@ Strategy strategy_for(int64_t rows, int64_t n) {
 // One CUB call (or the size query when temp is null): keys (and positions when vin is set)
 // of `rows` rows of `n`.
 template <typename U>
-void cub_sort(void* temp, size_t& bytes, bool pairs, const U* kin, U* kout, const uint32_t* vin, uint32_t* vout,
-              const int64_t* offsets, int64_t rows, int64_t n, cudaStream_t stream) {
+void cub_sort(void* temp, size_t& bytes, bool pairs, const U* kin, U* kout, const uint32_t* vin,
+              uint32_t* vout, const int64_t* offsets, int64_t rows, int64_t n, cudaStream_t stream) {
   const Strategy how = strategy_for(rows, n);
   if (how == Strategy::segmented) {
     if (pairs) {
-      check(cub::DeviceSegmentedSort::StableSortPairs(temp, bytes, kin, kout, vin, vout, rows * n, rows, offsets,
-                                                      offsets + 1, stream),
+      check(cub::DeviceSegmentedSort::StableSortPairs(temp, bytes, kin, kout, vin, vout, rows * n, rows,
+                                                      offsets, offsets + 1, stream),
             "sort");
     } else {
-      check(cub::DeviceSegmentedSort::StableSortKeys(temp, bytes, kin, kout, rows * n, rows, offsets, offsets + 1,
-                                                     stream),
+      check(cub::DeviceSegmentedSort::StableSortKeys(temp, bytes, kin, kout, rows * n, rows, offsets,
+                                                     offsets + 1, stream),
             "sort");
     }
     return;
@@ -138,8 +205,8 @@ void cub_sort(void* temp, size_t& bytes, bool pairs, const U* kin, U* kout, cons
                                             static_cast<int>(sizeof(U) * 8), stream),
             "sort");
     } else {
-      check(cub::DeviceRadixSort::SortKeys(temp, bytes, kin + o, kout + o, n, 0, static_cast<int>(sizeof(U) * 8),
-                                           stream),
+      check(cub::DeviceRadixSort::SortKeys(temp, bytes, kin + o, kout + o, n, 0,
+                                           static_cast<int>(sizeof(U) * 8), stream),
             "sort");
     }
   }
@@ -153,20 +220,21 @@ Strides row_major(const Shape& shape) {
 
 template <typename T>
 void encode_launch(const T* src, key_t<T>* keys, const HostLayout<1>& layout, cudaStream_t stream) {
-  for_each_launch(layout, [&](const std::array<int64_t, 1>& base, const Strided<1>& inner, int64_t begin,
-                              int64_t count) {
-    const unsigned grid = grid_for(count, kBlock);
-    if (count <= INT32_MAX) {
-      encode_keys<T, uint32_t><<<grid, kBlock, 0, stream>>>(src + base[0], keys + begin, inner, count);
-    } else {
-      encode_keys<T, uint64_t><<<grid, kBlock, 0, stream>>>(src + base[0], keys + begin, inner, count);
-    }
-    check_launch("sort");
-  });
+  for_each_launch(
+      layout, [&](const std::array<int64_t, 1>& base, const Strided<1>& inner, int64_t begin, int64_t count) {
+        const unsigned grid = grid_for(count, kBlock);
+        if (count <= INT32_MAX) {
+          encode_keys<T, uint32_t><<<grid, kBlock, 0, stream>>>(src + base[0], keys + begin, inner, count);
+        } else {
+          encode_keys<T, uint64_t><<<grid, kBlock, 0, stream>>>(src + base[0], keys + begin, inner, count);
+        }
+        check_launch("sort");
+      });
 }
 
-// Sorts `in` along `axis` into `out`: values, or (positions) uint32 positions.
-void sort_rows(const array& in, array& out, int axis, bool positions, const Stream& s) {
+// Sorts `in` along `axis` into `out`: values, or (positions) uint32 positions. With kth >= 0
+// a partition at kth is enough.
+void sort_rows(const array& in, array& out, int axis, bool positions, int64_t kth, const Stream& s) {
   alloc_output(out);
   if (out.size() == 0) return;
   cudaStream_t stream = stream_of(s);
@@ -186,12 +254,16 @@ void sort_rows(const array& in, array& out, int axis, bool positions, const Stre
   dispatch_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using U = key_t<T>;
+    const bool select = kth >= 0 && use_select(rows, n);
     size_t cub_bytes = 0;
-    cub_sort<U>(nullptr, cub_bytes, positions, nullptr, nullptr, nullptr, nullptr, nullptr, rows, n, stream);
+    if (!select) {
+      cub_sort<U>(nullptr, cub_bytes, positions, nullptr, nullptr, nullptr, nullptr, nullptr, rows, n,
+                  stream);
+    }
     ScratchPlan plan;
     const size_t kin_off = plan.reserve(total * sizeof(U));
     const size_t kout_off = plan.reserve(total * sizeof(U));
-    const size_t vin_off = positions ? plan.reserve(total * sizeof(uint32_t)) : 0;
+    const size_t vin_off = positions && !select ? plan.reserve(total * sizeof(uint32_t)) : 0;
     const size_t vout_off = positions && !axis_last ? plan.reserve(total * sizeof(uint32_t)) : 0;
     const size_t vals_off = !positions && !axis_last ? plan.reserve(total * sizeof(T)) : 0;
     const size_t offsets_off = plan.reserve((rows + 1) * sizeof(int64_t));
@@ -201,17 +273,27 @@ void sort_rows(const array& in, array& out, int axis, bool positions, const Stre
     U* kout = plan.at<U>(kout_off);
     int64_t* offsets = plan.at<int64_t>(offsets_off);
     encode_launch(static_cast<const T*>(in.desc()->data_ptr), kin, layout, stream);
-    row_offsets<<<grid_for(rows + 1, kBlock), kBlock, 0, stream>>>(offsets, rows, n);
-    check_launch("sort");
-    uint32_t* vin = nullptr;
-    uint32_t* vout = nullptr;
-    if (positions) {
-      vin = plan.at<uint32_t>(vin_off);
-      vout = axis_last ? static_cast<uint32_t*>(out.desc()->data_ptr) : plan.at<uint32_t>(vout_off);
-      row_positions<<<grid_for(total, kBlock), kBlock, 0, stream>>>(vin, total, n);
+    uint32_t* vout_ptr =
+        positions ? (axis_last ? static_cast<uint32_t*>(out.desc()->data_ptr) : plan.at<uint32_t>(vout_off))
+                  : nullptr;
+    if (select) {
+      const unsigned grid = static_cast<unsigned>(std::min<int64_t>(rows, INT32_MAX));
+      select_partition<U>
+          <<<grid, kSelectBlock, 0, stream>>>(kin, positions ? nullptr : kout, vout_ptr, rows, n, kth);
+      check_launch("partition");
+    } else {
+      row_offsets<<<grid_for(rows + 1, kBlock), kBlock, 0, stream>>>(offsets, rows, n);
       check_launch("sort");
+      uint32_t* vin = nullptr;
+      if (positions) {
+        vin = plan.at<uint32_t>(vin_off);
+        row_positions<<<grid_for(total, kBlock), kBlock, 0, stream>>>(vin, total, n);
+        check_launch("sort");
+      }
+      cub_sort<U>(plan.at<void>(cub_off), cub_bytes, positions, kin, kout, vin, vout_ptr, offsets, rows, n,
+                  stream);
     }
-    cub_sort<U>(plan.at<void>(cub_off), cub_bytes, positions, kin, kout, vin, vout, offsets, rows, n, stream);
+    uint32_t* vout = vout_ptr;
     if (positions) {
       if (!axis_last) copy_strided(vout, uint32, out.shape(), view, out.desc()->data_ptr, uint32, stream);
       return;
@@ -219,7 +301,8 @@ void sort_rows(const array& in, array& out, int axis, bool positions, const Stre
     T* dst = axis_last ? static_cast<T*>(out.desc()->data_ptr) : plan.at<T>(vals_off);
     decode_keys<T><<<grid_for(total, kBlock), kBlock, 0, stream>>>(kout, dst, total);
     check_launch("sort");
-    if (!axis_last) copy_strided(dst, in.dtype(), out.shape(), view, out.desc()->data_ptr, out.dtype(), stream);
+    if (!axis_last)
+      copy_strided(dst, in.dtype(), out.shape(), view, out.desc()->data_ptr, out.dtype(), stream);
   });
 }
 
@@ -227,19 +310,19 @@ void sort_rows(const array& in, array& out, int axis, bool positions, const Stre
 }  // namespace cuda
 
 void Sort::eval_gpu(const std::vector<array>& inputs, array& out) {
-  cuda::sort_rows(inputs[0], out, axis_, false, stream());
+  cuda::sort_rows(inputs[0], out, axis_, false, -1, stream());
 }
 
 void ArgSort::eval_gpu(const std::vector<array>& inputs, array& out) {
-  cuda::sort_rows(inputs[0], out, axis_, true, stream());
+  cuda::sort_rows(inputs[0], out, axis_, true, -1, stream());
 }
 
 void Partition::eval_gpu(const std::vector<array>& inputs, array& out) {
-  cuda::sort_rows(inputs[0], out, axis_, false, stream());
+  cuda::sort_rows(inputs[0], out, axis_, false, kth_, stream());
 }
 
 void ArgPartition::eval_gpu(const std::vector<array>& inputs, array& out) {
-  cuda::sort_rows(inputs[0], out, axis_, true, stream());
+  cuda::sort_rows(inputs[0], out, axis_, true, kth_, stream());
 }
 
 }  // namespace braid
