@@ -308,3 +308,33 @@ TEST(BadInput, SortingOpsRejectBadAxesAndKth) {
   EXPECT_BUILD_THROWS("[topk]", topk(in.m23, 1, 2));
   in.expect_unevaluated();
 }
+
+TEST(BadInput, IndexingAndSortingOpsNameThemselvesWhenTheDeviceIsUnavailable) {
+  if (is_available(Device::gpu)) GTEST_SKIP() << "a GPU is available";
+  LazyInputs in;
+  const Device gpu = Device::gpu;
+  const array idx = zeros({2}, int32);
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, idx, 0, gpu));
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, idx, gpu));
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, 1, 0, gpu));
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, 1, gpu));
+  EXPECT_BUILD_THROWS("[take_along_axis]", take_along_axis(in.m23, in.i23, 1, gpu));
+  EXPECT_BUILD_THROWS("[put_along_axis]", put_along_axis(in.m23, in.i23, in.m23, 1, gpu));
+  EXPECT_BUILD_THROWS("[scatter_add_axis]", scatter_add_axis(in.m23, in.i23, in.m23, 1, gpu));
+  EXPECT_BUILD_THROWS("[gather]", gather(in.m23, idx, 0, {1, 3}, gpu));
+  const array upd = zeros({2, 1, 3});
+  EXPECT_BUILD_THROWS("[scatter]", scatter(in.m23, idx, upd, 0, gpu));
+  EXPECT_BUILD_THROWS("[scatter_add]", scatter_add(in.m23, idx, upd, 0, gpu));
+  EXPECT_BUILD_THROWS("[scatter_prod]", scatter_prod(in.m23, idx, upd, 0, gpu));
+  EXPECT_BUILD_THROWS("[scatter_max]", scatter_max(in.m23, idx, upd, 0, gpu));
+  EXPECT_BUILD_THROWS("[scatter_min]", scatter_min(in.m23, idx, upd, 0, gpu));
+  EXPECT_BUILD_THROWS("[masked_scatter]", masked_scatter(in.m23, in.b23, in.v4, gpu));
+  EXPECT_BUILD_THROWS("[sort]", sort(in.m23, gpu));
+  EXPECT_BUILD_THROWS("[sort]", sort(in.m23, 1, gpu));
+  EXPECT_BUILD_THROWS("[argsort]", argsort(in.m23, 1, gpu));
+  EXPECT_BUILD_THROWS("[partition]", partition(in.m23, 1, 1, gpu));
+  EXPECT_BUILD_THROWS("[argpartition]", argpartition(in.m23, 1, gpu));
+  EXPECT_BUILD_THROWS("[topk]", topk(in.m23, 1, 1, gpu));
+  EXPECT_BUILD_THROWS("[topk]", topk(in.m23, 1, gpu));
+  in.expect_unevaluated();
+}
