@@ -289,6 +289,9 @@ TEST(OpsIndexing, PutAlongAxisWritesAndScatterAddAxisAccumulates) {
               (std::vector<double>{0, 2, 0, 1, 0, 3}));
     array s = scatter_add_axis(a, idx, array({5.0f, 6.0f, 7.0f, 8.0f}, {2, 2}), 1, dev);
     EXPECT_EQ(values(s), (std::vector<double>{6, 0, 5, 0, 15, 0}));
+    // Values broadcast the indices up (duplicates then accumulate).
+    EXPECT_EQ(values(scatter_add_axis(a, array({0, 2}, {2, 1}), ones({2, 3}), 1, dev)),
+              (std::vector<double>{3, 0, 0, 0, 0, 3}));
     // Values are cast to a's dtype; an empty a is returned unchanged.
     EXPECT_EQ(put_along_axis(zeros({2, 2}, int32), array({0, 1}, {2, 1}), array(2.7f), 1, dev).dtype(),
               int32);

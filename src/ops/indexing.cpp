@@ -121,16 +121,24 @@ array put_along_axis_impl(const array& a, const array& indices, const array& val
                           Scatter::ReduceType reduce, const char* op, StreamOrDevice s) {
   axis = check_along_axis(a, indices, axis, op);
   Stream st = detail::op_stream(std::move(s), op);
-  std::vector<array> nd = along_axis_indices(a, indices, axis, st);
-  Shape idx_shape = broadcast_all(nd, op);
-  if (a.size() == 0) return a;
-  // values must broadcast to the index shape (not the other way round).
-  if (values.ndim() > idx_shape.size() ||
-      detail::broadcast_shapes(values.shape(), idx_shape, op) != idx_shape) {
-    throw_invalid(op, "Values of shape " + shape_str(values.shape()) +
-                          " cannot be broadcast to the index shape " + shape_str(idx_shape) + ".");
+  // As MLX: leading size-1 dimensions of values beyond the index rank are dropped, then the
+  // indices and the values broadcast together.
+  array vals = values;
+  if (vals.ndim() > a.ndim()) {
+    const size_t extra = vals.ndim() - a.ndim();
+    for (size_t i = 0; i < extra; ++i) {
+      if (vals.shape()[i] != 1) {
+        throw_invalid(
+            op, "Values of shape " + shape_str(values.shape()) + " have more dimensions than the indices.");
+      }
+    }
+    vals = reshape(vals, Shape(vals.shape().begin() + extra, vals.shape().end()), st);
   }
-  array update = astype(broadcast_to(values, idx_shape, st), a.dtype(), st);
+  std::vector<array> nd = along_axis_indices(a, indices, axis, st);
+  const Shape idx_shape = detail::broadcast_shapes(broadcast_all(nd, op), vals.shape(), op);
+  if (a.size() == 0) return a;
+  nd = broadcast_each(nd, idx_shape, st);
+  array update = astype(broadcast_to(vals, idx_shape, st), a.dtype(), st);
   Shape update_shape = idx_shape;
   update_shape.resize(idx_shape.size() + a.ndim(), 1);
   update = reshape(update, std::move(update_shape), st);
