@@ -31,11 +31,17 @@ __global__ void gather_strided(const E* __restrict__ src, E* __restrict__ dst, I
   }
 }
 
-// Contiguous slices of `row_vecs` 16-byte vectors: blocks take rows in grid strides.
-__global__ void gather_rows(const char* __restrict__ src, uint4* __restrict__ dst, IndexAxes ax, int64_t rows,
-                            int64_t row_vecs, int64_t elem_size) {
+// Contiguous slices of `row_vecs` 16-byte vectors: blocks take rows in grid strides. With
+// `direct` set (one indexed axis whose indices are contiguous int32 or int64) the indices are
+// read where they are, with no conversion pass.
+template <typename I>
+__global__ void gather_rows(const char* __restrict__ src, uint4* __restrict__ dst, IndexAxes ax,
+                            const I* __restrict__ direct, int64_t rows, int64_t row_vecs, int64_t elem_size) {
   for (int64_t i = blockIdx.x; i < rows; i += gridDim.x) {
-    const uint4* s = reinterpret_cast<const uint4*>(src + gather_base(ax, i) * elem_size);
+    const int64_t base =
+        direct ? common::gather_start(static_cast<int64_t>(direct[i]), ax.dim[0], ax.slice[0]) * ax.stride[0]
+               : gather_base(ax, i);
+    const uint4* s = reinterpret_cast<const uint4*>(src + base * elem_size);
     uint4* d = dst + i * row_vecs;
     for (int64_t v = threadIdx.x; v < row_vecs; v += blockDim.x) d[v] = s[v];
   }
@@ -199,13 +205,6 @@ void Gather::eval_gpu(const std::vector<array>& inputs, array& out) {
   int64_t S = 1;
   for (int32_t n : slice_sizes_) S *= n;
   const int64_t N = static_cast<int64_t>(out.size()) / S;
-  ScratchPlan plan;
-  std::vector<size_t> offs;
-  for (size_t k = 0; k < axes_.size(); ++k)
-    offs.push_back(plan.reserve(static_cast<size_t>(N) * sizeof(int64_t)));
-  plan.fetch(this->stream());
-  load_indices(inputs, 1, axes_.size(), plan, offs, stream);
-  for (size_t k = 0; k < axes_.size(); ++k) ax.idx[k] = plan.at<int64_t>(offs[k]);
   const char* src = static_cast<const char*>(a.desc()->data_ptr);
   char* dst = static_cast<char*>(out.desc()->data_ptr);
   const int64_t size = static_cast<int64_t>(a.itemsize());
@@ -213,12 +212,35 @@ void Gather::eval_gpu(const std::vector<array>& inputs, array& out) {
       slice_layout.ndim() == 0 || (slice_layout.ndim() == 1 && slice_layout.strides[0][0] == 1);
   bool aligned = contiguous && (S * size) % 16 == 0 && is_aligned(src, 16);
   for (int k = 0; k < ax.n && aligned; ++k) aligned = (ax.stride[k] * size) % 16 == 0;
+  const array* direct = nullptr;
+  if (aligned && axes_.size() == 1) {
+    const array& idx = inputs[1];
+    const bool dense = idx.flags().row_contiguous && idx.data_size() == idx.size();
+    if (dense && (idx.dtype() == int32 || idx.dtype() == int64)) direct = &idx;
+  }
+  if (!direct) {
+    ScratchPlan plan;
+    std::vector<size_t> offs;
+    for (size_t k = 0; k < axes_.size(); ++k) {
+      offs.push_back(plan.reserve(static_cast<size_t>(N) * sizeof(int64_t)));
+    }
+    plan.fetch(this->stream());
+    load_indices(inputs, 1, axes_.size(), plan, offs, stream);
+    for (size_t k = 0; k < axes_.size(); ++k) ax.idx[k] = plan.at<int64_t>(offs[k]);
+  }
   if (aligned) {
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(N, INT32_MAX));
     const int64_t row_vecs = S * size / 16;
     const int block =
         static_cast<int>(std::min<int64_t>(kBlock, std::max<int64_t>(32, (row_vecs + 31) / 32 * 32)));
-    gather_rows<<<grid, block, 0, stream>>>(src, reinterpret_cast<uint4*>(dst), ax, N, row_vecs, size);
+    uint4* d = reinterpret_cast<uint4*>(dst);
+    if (direct && direct->dtype() == int32) {
+      const auto* di = static_cast<const int32_t*>(direct->desc()->data_ptr);
+      gather_rows<int32_t><<<grid, block, 0, stream>>>(src, d, ax, di, N, row_vecs, size);
+    } else {
+      const int64_t* di = direct ? static_cast<const int64_t*>(direct->desc()->data_ptr) : nullptr;
+      gather_rows<int64_t><<<grid, block, 0, stream>>>(src, d, ax, di, N, row_vecs, size);
+    }
     check_launch("gather");
     return;
   }
