@@ -233,3 +233,108 @@ TEST(BadInput, EveryOpNamesItselfWhenTheDeviceIsUnavailable) {
   EXPECT_BUILD_THROWS("[softmax]", softmax(in.m23, -1, false, gpu));
   in.expect_unevaluated();
 }
+
+TEST(BadInput, IndexingOpsRejectBadIndicesAxesAndShapes) {
+  LazyInputs in;
+  const array fidx = zeros({2}, float32);
+  const array bidx = zeros({2}, bool_);
+  const array idx = zeros({2}, int32);
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, fidx, 0));
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, bidx, 0));
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, fidx));
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, idx, 2));
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, idx, -3));
+  EXPECT_BUILD_THROWS("[take]", take(in.s, idx, 0));
+  EXPECT_BUILD_THROWS("[take]", take(in.empty, idx, 1));
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, -1, 0));
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, 2, 0));
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, 6));
+  EXPECT_BUILD_THROWS("[take]", take(in.empty, 0, 0));
+  EXPECT_BUILD_THROWS("[take_along_axis]", take_along_axis(in.m23, in.i23, 2));
+  EXPECT_BUILD_THROWS("[take_along_axis]", take_along_axis(in.m23, idx, 0));
+  EXPECT_BUILD_THROWS("[take_along_axis]", take_along_axis(in.m23, in.m23, 1));
+  EXPECT_BUILD_THROWS("[take_along_axis]", take_along_axis(in.m23, zeros({3, 3}, int32), 1));
+  EXPECT_BUILD_THROWS("[put_along_axis]", put_along_axis(in.m23, in.i23, in.m23, 2));
+  EXPECT_BUILD_THROWS("[put_along_axis]", put_along_axis(in.m23, idx, in.m23, 0));
+  EXPECT_BUILD_THROWS("[put_along_axis]", put_along_axis(in.m23, in.b23, in.m23, 0));
+  EXPECT_BUILD_THROWS("[put_along_axis]", put_along_axis(in.m23, in.i23, in.m34, 1));
+  EXPECT_BUILD_THROWS("[scatter_add_axis]", scatter_add_axis(in.m23, in.i23, in.m23, 5));
+  EXPECT_BUILD_THROWS("[gather]", gather(in.m23, {idx, idx, idx}, {0, 1, 2}, {1, 1}));
+  EXPECT_BUILD_THROWS("[gather]", gather(in.m23, {idx, idx}, {0, 0}, {1, 1}));
+  EXPECT_BUILD_THROWS("[gather]", gather(in.m23, idx, -1, {1, 1}));
+  EXPECT_BUILD_THROWS("[gather]", gather(in.m23, idx, 2, {1, 1}));
+  EXPECT_BUILD_THROWS("[gather]", gather(in.m23, {idx}, {0, 1}, {1, 1}));
+  EXPECT_BUILD_THROWS("[gather]", gather(in.m23, idx, 0, {1}));
+  EXPECT_BUILD_THROWS("[gather]", gather(in.m23, idx, 0, {3, 1}));
+  EXPECT_BUILD_THROWS("[gather]", gather(in.m23, idx, 0, {1, -1}));
+  EXPECT_BUILD_THROWS("[gather]", gather(in.m23, fidx, 0, {1, 3}));
+  EXPECT_BUILD_THROWS("[gather]", gather(in.m23, {idx, zeros({3}, int32)}, {0, 1}, {1, 1}));
+  const array upd = zeros({2, 1, 3});
+  EXPECT_BUILD_THROWS("[scatter]", scatter(in.m23, fidx, upd, 0));
+  EXPECT_BUILD_THROWS("[scatter]", scatter(in.m23, bidx, upd, 0));
+  EXPECT_BUILD_THROWS("[scatter]", scatter(in.m23, idx, upd, 2));
+  EXPECT_BUILD_THROWS("[scatter]", scatter(in.m23, idx, upd, -1));
+  EXPECT_BUILD_THROWS("[scatter]", scatter(in.m23, idx, zeros({2, 3}), 0));
+  EXPECT_BUILD_THROWS("[scatter]", scatter(in.m23, idx, zeros({3, 1, 3}), 0));
+  EXPECT_BUILD_THROWS("[scatter]", scatter(in.m23, idx, zeros({2, 3, 3}), 0));
+  EXPECT_BUILD_THROWS("[scatter]", scatter(in.m23, {idx, idx}, upd, {0, 0}));
+  EXPECT_BUILD_THROWS("[scatter_add]", scatter_add(in.m23, fidx, upd, 0));
+  EXPECT_BUILD_THROWS("[scatter_prod]", scatter_prod(in.m23, idx, zeros({2, 4, 3}), 0));
+  EXPECT_BUILD_THROWS("[scatter_max]", scatter_max(in.m23, {idx}, upd, {0, 1}));
+  EXPECT_BUILD_THROWS("[scatter_min]", scatter_min(in.m23, idx, upd, 3));
+  EXPECT_BUILD_THROWS("[masked_scatter]", masked_scatter(in.m23, in.i23, in.v4));
+  EXPECT_BUILD_THROWS("[masked_scatter]", masked_scatter(in.m23, array(true), in.v4));
+  EXPECT_BUILD_THROWS("[masked_scatter]", masked_scatter(in.m23, zeros({2, 3, 1}, bool_), in.v4));
+  EXPECT_BUILD_THROWS("[masked_scatter]", masked_scatter(in.m23, zeros({3}, bool_), in.v4));
+  in.expect_unevaluated();
+}
+
+TEST(BadInput, SortingOpsRejectBadAxesAndKth) {
+  LazyInputs in;
+  EXPECT_BUILD_THROWS("[sort]", sort(in.m23, 2));
+  EXPECT_BUILD_THROWS("[sort]", sort(in.m23, -3));
+  EXPECT_BUILD_THROWS("[sort]", sort(in.s, 0));
+  EXPECT_BUILD_THROWS("[argsort]", argsort(in.m23, 2));
+  EXPECT_BUILD_THROWS("[partition]", partition(in.m23, 3, 1));
+  EXPECT_BUILD_THROWS("[partition]", partition(in.m23, -4, 1));
+  EXPECT_BUILD_THROWS("[partition]", partition(in.m23, 6));
+  EXPECT_BUILD_THROWS("[partition]", partition(in.m23, 0, 2));
+  EXPECT_BUILD_THROWS("[partition]", partition(in.empty, 0, 0));
+  EXPECT_BUILD_THROWS("[argpartition]", argpartition(in.m23, 2, 0));
+  EXPECT_BUILD_THROWS("[argpartition]", argpartition(in.m23, -7));
+  EXPECT_BUILD_THROWS("[topk]", topk(in.m23, 4, 1));
+  EXPECT_BUILD_THROWS("[topk]", topk(in.m23, -1, 1));
+  EXPECT_BUILD_THROWS("[topk]", topk(in.m23, 7));
+  EXPECT_BUILD_THROWS("[topk]", topk(in.m23, 1, 2));
+  in.expect_unevaluated();
+}
+
+TEST(BadInput, IndexingAndSortingOpsNameThemselvesWhenTheDeviceIsUnavailable) {
+  if (is_available(Device::gpu)) GTEST_SKIP() << "a GPU is available";
+  LazyInputs in;
+  const Device gpu = Device::gpu;
+  const array idx = zeros({2}, int32);
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, idx, 0, gpu));
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, idx, gpu));
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, 1, 0, gpu));
+  EXPECT_BUILD_THROWS("[take]", take(in.m23, 1, gpu));
+  EXPECT_BUILD_THROWS("[take_along_axis]", take_along_axis(in.m23, in.i23, 1, gpu));
+  EXPECT_BUILD_THROWS("[put_along_axis]", put_along_axis(in.m23, in.i23, in.m23, 1, gpu));
+  EXPECT_BUILD_THROWS("[scatter_add_axis]", scatter_add_axis(in.m23, in.i23, in.m23, 1, gpu));
+  EXPECT_BUILD_THROWS("[gather]", gather(in.m23, idx, 0, {1, 3}, gpu));
+  const array upd = zeros({2, 1, 3});
+  EXPECT_BUILD_THROWS("[scatter]", scatter(in.m23, idx, upd, 0, gpu));
+  EXPECT_BUILD_THROWS("[scatter_add]", scatter_add(in.m23, idx, upd, 0, gpu));
+  EXPECT_BUILD_THROWS("[scatter_prod]", scatter_prod(in.m23, idx, upd, 0, gpu));
+  EXPECT_BUILD_THROWS("[scatter_max]", scatter_max(in.m23, idx, upd, 0, gpu));
+  EXPECT_BUILD_THROWS("[scatter_min]", scatter_min(in.m23, idx, upd, 0, gpu));
+  EXPECT_BUILD_THROWS("[masked_scatter]", masked_scatter(in.m23, in.b23, in.v4, gpu));
+  EXPECT_BUILD_THROWS("[sort]", sort(in.m23, gpu));
+  EXPECT_BUILD_THROWS("[sort]", sort(in.m23, 1, gpu));
+  EXPECT_BUILD_THROWS("[argsort]", argsort(in.m23, 1, gpu));
+  EXPECT_BUILD_THROWS("[partition]", partition(in.m23, 1, 1, gpu));
+  EXPECT_BUILD_THROWS("[argpartition]", argpartition(in.m23, 1, gpu));
+  EXPECT_BUILD_THROWS("[topk]", topk(in.m23, 1, 1, gpu));
+  EXPECT_BUILD_THROWS("[topk]", topk(in.m23, 1, gpu));
+  in.expect_unevaluated();
+}

@@ -97,9 +97,71 @@ array mean(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {
 // (scans: ops above this line)
 
 // ---- indexing: take, gather, scatter ----
+// Index arrays may have any integer dtype (bool and floating types are rejected when the op is
+// built). Negative indices wrap once (-1 is the last element). Indices still out of range
+// after that never touch memory outside the array: gathers clamp them into range, scatters
+// drop the update.
+/// np.take along `axis`: shape a.shape[:axis] + indices.shape + a.shape[axis+1:].
+array take(const array& a, const array& indices, int axis, StreamOrDevice s = {});
+/// The slice at `index` along `axis`, with that axis removed. As in MLX, index -1 (and any
+/// index outside [-dim, dim) ) throws; other negative indices count from the end.
+array take(const array& a, int index, int axis, StreamOrDevice s = {});
+/// take on the flattened array.
+array take(const array& a, const array& indices, StreamOrDevice s = {});
+array take(const array& a, int index, StreamOrDevice s = {});
+/// Elements of a at `indices` along `axis`; indices.ndim() == a.ndim(), other axes broadcast.
+array take_along_axis(const array& a, const array& indices, int axis, StreamOrDevice s = {});
+/// Copy of a with `values` (broadcast, cast to a's dtype) written at `indices` along `axis`.
+array put_along_axis(const array& a, const array& indices, const array& values, int axis, StreamOrDevice s = {});
+/// put_along_axis, adding; duplicate indices accumulate.
+array scatter_add_axis(const array& a, const array& indices, const array& values, int axis, StreamOrDevice s = {});
+/// indices[i] indexes axis axes[i] (index arrays broadcast together). Output shape:
+/// bcast(indices).shape + slice_sizes (indexed axes are kept as slice dimensions).
+array gather(const array& a, const std::vector<array>& indices, const std::vector<int>& axes,
+             const Shape& slice_sizes, StreamOrDevice s = {});
+array gather(const array& a, const array& indices, int axis, const Shape& slice_sizes, StreamOrDevice s = {});
+/// Copy of a with update slices written at the indices: updates.shape is bcast(indices).shape
+/// followed by a slice of a.ndim() dimensions, each no larger than a's. Which duplicate wins
+/// is unspecified. The _add/_prod/_max/_min forms combine duplicates and a's value.
+array scatter(const array& a, const std::vector<array>& indices, const array& updates,
+              const std::vector<int>& axes, StreamOrDevice s = {});
+array scatter(const array& a, const array& indices, const array& updates, int axis, StreamOrDevice s = {});
+array scatter_add(const array& a, const std::vector<array>& indices, const array& updates,
+                  const std::vector<int>& axes, StreamOrDevice s = {});
+array scatter_add(const array& a, const array& indices, const array& updates, int axis, StreamOrDevice s = {});
+array scatter_prod(const array& a, const std::vector<array>& indices, const array& updates,
+                   const std::vector<int>& axes, StreamOrDevice s = {});
+array scatter_prod(const array& a, const array& indices, const array& updates, int axis, StreamOrDevice s = {});
+array scatter_max(const array& a, const std::vector<array>& indices, const array& updates,
+                  const std::vector<int>& axes, StreamOrDevice s = {});
+array scatter_max(const array& a, const array& indices, const array& updates, int axis, StreamOrDevice s = {});
+array scatter_min(const array& a, const std::vector<array>& indices, const array& updates,
+                  const std::vector<int>& axes, StreamOrDevice s = {});
+array scatter_min(const array& a, const array& indices, const array& updates, int axis, StreamOrDevice s = {});
+/// Copy of a whose positions where `mask` (bool, shape a prefix of a.shape, broadcast over
+/// the rest) is true take src's elements (cast to a's dtype) in row-major order. Positions
+/// past the end of src keep a's value.
+array masked_scatter(const array& a, const array& mask, const array& src, StreamOrDevice s = {});
 // (indexing: ops above this line)
 
 // ---- sorting and selection ----
+// Sorts are stable, put NaNs last and order complex numbers lexicographically. The overloads
+// without an axis work on the flattened array (not on the last axis, as Python MLX does).
+array sort(const array& a, StreamOrDevice s = {});
+array sort(const array& a, int axis, StreamOrDevice s = {});
+/// uint32 positions that sort along the axis.
+array argsort(const array& a, StreamOrDevice s = {});
+array argsort(const array& a, int axis, StreamOrDevice s = {});
+/// Element kth (negative counts from the end) in its sorted place, nothing larger before it
+/// and nothing smaller after it.
+array partition(const array& a, int kth, StreamOrDevice s = {});
+array partition(const array& a, int kth, int axis, StreamOrDevice s = {});
+/// uint32 positions that partition along the axis.
+array argpartition(const array& a, int kth, StreamOrDevice s = {});
+array argpartition(const array& a, int kth, int axis, StreamOrDevice s = {});
+/// The k largest values along the axis, not in sorted order; k == dim returns a itself.
+array topk(const array& a, int k, StreamOrDevice s = {});
+array topk(const array& a, int k, int axis, StreamOrDevice s = {});
 // (sorting: ops above this line)
 
 // ---- linear algebra and nn ----

@@ -1,0 +1,277 @@
+// Gather, Scatter and MaskedScatter on the CPU. Index arrays (any integer dtype, any layout)
+// are first read into int64 in row-major order; a gather then copies slices (whole rows with
+// memcpy when a slice is contiguous in the source), a scatter combines update slices into a
+// copy of the input. Out-of-range indices never touch memory outside the array (see
+// backend/common/indexing.h).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+#include "backend/common/indexing.h"
+#include "backend/cpu/convert.h"
+#include "backend/cpu/dispatch.h"
+#include "graph/node.h"
+#include "primitives/primitives.h"
+#include "runtime/pool.h"
+
+namespace braid {
+namespace {
+
+using cpu::compute_t;
+
+constexpr int64_t kGrain = 1 << 15;
+
+// The elements of an integer array in row-major order, as int64.
+std::vector<int64_t> load_indices(const array& idx, const char* op) {
+  std::vector<int64_t> out(idx.size());
+  if (out.empty()) return out;
+  cpu::dispatch_dtype(idx.dtype(), [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
+      const I* src = static_cast<const I*>(idx.desc()->data_ptr);
+      cpu::StridedLayout<1> layout(idx.shape(), {idx.strides()});
+      const int64_t is = layout.inner_stride(0);
+      detail::parallel_for(static_cast<int64_t>(out.size()), 1 << 16, [&](int64_t b, int64_t e) {
+        int64_t o = b;
+        layout.for_each_run(b, e, [&](const std::array<int64_t, 1>& off, int64_t len) {
+          for (int64_t t = 0; t < len; ++t) out[o + t] = static_cast<int64_t>(src[off[0] + t * is]);
+          o += len;
+        });
+      });
+    } else {
+      throw std::invalid_argument(std::string("[") + op + "] Indices must be integral.");
+    }
+  });
+  return out;
+}
+
+// Where the index arrays point: per indexed axis its size, slice length and stride.
+struct IndexedAxes {
+  std::vector<std::vector<int64_t>> idx;
+  std::vector<int64_t> dim, slice, stride;
+};
+
+IndexedAxes indexed_axes(const std::vector<array>& inputs, size_t first, const std::vector<int>& axes,
+                         const Shape& shape, const Shape& slice, const Strides& strides, const char* op) {
+  IndexedAxes r;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    r.idx.push_back(load_indices(inputs[first + k], op));
+    r.dim.push_back(shape[axes[k]]);
+    r.slice.push_back(slice[axes[k]]);
+    r.stride.push_back(strides[axes[k]]);
+  }
+  return r;
+}
+
+template <size_t N>
+struct Bytes {
+  unsigned char b[N];
+};
+
+template <size_t N>
+void gather_strided(const char* src, char* dst, const cpu::StridedLayout<1>& slice_layout, int64_t S,
+                    int64_t total, const std::function<int64_t(int64_t)>& base_of) {
+  using E = Bytes<N>;
+  const E* s = reinterpret_cast<const E*>(src);
+  E* d = reinterpret_cast<E*>(dst);
+  const int64_t is = slice_layout.inner_stride(0);
+  detail::parallel_for(total, kGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b / S; i * S < e; ++i) {
+      const int64_t jb = std::max<int64_t>(b - i * S, 0), je = std::min<int64_t>(e - i * S, S);
+      const E* base = s + base_of(i);
+      E* o = d + i * S + jb;
+      slice_layout.for_each_run(jb, je, [&](const std::array<int64_t, 1>& off, int64_t len) {
+        for (int64_t t = 0; t < len; ++t) *o++ = base[off[0] + t * is];
+      });
+    }
+  });
+}
+
+// Scatter reductions in the element's compute type; bool uses logical forms. Max and min let
+// a NaN update win, as maximum and minimum do.
+template <Scatter::ReduceType R, typename T>
+T combine(T o, T u) {
+  using C = compute_t<T>;
+  const C x = static_cast<C>(o), y = static_cast<C>(u);
+  if constexpr (R == Scatter::ReduceType::None) {
+    return u;
+  } else if constexpr (R == Scatter::ReduceType::Sum) {
+    if constexpr (std::is_same_v<T, bool>)
+      return x || y;
+    else
+      return static_cast<T>(x + y);
+  } else if constexpr (R == Scatter::ReduceType::Prod) {
+    if constexpr (std::is_same_v<T, bool>)
+      return x && y;
+    else
+      return static_cast<T>(x * y);
+  } else {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (std::isnan(y)) return u;
+    }
+    if constexpr (R == Scatter::ReduceType::Max)
+      return x < y ? u : o;
+    else
+      return y < x ? u : o;
+  }
+}
+
+// Calls f(std::integral_constant<ReduceType, r>{}).
+template <typename F>
+void dispatch_reduce(Scatter::ReduceType r, F&& f) {
+  using R = Scatter::ReduceType;
+  switch (r) {
+    case R::Max: f(std::integral_constant<R, R::Max>{}); break;
+    case R::Min: f(std::integral_constant<R, R::Min>{}); break;
+    case R::Sum: f(std::integral_constant<R, R::Sum>{}); break;
+    case R::Prod: f(std::integral_constant<R, R::Prod>{}); break;
+    case R::None: f(std::integral_constant<R, R::None>{}); break;
+  }
+}
+
+}  // namespace
+
+void Gather::eval_cpu(const std::vector<array>& inputs, array& out) {
+  const array& a = inputs[0];
+  detail::alloc_contiguous(out);
+  if (out.size() == 0) return;
+  IndexedAxes ax = indexed_axes(inputs, 1, axes_, a.shape(), slice_sizes_, a.strides(), "Gather");
+  int64_t S = 1;
+  for (int32_t n : slice_sizes_) S *= n;
+  const int64_t N = static_cast<int64_t>(out.size()) / S;
+  auto base_of = [&](int64_t i) {
+    int64_t off = 0;
+    for (size_t k = 0; k < ax.idx.size(); ++k)
+      off += common::gather_start(ax.idx[k][i], ax.dim[k], ax.slice[k]) * ax.stride[k];
+    return off;
+  };
+  cpu::StridedLayout<1> slice_layout(slice_sizes_, {a.strides()});
+  const size_t size = a.itemsize();
+  const char* src = static_cast<const char*>(a.desc()->data_ptr);
+  char* dst = static_cast<char*>(out.desc()->data_ptr);
+  if (slice_layout.ndim() == 0 || (slice_layout.ndim() == 1 && slice_layout.inner_stride(0) == 1)) {
+    const size_t row = static_cast<size_t>(S) * size;
+    detail::parallel_for(N, std::max<int64_t>(1, kGrain / S), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        std::memcpy(dst + i * row, src + base_of(i) * static_cast<int64_t>(size), row);
+    });
+    return;
+  }
+  const std::function<int64_t(int64_t)> base_fn = base_of;
+  switch (size) {
+    case 1: gather_strided<1>(src, dst, slice_layout, S, N * S, base_fn); break;
+    case 2: gather_strided<2>(src, dst, slice_layout, S, N * S, base_fn); break;
+    case 4: gather_strided<4>(src, dst, slice_layout, S, N * S, base_fn); break;
+    default: gather_strided<8>(src, dst, slice_layout, S, N * S, base_fn); break;
+  }
+}
+
+void Scatter::eval_cpu(const std::vector<array>& inputs, array& out) {
+  const array& a = inputs[0];
+  cpu::copy_to_contiguous(a, out);
+  const array& upd_in = inputs.back();
+  if (out.size() == 0 || upd_in.size() == 0) return;
+  std::optional<array> upd_copy;
+  if (!upd_in.flags().row_contiguous) {
+    upd_copy.emplace(upd_in.shape(), upd_in.dtype(), nullptr, std::vector<array>{});
+    cpu::copy_to_contiguous(upd_in, *upd_copy);
+  }
+  const array& upd = upd_copy ? *upd_copy : upd_in;
+  const size_t idx_nd = upd.ndim() - a.ndim();
+  const Shape slice(upd.shape().begin() + idx_nd, upd.shape().end());
+  IndexedAxes ax = indexed_axes(inputs, 1, axes_, a.shape(), slice, out.strides(), "Scatter");
+  int64_t S = 1;
+  for (int32_t n : slice) S *= n;
+  const int64_t N = static_cast<int64_t>(upd.size()) / S;
+  cpu::StridedLayout<2> layout(slice, {out.strides(), detail::row_major_strides(slice)});
+  const int64_t os = layout.inner_stride(0), us = layout.inner_stride(1);
+  // Different update positions j never meet when every indexed axis takes slices of one:
+  // then the j ranges can run in parallel. Otherwise slices may overlap: one thread.
+  bool disjoint = true;
+  for (int64_t n : ax.slice) disjoint = disjoint && n == 1;
+  cpu::dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    dispatch_reduce(reduce_, [&](auto reduce_tag) {
+      constexpr ReduceType R = decltype(reduce_tag)::value;
+      T* dst = static_cast<T*>(out.desc()->data_ptr);
+      const T* src = static_cast<const T*>(upd.desc()->data_ptr);
+      auto body = [&](int64_t jb, int64_t je) {
+        for (int64_t i = 0; i < N; ++i) {
+          int64_t base = 0;
+          bool keep = true;
+          for (size_t k = 0; k < ax.idx.size() && keep; ++k) {
+            const int64_t start = common::scatter_start(ax.idx[k][i], ax.dim[k], ax.slice[k]);
+            keep = start >= 0;
+            base += start * ax.stride[k];
+          }
+          if (!keep) continue;
+          T* o = dst + base;
+          const T* u = src + i * S;
+          layout.for_each_run(jb, je, [&](const std::array<int64_t, 2>& off, int64_t len) {
+            T* oo = o + off[0];
+            const T* uu = u + off[1];
+            if (os == 1 && us == 1) {
+              for (int64_t t = 0; t < len; ++t) oo[t] = combine<R>(oo[t], uu[t]);
+            } else {
+              for (int64_t t = 0; t < len; ++t) oo[t * os] = combine<R>(oo[t * os], uu[t * us]);
+            }
+          });
+        }
+      };
+      if (disjoint) {
+        detail::parallel_for(S, std::max<int64_t>(64, kGrain / std::max<int64_t>(N, 1)), body);
+      } else {
+        body(0, S);
+      }
+    });
+  });
+}
+
+void MaskedScatter::eval_cpu(const std::vector<array>& inputs, array& out) {
+  const array& a = inputs[0];
+  const array& src_in = inputs[2];
+  cpu::copy_to_contiguous(a, out);
+  if (out.size() == 0 || src_in.size() == 0) return;
+  array mask(out.shape(), bool_, nullptr, std::vector<array>{});
+  cpu::copy_to_contiguous(inputs[1], mask);
+  std::optional<array> src_copy;
+  if (!src_in.flags().row_contiguous) {
+    src_copy.emplace(src_in.shape(), src_in.dtype(), nullptr, std::vector<array>{});
+    cpu::copy_to_contiguous(src_in, *src_copy);
+  }
+  const array& src = src_copy ? *src_copy : src_in;
+  const bool* m = static_cast<const bool*>(mask.desc()->data_ptr);
+  const int64_t n = static_cast<int64_t>(out.size());
+  const int64_t src_n = static_cast<int64_t>(src.size());
+  // Two passes over fixed chunks: count the true positions of each, then fill each chunk
+  // from its starting position in src.
+  constexpr int64_t kChunk = 1 << 16;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<int64_t> first(static_cast<size_t>(chunks) + 1, 0);
+  detail::parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      int64_t count = 0;
+      for (int64_t i = c * kChunk, end = std::min(n, (c + 1) * kChunk); i < end; ++i) count += m[i];
+      first[c + 1] = count;
+    }
+  });
+  for (int64_t c = 0; c < chunks; ++c) first[c + 1] += first[c];
+  const size_t size = out.itemsize();
+  char* dst = static_cast<char*>(out.desc()->data_ptr);
+  const char* s = static_cast<const char*>(src.desc()->data_ptr);
+  detail::parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      int64_t k = first[c];
+      for (int64_t i = c * kChunk, end = std::min(n, (c + 1) * kChunk); i < end && k < src_n; ++i) {
+        if (m[i]) std::memcpy(dst + i * size, s + (k++) * size, size);
+      }
+    }
+  });
+}
+
+}  // namespace braid

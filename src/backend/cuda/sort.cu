@@ -1,0 +1,328 @@
+// Sort, ArgSort, Partition, ArgPartition on the GPU with CUB's radix sorts. Each element is
+// first encoded as an unsigned key whose order is the element order (NaNs last, -0.0 equal to
+// +0.0, complex64 as one 64-bit key: real then imaginary; backend/common/indexing.h), laid
+// out with the sort axis last. One row goes through DeviceRadixSort, a few long rows through
+// one DeviceRadixSort each, many rows through DeviceSegmentedSort; all are stable. Sorted
+// values are decoded back from the keys (so a sorted -0.0 comes back as +0.0 and NaNs lose
+// their payload). A partition selects the kth key of each row with a radix select (a block
+// per row) and places the others around it; very long rows that are few are fully sorted.
+#include <cub/cub.cuh>
+
+#include "backend/cuda/indexing_common.cuh"
+#include "primitives/primitives.h"
+
+namespace braid {
+namespace cuda {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int64_t kFewRows = 16;
+constexpr int64_t kLongRow = int64_t{1} << 17;
+
+template <size_t N>
+struct KeyType;
+template <>
+struct KeyType<1> {
+  using type = uint8_t;
+};
+template <>
+struct KeyType<2> {
+  using type = uint16_t;
+};
+template <>
+struct KeyType<4> {
+  using type = uint32_t;
+};
+template <>
+struct KeyType<8> {
+  using type = uint64_t;
+};
+template <typename T>
+using key_t = typename KeyType<sizeof(T)>::type;
+
+template <typename T>
+__device__ __forceinline__ key_t<T> encode(T x) {
+  using U = key_t<T>;
+  if constexpr (is_complex_v<T>) {
+    if (isnan(x.re) || isnan(x.im)) return ~U{0};
+    const U hi = common::float_key<uint32_t>(bits_as<uint32_t>(x.re), common::kF32Exp, common::kF32Mant);
+    const U lo = common::float_key<uint32_t>(bits_as<uint32_t>(x.im), common::kF32Exp, common::kF32Mant);
+    return (hi << 32) | lo;
+  } else if constexpr (std::is_same_v<T, __half>) {
+    return common::float_key<U>(bits_as<U>(x), common::kHalfExp, common::kHalfMant);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return common::float_key<U>(bits_as<U>(x), common::kBf16Exp, common::kBf16Mant);
+  } else if constexpr (std::is_same_v<T, float>) {
+    return common::float_key<U>(bits_as<U>(x), common::kF32Exp, common::kF32Mant);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return common::float_key<U>(bits_as<U>(x), common::kF64Exp, common::kF64Mant);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return static_cast<U>(x);
+  } else if constexpr (std::is_signed_v<T>) {
+    return common::signed_key<U>(bits_as<U>(x));
+  } else {
+    return x;
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T decode(key_t<T> k) {
+  using U = key_t<T>;
+  if constexpr (is_complex_v<T>) {
+    const auto re = common::float_from_key<uint32_t>(static_cast<uint32_t>(k >> 32));
+    const auto im = common::float_from_key<uint32_t>(static_cast<uint32_t>(k & 0xFFFFFFFFu));
+    return T(bits_as<float>(re), bits_as<float>(im));
+  } else if constexpr (is_float_v<T>) {
+    return bits_as<T>(common::float_from_key<U>(k));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return k != 0;
+  } else if constexpr (std::is_signed_v<T>) {
+    return bits_as<T>(common::signed_key<U>(k));
+  } else {
+    return k;
+  }
+}
+
+template <typename T, typename Idx>
+__global__ void encode_keys(const T* __restrict__ src, key_t<T>* __restrict__ keys, Strided<1> layout,
+                            int64_t n) {
+  for (int64_t e = thread_index(); e < n; e += thread_count()) {
+    int64_t off[1];
+    offsets_of<Idx>(layout, static_cast<Idx>(e), off);
+    keys[e] = encode(src[off[0]]);
+  }
+}
+
+template <typename T>
+__global__ void decode_keys(const key_t<T>* __restrict__ keys, T* __restrict__ dst, int64_t n) {
+  for (int64_t e = thread_index(); e < n; e += thread_count()) dst[e] = decode<T>(keys[e]);
+}
+
+__global__ void row_positions(uint32_t* __restrict__ dst, int64_t n, int64_t row) {
+  for (int64_t e = thread_index(); e < n; e += thread_count()) dst[e] = static_cast<uint32_t>(e % row);
+}
+
+__global__ void row_offsets(int64_t* __restrict__ dst, int64_t rows, int64_t row) {
+  for (int64_t r = thread_index(); r <= rows; r += thread_count()) dst[r] = r * row;
+}
+
+// Partition of rows of contiguous keys, a block per row: an MSD radix select finds the kth
+// key (one histogram pass per key byte over the keys that share the prefix found so far),
+// then one pass writes the smaller keys, the equal ones and the larger ones into place.
+constexpr int kSelectBlock = 512;
+
+template <typename U>
+__global__ void __launch_bounds__(kSelectBlock)
+    select_partition(const U* __restrict__ keys, U* __restrict__ kout, uint32_t* __restrict__ pout,
+                     int64_t rows, int64_t n, int64_t kth) {
+  __shared__ unsigned int hist[256];
+  __shared__ U prefix_s;
+  __shared__ int64_t k_s, less_s, equal_s;
+  __shared__ unsigned int c_less, c_equal, c_greater;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const U* row = keys + r * n;
+    U prefix = 0, mask = 0;
+    int64_t k = kth, less = 0;
+    for (int pass = static_cast<int>(sizeof(U)) - 1; pass >= 0; --pass) {
+      const int shift = pass * 8;
+      for (int i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
+      __syncthreads();
+      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+        const U key = row[i];
+        if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & 0xFF], 1u);
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        int64_t below = 0;
+        int d = 0;
+        for (; d < 255 && below + hist[d] <= k; ++d) below += hist[d];
+        prefix_s = static_cast<U>(prefix | (static_cast<U>(d) << shift));
+        k_s = k - below;
+        less_s = less + below;
+        equal_s = hist[d];
+        c_less = c_equal = c_greater = 0;
+      }
+      __syncthreads();
+      prefix = prefix_s;
+      k = k_s;
+      less = less_s;
+      mask = static_cast<U>(mask | (static_cast<U>(0xFF) << shift));
+      __syncthreads();  // hist is reset by the next pass only after every thread read the shared results
+    }
+    const int64_t equal = equal_s;  // keys equal to the kth (the last pass matched every byte)
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      const U key = row[i];
+      int64_t dst;
+      if (key < prefix) {
+        dst = atomicAdd(&c_less, 1u);
+      } else if (key == prefix) {
+        dst = less + atomicAdd(&c_equal, 1u);
+      } else {
+        dst = less + equal + atomicAdd(&c_greater, 1u);
+      }
+      if (kout) kout[r * n + dst] = key;
+      if (pout) pout[r * n + dst] = static_cast<uint32_t>(i);
+    }
+    __syncthreads();
+  }
+}
+
+// Rows the select handles better than a sort: enough rows to fill the GPU, or rows short
+// enough for one block.
+bool use_select(int64_t rows, int64_t n) { return rows >= 64 || n <= (int64_t{1} << 20); }
+
+enum class Strategy { one_row, row_by_row, segmented };
+
+Strategy strategy_for(int64_t rows, int64_t n) {
+  if (rows == 1) return Strategy::one_row;
+  if (rows <= kFewRows && n >= kLongRow) return Strategy::row_by_row;
+  return Strategy::segmented;
+}
+
+// One CUB call (or the size query when temp is null): keys (and positions when vin is set)
+// of `rows` rows of `n`.
+template <typename U>
+void cub_sort(void* temp, size_t& bytes, bool pairs, const U* kin, U* kout, const uint32_t* vin,
+              uint32_t* vout, const int64_t* offsets, int64_t rows, int64_t n, cudaStream_t stream) {
+  const Strategy how = strategy_for(rows, n);
+  if (how == Strategy::segmented) {
+    if (pairs) {
+      check(cub::DeviceSegmentedSort::StableSortPairs(temp, bytes, kin, kout, vin, vout, rows * n, rows,
+                                                      offsets, offsets + 1, stream),
+            "sort");
+    } else {
+      check(cub::DeviceSegmentedSort::StableSortKeys(temp, bytes, kin, kout, rows * n, rows, offsets,
+                                                     offsets + 1, stream),
+            "sort");
+    }
+    return;
+  }
+  const int64_t calls = temp ? (how == Strategy::one_row ? 1 : rows) : 1;
+  for (int64_t r = 0; r < calls; ++r) {
+    const int64_t o = r * n;
+    if (pairs) {
+      check(cub::DeviceRadixSort::SortPairs(temp, bytes, kin + o, kout + o, vin + o, vout + o, n, 0,
+                                            static_cast<int>(sizeof(U) * 8), stream),
+            "sort");
+    } else {
+      check(cub::DeviceRadixSort::SortKeys(temp, bytes, kin + o, kout + o, n, 0,
+                                           static_cast<int>(sizeof(U) * 8), stream),
+            "sort");
+    }
+  }
+}
+
+Strides row_major(const Shape& shape) {
+  Strides st(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * shape[i + 1];
+  return st;
+}
+
+template <typename T>
+void encode_launch(const T* src, key_t<T>* keys, const HostLayout<1>& layout, cudaStream_t stream) {
+  for_each_launch(
+      layout, [&](const std::array<int64_t, 1>& base, const Strided<1>& inner, int64_t begin, int64_t count) {
+        const unsigned grid = grid_for(count, kBlock);
+        if (count <= INT32_MAX) {
+          encode_keys<T, uint32_t><<<grid, kBlock, 0, stream>>>(src + base[0], keys + begin, inner, count);
+        } else {
+          encode_keys<T, uint64_t><<<grid, kBlock, 0, stream>>>(src + base[0], keys + begin, inner, count);
+        }
+        check_launch("sort");
+      });
+}
+
+// Sorts `in` along `axis` into `out`: values, or (positions) uint32 positions. With kth >= 0
+// a partition at kth is enough.
+void sort_rows(const array& in, array& out, int axis, bool positions, int64_t kth, const Stream& s) {
+  alloc_output(out);
+  if (out.size() == 0) return;
+  cudaStream_t stream = stream_of(s);
+  const common::AxisRows ar = common::axis_rows(in.shape(), axis);
+  const int64_t n = ar.n, rows = ar.rows, total = n * rows;
+  Shape pshape = ar.others;
+  pshape.push_back(static_cast<int32_t>(n));
+  Strides pstrides = ar.others_of(in.strides(), axis);
+  pstrides.push_back(in.strides()[axis]);
+  const HostLayout<1> layout(pshape, {pstrides});
+  const bool axis_last = axis == static_cast<int>(in.ndim()) - 1;
+  // How `out` sees a row-major buffer of pshape (the axis moved last).
+  const Strides prm = row_major(pshape);
+  Strides view(in.ndim(), 0);
+  for (int d = 0, j = 0; d < static_cast<int>(in.ndim()); ++d) view[d] = d == axis ? prm.back() : prm[j++];
+
+  dispatch_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using U = key_t<T>;
+    const bool select = kth >= 0 && use_select(rows, n);
+    size_t cub_bytes = 0;
+    if (!select) {
+      cub_sort<U>(nullptr, cub_bytes, positions, nullptr, nullptr, nullptr, nullptr, nullptr, rows, n,
+                  stream);
+    }
+    ScratchPlan plan;
+    const size_t kin_off = plan.reserve(total * sizeof(U));
+    const size_t kout_off = plan.reserve(total * sizeof(U));
+    const size_t vin_off = positions && !select ? plan.reserve(total * sizeof(uint32_t)) : 0;
+    const size_t vout_off = positions && !axis_last ? plan.reserve(total * sizeof(uint32_t)) : 0;
+    const size_t vals_off = !positions && !axis_last ? plan.reserve(total * sizeof(T)) : 0;
+    const size_t offsets_off = plan.reserve((rows + 1) * sizeof(int64_t));
+    const size_t cub_off = plan.reserve(cub_bytes);
+    plan.fetch(s);
+    U* kin = plan.at<U>(kin_off);
+    U* kout = plan.at<U>(kout_off);
+    int64_t* offsets = plan.at<int64_t>(offsets_off);
+    encode_launch(static_cast<const T*>(in.desc()->data_ptr), kin, layout, stream);
+    uint32_t* vout_ptr =
+        positions ? (axis_last ? static_cast<uint32_t*>(out.desc()->data_ptr) : plan.at<uint32_t>(vout_off))
+                  : nullptr;
+    if (select) {
+      const unsigned grid = static_cast<unsigned>(std::min<int64_t>(rows, INT32_MAX));
+      select_partition<U>
+          <<<grid, kSelectBlock, 0, stream>>>(kin, positions ? nullptr : kout, vout_ptr, rows, n, kth);
+      check_launch("partition");
+    } else {
+      row_offsets<<<grid_for(rows + 1, kBlock), kBlock, 0, stream>>>(offsets, rows, n);
+      check_launch("sort");
+      uint32_t* vin = nullptr;
+      if (positions) {
+        vin = plan.at<uint32_t>(vin_off);
+        row_positions<<<grid_for(total, kBlock), kBlock, 0, stream>>>(vin, total, n);
+        check_launch("sort");
+      }
+      cub_sort<U>(plan.at<void>(cub_off), cub_bytes, positions, kin, kout, vin, vout_ptr, offsets, rows, n,
+                  stream);
+    }
+    uint32_t* vout = vout_ptr;
+    if (positions) {
+      if (!axis_last) copy_strided(vout, uint32, out.shape(), view, out.desc()->data_ptr, uint32, stream);
+      return;
+    }
+    T* dst = axis_last ? static_cast<T*>(out.desc()->data_ptr) : plan.at<T>(vals_off);
+    decode_keys<T><<<grid_for(total, kBlock), kBlock, 0, stream>>>(kout, dst, total);
+    check_launch("sort");
+    if (!axis_last)
+      copy_strided(dst, in.dtype(), out.shape(), view, out.desc()->data_ptr, out.dtype(), stream);
+  });
+}
+
+}  // namespace
+}  // namespace cuda
+
+void Sort::eval_gpu(const std::vector<array>& inputs, array& out) {
+  cuda::sort_rows(inputs[0], out, axis_, false, -1, stream());
+}
+
+void ArgSort::eval_gpu(const std::vector<array>& inputs, array& out) {
+  cuda::sort_rows(inputs[0], out, axis_, true, -1, stream());
+}
+
+void Partition::eval_gpu(const std::vector<array>& inputs, array& out) {
+  cuda::sort_rows(inputs[0], out, axis_, false, kth_, stream());
+}
+
+void ArgPartition::eval_gpu(const std::vector<array>& inputs, array& out) {
+  cuda::sort_rows(inputs[0], out, axis_, true, kth_, stream());
+}
+
+}  // namespace braid
