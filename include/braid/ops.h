@@ -57,23 +57,134 @@ array broadcast_to(const array& a, const Shape& shape, StreamOrDevice s = {});
 // (slicing: ops above this line)
 
 // ---- elementwise (NumPy broadcasting and type promotion) ----
+// Binary ops cast both inputs to promote_types(a, b) and broadcast them. "Float" below means
+// MLX's at_least_float: bool and integers compute in float32, inexact dtypes are kept.
+
+/// |a|, in a's dtype (complex64 gives its float32 magnitude).
+array abs(const array& a, StreamOrDevice s = {});
+/// -1, 0 or 1 in a's dtype (0 for NaN); a / |a| for complex.
+array sign(const array& a, StreamOrDevice s = {});
+/// -a; throws for bool (use logical_not). Integers wrap.
+array negative(const array& a, StreamOrDevice s = {});
+/// a * a in a's dtype.
+array square(const array& a, StreamOrDevice s = {});
+/// Floor and ceiling; integers and bool are returned unchanged; complex throws.
+array floor(const array& a, StreamOrDevice s = {});
+array ceil(const array& a, StreamOrDevice s = {});
+/// Rounds half to even at `decimals` digits (negative: left of the point), in a's dtype.
+array round(const array& a, int decimals, StreamOrDevice s = {});
+inline array round(const array& a, StreamOrDevice s = {}) { return round(a, 0, std::move(s)); }
+/// Float functions (complex64 is accepted except by erf and erfinv).
+array sin(const array& a, StreamOrDevice s = {});
+array cos(const array& a, StreamOrDevice s = {});
+array tan(const array& a, StreamOrDevice s = {});
+array arcsin(const array& a, StreamOrDevice s = {});
+array arccos(const array& a, StreamOrDevice s = {});
+array arctan(const array& a, StreamOrDevice s = {});
+array sinh(const array& a, StreamOrDevice s = {});
+array cosh(const array& a, StreamOrDevice s = {});
+array tanh(const array& a, StreamOrDevice s = {});
+array arcsinh(const array& a, StreamOrDevice s = {});
+array arccosh(const array& a, StreamOrDevice s = {});
+array arctanh(const array& a, StreamOrDevice s = {});
+/// a * 180 / pi and a * pi / 180, in float.
+array degrees(const array& a, StreamOrDevice s = {});
+array radians(const array& a, StreamOrDevice s = {});
+array exp(const array& a, StreamOrDevice s = {});
+/// exp(a) - 1, accurate near 0.
+array expm1(const array& a, StreamOrDevice s = {});
+array log(const array& a, StreamOrDevice s = {});
+array log2(const array& a, StreamOrDevice s = {});
+array log10(const array& a, StreamOrDevice s = {});
+/// log(1 + a), accurate near 0.
+array log1p(const array& a, StreamOrDevice s = {});
+array sqrt(const array& a, StreamOrDevice s = {});
+/// 1 / sqrt(a).
+array rsqrt(const array& a, StreamOrDevice s = {});
+/// 1 / a.
+array reciprocal(const array& a, StreamOrDevice s = {});
+/// 1 / (1 + exp(-a)), computed without overflow.
+array sigmoid(const array& a, StreamOrDevice s = {});
+array erf(const array& a, StreamOrDevice s = {});
+array erfinv(const array& a, StreamOrDevice s = {});
+/// Bool predicates; bool and integer inputs are never NaN or infinite.
+array isnan(const array& a, StreamOrDevice s = {});
+array isinf(const array& a, StreamOrDevice s = {});
+array isfinite(const array& a, StreamOrDevice s = {});
+array isposinf(const array& a, StreamOrDevice s = {});
+array isneginf(const array& a, StreamOrDevice s = {});
+/// NaN, +inf and -inf replaced (the infinities by the dtype's largest and lowest values by
+/// default). Non-float inputs are returned unchanged; float64 and complex64 throw (as MLX).
+array nan_to_num(const array& a, float nan = 0.0f, const std::optional<float> posinf = std::nullopt,
+                 const std::optional<float> neginf = std::nullopt, StreamOrDevice s = {});
+/// Parts of complex64 as float32; a real input is its own real part (imag gives zeros).
+array real(const array& a, StreamOrDevice s = {});
+array imag(const array& a, StreamOrDevice s = {});
+/// Complex conjugate; other dtypes are returned unchanged.
+array conjugate(const array& a, StreamOrDevice s = {});
+/// The identity, through which no gradient flows (its output shares a's buffer).
+array stop_gradient(const array& a, StreamOrDevice s = {});
+
 array add(const array& a, const array& b, StreamOrDevice s = {});
 array subtract(const array& a, const array& b, StreamOrDevice s = {});
 array multiply(const array& a, const array& b, StreamOrDevice s = {});
-/// True division: integer inputs give float32.
+/// True division, in float: integer inputs give float32.
 array divide(const array& a, const array& b, StreamOrDevice s = {});
+/// floor(a / b) for floats; integers truncate toward zero (as MLX); x // 0 is 0 for integers.
+array floor_divide(const array& a, const array& b, StreamOrDevice s = {});
+/// a mod b with the divisor's sign (Python's %); x % 0 is 0 for integers.
+array remainder(const array& a, const array& b, StreamOrDevice s = {});
+/// {floor_divide(a, b), remainder(a, b)}; complex throws.
+std::vector<array> divmod(const array& a, const array& b, StreamOrDevice s = {});
+/// a ** b; integer powers stay integers.
+array power(const array& a, const array& b, StreamOrDevice s = {});
+/// Element-wise max and min; NaN propagates, complex compares lexicographically.
 array maximum(const array& a, const array& b, StreamOrDevice s = {});
 array minimum(const array& a, const array& b, StreamOrDevice s = {});
+/// log(exp(a) + exp(b)) without overflow, in float.
+array logaddexp(const array& a, const array& b, StreamOrDevice s = {});
+/// The angle of the point (b, a), in float.
+array arctan2(const array& a, const array& b, StreamOrDevice s = {});
+/// a clamped to [a_min, a_max] (either bound may be missing, not both); the bounds broadcast
+/// and take part in type promotion.
+array clip(const array& a, const std::optional<array>& a_min = std::nullopt,
+           const std::optional<array>& a_max = std::nullopt, StreamOrDevice s = {});
+
+/// Comparisons give bool; complex64 orders lexicographically.
 array equal(const array& a, const array& b, StreamOrDevice s = {});
+array not_equal(const array& a, const array& b, StreamOrDevice s = {});
 array less(const array& a, const array& b, StreamOrDevice s = {});
+array less_equal(const array& a, const array& b, StreamOrDevice s = {});
 array greater(const array& a, const array& b, StreamOrDevice s = {});
-array negative(const array& a, StreamOrDevice s = {});
-array exp(const array& a, StreamOrDevice s = {});
-array log(const array& a, StreamOrDevice s = {});
-array sqrt(const array& a, StreamOrDevice s = {});
-array tanh(const array& a, StreamOrDevice s = {});
+array greater_equal(const array& a, const array& b, StreamOrDevice s = {});
+/// A 0-d bool: same shape and equal elements (NaNs equal when equal_nan); dtypes may differ.
+array array_equal(const array& a, const array& b, bool equal_nan, StreamOrDevice s = {});
+inline array array_equal(const array& a, const array& b, StreamOrDevice s = {}) {
+  return array_equal(a, b, false, std::move(s));
+}
+/// |a - b| <= atol + rtol * |b|; infinities are close only to an equal infinity, NaN to NaN only
+/// with equal_nan.
+array isclose(const array& a, const array& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false,
+              StreamOrDevice s = {});
+/// All of isclose, as a 0-d bool.
+array allclose(const array& a, const array& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false,
+               StreamOrDevice s = {});
 /// Elements of x where condition is true, else of y (all three broadcast together).
 array where(const array& condition, const array& x, const array& y, StreamOrDevice s = {});
+
+/// Inputs are cast to bool.
+array logical_not(const array& a, StreamOrDevice s = {});
+array logical_and(const array& a, const array& b, StreamOrDevice s = {});
+array logical_or(const array& a, const array& b, StreamOrDevice s = {});
+/// Bool and integer inputs only. Shifts compute bool as uint8; right shifts of signed values
+/// are arithmetic.
+array bitwise_and(const array& a, const array& b, StreamOrDevice s = {});
+array bitwise_or(const array& a, const array& b, StreamOrDevice s = {});
+array bitwise_xor(const array& a, const array& b, StreamOrDevice s = {});
+array left_shift(const array& a, const array& b, StreamOrDevice s = {});
+array right_shift(const array& a, const array& b, StreamOrDevice s = {});
+/// ~a for integers, logical_not for bool; floats throw.
+array bitwise_invert(const array& a, StreamOrDevice s = {});
 
 // (elementwise: more ops above this line)
 
@@ -196,43 +307,112 @@ array quantized_matmul(array x, array w, array scales, std::optional<array> bias
 // (quantization: more ops above this line)
 
 // ---- operators ----
+// A C++ scalar operand becomes array(scalar) with its own dtype (double is float32), as in
+// MLX: x_int8 + 1 is int32 and x_float16 * 2.0 is float32.
 array operator-(const array& a);
+array operator~(const array& a);
 array operator+(const array& a, const array& b);
-array operator-(const array& a, const array& b);
-array operator*(const array& a, const array& b);
-array operator/(const array& a, const array& b);
-template <typename T>
-array operator+(const array& a, T b) {
-  return add(a, array(b));
-}
 template <typename T>
 array operator+(T a, const array& b) {
   return add(array(a), b);
 }
 template <typename T>
-array operator-(const array& a, T b) {
-  return subtract(a, array(b));
+array operator+(const array& a, T b) {
+  return add(a, array(b));
 }
+array operator-(const array& a, const array& b);
 template <typename T>
 array operator-(T a, const array& b) {
   return subtract(array(a), b);
 }
 template <typename T>
-array operator*(const array& a, T b) {
-  return multiply(a, array(b));
+array operator-(const array& a, T b) {
+  return subtract(a, array(b));
 }
+array operator*(const array& a, const array& b);
 template <typename T>
 array operator*(T a, const array& b) {
   return multiply(array(a), b);
 }
 template <typename T>
-array operator/(const array& a, T b) {
-  return divide(a, array(b));
+array operator*(const array& a, T b) {
+  return multiply(a, array(b));
+}
+array operator%(const array& a, const array& b);
+template <typename T>
+array operator%(T a, const array& b) {
+  return remainder(array(a), b);
 }
 template <typename T>
-array operator/(T a, const array& b) {
-  return divide(array(a), b);
+array operator%(const array& a, T b) {
+  return remainder(a, array(b));
 }
+inline array operator==(const array& a, const array& b) { return equal(a, b); }
+template <typename T>
+array operator==(T a, const array& b) {
+  return equal(array(a), b);
+}
+template <typename T>
+array operator==(const array& a, T b) {
+  return equal(a, array(b));
+}
+inline array operator!=(const array& a, const array& b) { return not_equal(a, b); }
+template <typename T>
+array operator!=(T a, const array& b) {
+  return not_equal(array(a), b);
+}
+template <typename T>
+array operator!=(const array& a, T b) {
+  return not_equal(a, array(b));
+}
+inline array operator<(const array& a, const array& b) { return less(a, b); }
+template <typename T>
+array operator<(T a, const array& b) {
+  return less(array(a), b);
+}
+template <typename T>
+array operator<(const array& a, T b) {
+  return less(a, array(b));
+}
+inline array operator<=(const array& a, const array& b) { return less_equal(a, b); }
+template <typename T>
+array operator<=(T a, const array& b) {
+  return less_equal(array(a), b);
+}
+template <typename T>
+array operator<=(const array& a, T b) {
+  return less_equal(a, array(b));
+}
+inline array operator>(const array& a, const array& b) { return greater(a, b); }
+template <typename T>
+array operator>(T a, const array& b) {
+  return greater(array(a), b);
+}
+template <typename T>
+array operator>(const array& a, T b) {
+  return greater(a, array(b));
+}
+inline array operator>=(const array& a, const array& b) { return greater_equal(a, b); }
+template <typename T>
+array operator>=(T a, const array& b) {
+  return greater_equal(array(a), b);
+}
+template <typename T>
+array operator>=(const array& a, T b) {
+  return greater_equal(a, array(b));
+}
+/// Division by a scalar: the scalar is float32 (a_float16 / 2.0 is float32).
+array operator/(const array& a, const array& b);
+array operator/(double a, const array& b);
+array operator/(const array& a, double b);
+/// Array-array only, as MLX; && and || do not short-circuit.
+array operator&&(const array& a, const array& b);
+array operator||(const array& a, const array& b);
+array operator&(const array& a, const array& b);
+array operator|(const array& a, const array& b);
+array operator^(const array& a, const array& b);
+array operator<<(const array& a, const array& b);
+array operator>>(const array& a, const array& b);
 // (operators: more above this line)
 
 }  // namespace braid

@@ -1,36 +1,46 @@
-// Element-wise primitives: Unary, Binary, Select.
+// Element-wise primitives: Unary, Binary (their ops are the rows of elementwise_ops.h),
+// Select, StopGradient.
 #pragma once
 
 #include <vector>
 
+#include "primitives/elementwise_ops.h"
 #include "primitives/primitive_base.h"
 
 namespace braid {
 
-/// Element-wise function of one input. Output dtype is decided by the op.
+/// Element-wise function of one input. The op casts the input to a dtype its row accepts and
+/// chooses the output dtype (the input's, bool for predicates, float32 for complex parts).
 class Unary : public UnaryPrimitive {
  public:
-  enum class Op { negative, exp, log, sqrt, tanh };
+#define BRAID_EW_ENUM(op, Name, accepts) op,
+  enum class Op { BRAID_UNARY_OPS(BRAID_EW_ENUM) };
+#undef BRAID_EW_ENUM
   Unary(Stream s, Op op) : UnaryPrimitive(std::move(s)), op_(op) {}
   BRAID_PRIMITIVE_EVALS
   const char* name() const override;
   Op op() const { return op_; }
   bool is_equivalent(const Primitive& o) const override;
+  /// The dtype class of the inputs the kernel of `op` takes.
+  static uint8_t accepts(Op op);
 
  private:
   Op op_;
 };
 
 /// Element-wise function of two same-dtype inputs, broadcasting to the output's shape
-/// inside the kernel (no extra broadcast nodes).
+/// inside the kernel (no extra broadcast nodes). Comparisons and logical ops output bool.
 class Binary : public UnaryPrimitive {
  public:
-  enum class Op { add, subtract, multiply, divide, maximum, minimum, equal, less, greater };
+#define BRAID_EW_ENUM(op, Name, accepts) op,
+  enum class Op { BRAID_BINARY_OPS(BRAID_EW_ENUM) };
+#undef BRAID_EW_ENUM
   Binary(Stream s, Op op) : UnaryPrimitive(std::move(s)), op_(op) {}
   BRAID_PRIMITIVE_EVALS
   const char* name() const override;
   Op op() const { return op_; }
   bool is_equivalent(const Primitive& o) const override;
+  static uint8_t accepts(Op op);
 
  private:
   Op op_;
@@ -44,7 +54,15 @@ class Select : public UnaryPrimitive {
   const char* name() const override { return "Select"; }
 };
 
+/// The identity (its output shares the input's buffer); gradients stop here.
+class StopGradient : public UnaryPrimitive {
+ public:
+  explicit StopGradient(Stream s) : UnaryPrimitive(std::move(s)) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "StopGradient"; }
+};
+
 /// Every primitive of this family, for code that handles each one (e.g. the no_gpu stubs).
-#define BRAID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(Select)
+#define BRAID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(Select) X(StopGradient)
 
 }  // namespace braid

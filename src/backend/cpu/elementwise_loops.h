@@ -1,0 +1,163 @@
+// The CPU element-wise loops: apply a functor of backend/common/elementwise_ops.h to every
+// element. Contiguous inputs take a flat loop the compiler vectorizes (a broadcast scalar is
+// hoisted out of it), large outputs are streamed past the cache, anything else walks the
+// collapsed strided layout in runs along the innermost dimension.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "backend/common/elementwise_ops.h"
+#include "backend/cpu/dispatch.h"
+#include "graph/node.h"
+#include "primitives/elementwise_ops.h"
+#include "runtime/pool.h"
+
+namespace braid::cpu {
+
+/// The storage type of an op's result on inputs of storage type T: T itself when the functor
+/// returns T's compute type (so float16 stays float16), else what it returns (bool, float).
+template <typename T, typename Res>
+using result_storage_t = std::conditional_t<std::is_same_v<Res, compute_t<T>>, T, Res>;
+
+/// The kind (ew::Kind) of storage type T.
+template <typename T>
+inline constexpr uint8_t kind_v = ew::kind_of(TypeToDtype<T>{});
+
+/// Calls f(TypeTag<T>{}) for `d` when dtype class `cls` accepts it. The ops cast their inputs
+/// to an accepted dtype, so anything else is a bug (and instantiates nothing).
+template <uint8_t Cls, typename F>
+void dispatch_class(Dtype d, const char* name, F&& f) {
+  dispatch_dtype(d, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr ((Cls & kind_v<T>) != 0) {
+      f(tag);
+    } else {
+      throw std::logic_error(std::string("[") + name + "] kernel called with an unsupported dtype.");
+    }
+  });
+}
+
+// Whether `in` can be read with a flat index over `out`'s elements.
+inline bool flat_readable(const array& in, const array& out) {
+  return in.flags().row_contiguous && in.size() == out.size();
+}
+inline bool is_scalar_like(const array& in) { return in.data_size() == 1; }
+
+// Outputs at least this large are written around the cache (non-temporal stores): they do
+// not fit in it anyway, and a normal store first reads each line it writes, a fourth of an
+// add's memory traffic.
+constexpr size_t kStreamBytes = size_t{16} << 20;
+
+// Runs dst[i] = f(i) for i in [b, e), computing blocks into an L1 buffer and streaming them
+// out. The flat loop in `f`'s caller stays one the compiler vectorizes.
+template <typename R, typename F>
+void streamed(R* dst, int64_t b, int64_t e, F&& f) {
+#if defined(__SSE2__)
+  constexpr int64_t kBlock = 1024 / sizeof(R);
+  alignas(64) R tmp[kBlock];
+  int64_t i = b;
+  for (; i < e && (reinterpret_cast<uintptr_t>(dst + i) & 15) != 0; ++i) dst[i] = f(i);
+  for (; i + kBlock <= e; i += kBlock) {
+    for (int64_t k = 0; k < kBlock; ++k) tmp[k] = f(i + k);
+    auto* out = reinterpret_cast<__m128i*>(dst + i);
+    const auto* in = reinterpret_cast<const __m128i*>(tmp);
+    constexpr int64_t kVectors = kBlock * static_cast<int64_t>(sizeof(R)) / 16;
+    for (int64_t k = 0; k < kVectors; ++k) _mm_stream_si128(out + k, _mm_load_si128(in + k));
+  }
+  for (; i < e; ++i) dst[i] = f(i);
+  _mm_sfence();  // the streamed lines are visible before the chunk is reported done
+#else
+  for (int64_t i = b; i < e; ++i) dst[i] = f(i);
+#endif
+}
+
+template <typename R>
+void check_output(const array& out) {
+  if (out.itemsize() != sizeof(R)) throw std::logic_error("[elementwise] output dtype does not match the op.");
+}
+
+/// out[i] = op(in[i]) with in broadcast to out's shape.
+template <typename T, typename Op>
+void unary_loop(const array& in, array& out, Op op) {
+  using C = compute_t<T>;
+  using R = result_storage_t<T, decltype(op(std::declval<C>()))>;
+  check_output<R>(out);
+  const T* src = static_cast<const T*>(in.desc()->data_ptr);
+  R* dst = static_cast<R*>(out.desc()->data_ptr);
+  const int64_t n = static_cast<int64_t>(out.size());
+  if (flat_readable(in, out)) {
+    detail::parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) dst[i] = static_cast<R>(op(static_cast<C>(src[i])));
+    });
+    return;
+  }
+  StridedLayout<1> layout(out.shape(), {broadcast_strides(in, out.shape())});
+  const int64_t is = layout.inner_stride(0);
+  detail::parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    int64_t o = b;
+    layout.for_each_run(b, e, [&](const std::array<int64_t, 1>& off, int64_t len) {
+      const T* x = src + off[0];
+      for (int64_t i = 0; i < len; ++i) dst[o + i] = static_cast<R>(op(static_cast<C>(x[i * is])));
+      o += len;
+    });
+  });
+}
+
+/// out[i] = op(a[i], b[i]) with a and b (same dtype) broadcast to out's shape.
+template <typename T, typename Op>
+void binary_loop(const array& a, const array& b, array& out, Op op) {
+  using C = compute_t<T>;
+  using R = result_storage_t<T, decltype(op(std::declval<C>(), std::declval<C>()))>;
+  check_output<R>(out);
+  const T* pa = static_cast<const T*>(a.desc()->data_ptr);
+  const T* pb = static_cast<const T*>(b.desc()->data_ptr);
+  R* dst = static_cast<R*>(out.desc()->data_ptr);
+  const int64_t n = static_cast<int64_t>(out.size());
+  const bool fa = flat_readable(a, out), fb = flat_readable(b, out);
+  if (fa && fb) {
+    if (static_cast<size_t>(n) * sizeof(R) >= kStreamBytes && sizeof(R) <= 8) {
+      detail::parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
+        streamed(dst, s, e, [&](int64_t i) { return static_cast<R>(op(static_cast<C>(pa[i]), static_cast<C>(pb[i]))); });
+      });
+      return;
+    }
+    detail::parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) dst[i] = static_cast<R>(op(static_cast<C>(pa[i]), static_cast<C>(pb[i])));
+    });
+    return;
+  }
+  if (fa && is_scalar_like(b)) {
+    const C vb = static_cast<C>(pb[0]);
+    detail::parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) dst[i] = static_cast<R>(op(static_cast<C>(pa[i]), vb));
+    });
+    return;
+  }
+  if (is_scalar_like(a) && fb) {
+    const C va = static_cast<C>(pa[0]);
+    detail::parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) dst[i] = static_cast<R>(op(va, static_cast<C>(pb[i])));
+    });
+    return;
+  }
+  StridedLayout<2> layout(out.shape(), {broadcast_strides(a, out.shape()), broadcast_strides(b, out.shape())});
+  const int64_t sa = layout.inner_stride(0), sb = layout.inner_stride(1);
+  detail::parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
+    int64_t o = s;
+    layout.for_each_run(s, e, [&](const std::array<int64_t, 2>& off, int64_t len) {
+      const T* xa = pa + off[0];
+      const T* xb = pb + off[1];
+      for (int64_t i = 0; i < len; ++i) dst[o + i] = static_cast<R>(op(static_cast<C>(xa[i * sa]), static_cast<C>(xb[i * sb])));
+      o += len;
+    });
+  });
+}
+
+}  // namespace braid::cpu

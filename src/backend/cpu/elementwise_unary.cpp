@@ -1,0 +1,24 @@
+// Unary::eval_cpu: one case per row of BRAID_UNARY_OPS, each instantiating the op's functor
+// for the dtypes its row accepts.
+#include "backend/cpu/elementwise_loops.h"
+#include "primitives/primitives.h"
+
+namespace braid {
+
+void Unary::eval_cpu(const std::vector<array>& inputs, array& out) {
+  const array& in = inputs[0];
+  detail::alloc_contiguous(out);
+  if (out.size() == 0) return;
+  switch (op_) {
+#define BRAID_EW_CASE(op, Name, cls)                                                                      \
+  case Op::op:                                                                                            \
+    cpu::dispatch_class<ew::DtypeClass::cls>(in.dtype(), #Name, [&](auto tag) {                           \
+      cpu::unary_loop<typename decltype(tag)::type>(in, out, ew::Name{});                                 \
+    });                                                                                                   \
+    break;
+    BRAID_UNARY_OPS(BRAID_EW_CASE)
+#undef BRAID_EW_CASE
+  }
+}
+
+}  // namespace braid

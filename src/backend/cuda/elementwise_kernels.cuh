@@ -1,0 +1,200 @@
+// The CUDA element-wise kernels: a functor of backend/common/elementwise_ops.h applied by one
+// flat kernel per arity, moving 16 bytes per access in a grid-stride loop. Each input of the
+// flat kernel is contiguous in the output's order or a single broadcast value; any other
+// input (strided, broadcast along some axes, or misaligned) is first gathered into a
+// contiguous scratch buffer by the shared strided copy. So an op instantiates exactly one
+// kernel per dtype its row accepts.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "backend/common/elementwise_ops.h"
+#include "backend/common/layout.h"
+#include "backend/cuda/copy.h"
+#include "backend/cuda/kernel_utils.cuh"
+#include "primitives/elementwise_ops.h"
+
+namespace braid::ew {
+template <>
+struct ComplexParts<cuda::complex64> {
+  static constexpr bool value = true;
+  __host__ __device__ static float re(const cuda::complex64& z) { return z.re; }
+  __host__ __device__ static float im(const cuda::complex64& z) { return z.im; }
+  __host__ __device__ static cuda::complex64 make(float r, float i) { return {r, i}; }
+};
+}  // namespace braid::ew
+
+namespace braid::cuda {
+namespace {
+
+constexpr int kEwBlock = 256;
+
+/// The kind (ew::Kind) of device type T.
+template <typename T>
+inline constexpr uint8_t kind_v = std::is_same_v<T, bool>   ? ew::kBool
+                                  : std::is_integral_v<T>   ? ew::kInt
+                                  : is_complex_v<T>         ? ew::kComplex
+                                                            : ew::kFloat;
+
+/// Calls f(TypeTag<T>{}) for `d` when dtype class `Cls` accepts it (the ops cast inputs to an
+/// accepted dtype; anything else is a bug and instantiates nothing).
+template <uint8_t Cls, typename F>
+void dispatch_class(Dtype d, const char* name, F&& f) {
+  dispatch_dtype(d, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr ((Cls & kind_v<T>) != 0) {
+      f(tag);
+    } else {
+      throw std::logic_error(std::string("[") + name + "] kernel called with an unsupported dtype.");
+    }
+  });
+}
+
+/// The storage type of an op's result on inputs of device type T: T when the functor returns
+/// T's compute type (so __half stays __half), else what it returns (bool, float).
+template <typename T, typename Res>
+using result_storage_t = std::conditional_t<std::is_same_v<Res, compute_t<T>>, T, Res>;
+
+// An input of a flat kernel: contiguous in the output's order, or one value for every element.
+template <typename T>
+struct Flat {
+  const T* ptr;
+  bool scalar;
+};
+
+template <int N, typename T>
+__device__ __forceinline__ Vec<T, N> splat(const Flat<T>& in) {
+  Vec<T, N> r;
+  if (in.scalar) {
+    const T x = in.ptr[0];
+#pragma unroll
+    for (int j = 0; j < N; ++j) r.v[j] = x;
+  }
+  return r;
+}
+
+template <int N, typename T>
+__device__ __forceinline__ Vec<T, N> load(const Flat<T>& in, const Vec<T, N>& splatted, int64_t v) {
+  return in.scalar ? splatted : reinterpret_cast<const Vec<T, N>*>(in.ptr)[v];
+}
+
+template <typename T>
+__device__ __forceinline__ T load1(const Flat<T>& in, int64_t i) {
+  return in.ptr[in.scalar ? 0 : i];
+}
+
+template <typename T, int N>
+struct Pair {
+  Vec<T, N> a, b;
+};
+
+template <int N, typename T, typename R, typename Op>
+__global__ void unary_flat(Flat<T> a, R* __restrict__ out, int64_t n, Op op) {
+  const int64_t nvec = n / N;
+  const Vec<T, N> sa = splat<N>(a);
+  flat_vectors(
+      nvec, [&](int64_t v) { return load<N>(a, sa, v); },
+      [&](int64_t v, const Vec<T, N>& x) {
+        Vec<R, N> r;
+#pragma unroll
+        for (int j = 0; j < N; ++j) r.v[j] = from_compute<R>(op(to_compute(x.v[j])));
+        reinterpret_cast<Vec<R, N>*>(out)[v] = r;
+      });
+  for (int64_t i = nvec * N + thread_index(); i < n; i += thread_count()) {
+    out[i] = from_compute<R>(op(to_compute(load1(a, i))));
+  }
+}
+
+template <int N, typename T, typename R, typename Op>
+__global__ void binary_flat(Flat<T> a, Flat<T> b, R* __restrict__ out, int64_t n, Op op) {
+  const int64_t nvec = n / N;
+  const Vec<T, N> sa = splat<N>(a), sb = splat<N>(b);
+  flat_vectors(
+      nvec, [&](int64_t v) { return Pair<T, N>{load<N>(a, sa, v), load<N>(b, sb, v)}; },
+      [&](int64_t v, const Pair<T, N>& p) {
+        Vec<R, N> r;
+#pragma unroll
+        for (int j = 0; j < N; ++j) r.v[j] = from_compute<R>(op(to_compute(p.a.v[j]), to_compute(p.b.v[j])));
+        reinterpret_cast<Vec<R, N>*>(out)[v] = r;
+      });
+  for (int64_t i = nvec * N + thread_index(); i < n; i += thread_count()) {
+    out[i] = from_compute<R>(op(to_compute(load1(a, i)), to_compute(load1(b, i))));
+  }
+}
+
+// ---- host side ----
+
+inline bool flat_readable(const array& in, const array& out) {
+  return in.flags().row_contiguous && in.size() == out.size();
+}
+inline bool scalar_like(const array& in) { return in.data_size() == 1; }
+
+// Bytes reserved per gathered input in the scratch buffer (keeps every part 16-byte aligned).
+inline size_t gather_bytes(const array& out, Dtype t) { return (out.size() * t.size() + 255) / 256 * 256; }
+
+/// The flat operands of an element-wise kernel over `out`: each input is used in place when
+/// it is contiguous and aligned for N-element access, or a single value; otherwise it is
+/// gathered (broadcast and made contiguous) into one scratch buffer of `s`.
+template <typename T, int N, size_t K>
+std::array<Flat<T>, K> flat_operands(const std::array<const array*, K>& ins, const array& out, const Stream& s,
+                                     cudaStream_t stream) {
+  std::array<Flat<T>, K> f{};
+  std::array<bool, K> gather{};
+  size_t bytes = 0;
+  for (size_t k = 0; k < K; ++k) {
+    const array& in = *ins[k];
+    const T* p = static_cast<const T*>(in.desc()->data_ptr);
+    if (flat_readable(in, out) && is_aligned(p, N * sizeof(T))) {
+      f[k] = {p, false};
+    } else if (scalar_like(in)) {
+      f[k] = {p, true};
+    } else {
+      gather[k] = true;
+      bytes += gather_bytes(out, in.dtype());
+    }
+  }
+  if (bytes == 0) return f;
+  char* tmp = static_cast<char*>(scratch(s, bytes));
+  for (size_t k = 0; k < K; ++k) {
+    if (!gather[k]) continue;
+    const array& in = *ins[k];
+    copy_strided(in.desc()->data_ptr, in.dtype(), out.shape(), common::broadcast_strides(in, out.shape()), tmp,
+                 in.dtype(), stream);
+    f[k] = {reinterpret_cast<const T*>(tmp), false};
+    tmp += gather_bytes(out, in.dtype());
+  }
+  return f;
+}
+
+template <typename T, typename Op>
+void unary_launch(const array& a, array& out, Op op, const Stream& s) {
+  using R = result_storage_t<T, decltype(op(std::declval<compute_t<T>>()))>;
+  if (out.itemsize() != sizeof(R)) throw std::logic_error("[elementwise] output dtype does not match the op.");
+  constexpr int N = vec_width_v<T, R>;
+  const cudaStream_t stream = stream_of(s);
+  const int64_t n = static_cast<int64_t>(out.size());
+  const auto f = flat_operands<T, N, 1>({&a}, out, s, stream);
+  unary_flat<N, T, R><<<flat_grid(n, N, kEwBlock), kEwBlock, 0, stream>>>(f[0], static_cast<R*>(out.desc()->data_ptr),
+                                                                          n, op);
+  check_launch("Unary");
+}
+
+template <typename T, typename Op>
+void binary_launch(const array& a, const array& b, array& out, Op op, const Stream& s) {
+  using C = compute_t<T>;
+  using R = result_storage_t<T, decltype(op(std::declval<C>(), std::declval<C>()))>;
+  if (out.itemsize() != sizeof(R)) throw std::logic_error("[elementwise] output dtype does not match the op.");
+  constexpr int N = vec_width_v<T, R>;
+  const cudaStream_t stream = stream_of(s);
+  const int64_t n = static_cast<int64_t>(out.size());
+  const auto f = flat_operands<T, N, 2>({&a, &b}, out, s, stream);
+  binary_flat<N, T, R><<<flat_grid(n, N, kEwBlock), kEwBlock, 0, stream>>>(
+      f[0], f[1], static_cast<R*>(out.desc()->data_ptr), n, op);
+  check_launch("Binary");
+}
+
+}  // namespace
+}  // namespace braid::cuda
