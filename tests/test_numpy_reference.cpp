@@ -49,25 +49,27 @@ struct Params {
 
 using OpFn = std::function<array(const std::vector<array>&, const Params&, Device)>;
 
+#define UNARY(op) {#op, [](const auto& x, const Params&, Device d) { return op(x[0], d); }}
+#define BINARY(op) {#op, [](const auto& x, const Params&, Device d) { return op(x[0], x[1], d); }}
+#define REDUCE(op) \
+  {#op, [](const auto& x, const Params& p, Device d) { return op(x[0], p.ints("axes"), p.integer("keepdims"), d); }}
+
 // One line per op: the braid call a manifest op name stands for.
 const std::map<std::string, OpFn>& ops() {
   static const std::map<std::string, OpFn> table = {
-      {"add", [](const auto& x, const Params&, Device d) { return add(x[0], x[1], d); }},
-      {"subtract", [](const auto& x, const Params&, Device d) { return subtract(x[0], x[1], d); }},
-      {"multiply", [](const auto& x, const Params&, Device d) { return multiply(x[0], x[1], d); }},
-      {"divide", [](const auto& x, const Params&, Device d) { return divide(x[0], x[1], d); }},
-      {"maximum", [](const auto& x, const Params&, Device d) { return maximum(x[0], x[1], d); }},
-      {"minimum", [](const auto& x, const Params&, Device d) { return minimum(x[0], x[1], d); }},
-      {"equal", [](const auto& x, const Params&, Device d) { return equal(x[0], x[1], d); }},
-      {"less", [](const auto& x, const Params&, Device d) { return less(x[0], x[1], d); }},
-      {"greater", [](const auto& x, const Params&, Device d) { return greater(x[0], x[1], d); }},
-      {"negative", [](const auto& x, const Params&, Device d) { return negative(x[0], d); }},
-      {"exp", [](const auto& x, const Params&, Device d) { return exp(x[0], d); }},
-      {"log", [](const auto& x, const Params&, Device d) { return log(x[0], d); }},
-      {"sqrt", [](const auto& x, const Params&, Device d) { return sqrt(x[0], d); }},
-      {"tanh", [](const auto& x, const Params&, Device d) { return tanh(x[0], d); }},
-      {"sum", [](const auto& x, const Params& p, Device d) { return sum(x[0], p.ints("axes"), p.integer("keepdims"), d); }},
-      {"max", [](const auto& x, const Params& p, Device d) { return max(x[0], p.ints("axes"), p.integer("keepdims"), d); }},
+      BINARY(add), BINARY(subtract), BINARY(multiply), BINARY(divide), BINARY(maximum), BINARY(minimum),
+      BINARY(equal), BINARY(not_equal), BINARY(less), BINARY(less_equal), BINARY(greater), BINARY(greater_equal),
+      BINARY(logaddexp), BINARY(arctan2), BINARY(power), BINARY(remainder), BINARY(floor_divide),
+      BINARY(logical_and), BINARY(logical_or), BINARY(bitwise_and), BINARY(bitwise_or), BINARY(bitwise_xor),
+      UNARY(negative), UNARY(exp), UNARY(log), UNARY(sqrt), UNARY(tanh), UNARY(sin), UNARY(cos), UNARY(tan),
+      UNARY(arcsin), UNARY(arccos), UNARY(arctan), UNARY(sinh), UNARY(cosh), UNARY(arcsinh), UNARY(arccosh),
+      UNARY(arctanh), UNARY(expm1), UNARY(log2), UNARY(log10), UNARY(log1p), UNARY(rsqrt), UNARY(reciprocal),
+      UNARY(sigmoid), UNARY(erf), UNARY(degrees), UNARY(radians), UNARY(abs), UNARY(square), UNARY(sign),
+      UNARY(floor), UNARY(ceil), UNARY(round), UNARY(isnan), UNARY(isinf), UNARY(isfinite), UNARY(isposinf),
+      UNARY(isneginf), UNARY(logical_not), UNARY(bitwise_invert),
+      REDUCE(sum), REDUCE(max),
+      {"sort", [](const auto& x, const Params& p, Device d) { return sort(x[0], p.integer("axis"), d); }},
+      {"argsort", [](const auto& x, const Params& p, Device d) { return argsort(x[0], p.integer("axis"), d); }},
   };
   return table;
 }

@@ -198,6 +198,141 @@ def reduce_cases(w, op, fn, dtypes, out_rule):
                     w.add(op, params, [dt], [a], out, exp)
 
 
+# ---- the rest of the element-wise, reduction, scan, shape and sorting families ----
+
+def erf64(x):
+    import math
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+def trunc_div(a, b):
+    return np.where(b == 0, 0, np.trunc(np.divide(a, np.where(b == 0, 1, b))))
+
+
+def elementwise_cases(w):
+    same = lambda dt: dt
+    to_bool = lambda dt: "bool"
+    # Unary functions MLX computes in floating point (integers become float32).
+    for name, fn, positive in [("sin", np.sin, False), ("cos", np.cos, False), ("tan", np.tan, False),
+                               ("arctan", np.arctan, False), ("sinh", np.sinh, False), ("cosh", np.cosh, False),
+                               ("arcsinh", np.arcsinh, False), ("expm1", np.expm1, False),
+                               ("log2", np.log2, True), ("log10", np.log10, True), ("log1p", np.log1p, True),
+                               ("rsqrt", lambda x: 1 / np.sqrt(x), True), ("reciprocal", np.reciprocal, True),
+                               ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), False), ("erf", erf64, False),
+                               ("degrees", np.degrees, False), ("radians", np.radians, False)]:
+        unary_cases(w, name, fn, FLOATS, same, positive=positive)
+        unary_cases(w, name, fn, ["int32"], inexact, positive=positive)
+    for name, fn in [("arcsin", np.arcsin), ("arccos", np.arccos), ("arctanh", np.arctanh)]:
+        unary_cases(w, name, fn, ["float32", "float64"], same)  # NaN outside the domain, as NumPy
+    unary_cases(w, "arccosh", np.arccosh, ["float32", "float64"], same, positive=True)
+    # MLX's sign is (x > 0) - (x < 0): 0 for NaN, where NumPy gives NaN.
+    mlx_sign = lambda x: np.where(np.isnan(x), 0.0, np.sign(x))
+    for name, fn in [("abs", np.abs), ("square", np.square), ("sign", mlx_sign)]:
+        unary_cases(w, name, fn, NUMERIC, same)
+    for name, fn in [("floor", np.floor), ("ceil", np.ceil), ("round", np.round)]:
+        unary_cases(w, name, fn, FLOATS, same)
+    for name, fn in [("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite),
+                     ("isposinf", np.isposinf), ("isneginf", np.isneginf)]:
+        unary_cases(w, name, fn, FLOATS, to_bool)
+    unary_cases(w, "logical_not", np.logical_not, ["bool"], to_bool)
+    unary_cases(w, "bitwise_invert", np.invert, INTS, same)
+    # Binary.
+    binary_cases(w, "not_equal", np.not_equal, ALL, to_bool)
+    binary_cases(w, "less_equal", np.less_equal, ALL, to_bool)
+    binary_cases(w, "greater_equal", np.greater_equal, ALL, to_bool)
+    binary_cases(w, "logaddexp", np.logaddexp, FLOATS, same)
+    binary_cases(w, "arctan2", np.arctan2, FLOATS, same)
+    binary_cases(w, "power", np.power, ["float32", "float64"], same, nonzero_rhs=True)
+    binary_cases(w, "remainder", np.remainder, ["float32", "float64"], same, nonzero_rhs=True)
+    binary_cases(w, "remainder", np.remainder, ["int8", "int32", "int64", "uint8", "uint32"], same, nonzero_rhs=True)
+    # MLX's float floor_divide is floor(a / b) (inf stays inf; NumPy's divmod-based one gives NaN).
+    binary_cases(w, "floor_divide", lambda a, b: np.floor(a / b), ["float32", "float64"], same, nonzero_rhs=True)
+    binary_cases(w, "floor_divide", trunc_div, ["int8", "int32", "int64", "uint8", "uint32"], same, nonzero_rhs=True)
+    binary_cases(w, "logical_and", np.logical_and, ["bool"], to_bool)
+    binary_cases(w, "logical_or", np.logical_or, ["bool"], to_bool)
+    for name, fn in [("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or), ("bitwise_xor", np.bitwise_xor)]:
+        binary_cases(w, name, fn, ["bool"] + INTS, same)
+
+
+def reduction_cases(w):
+    same = lambda dt: dt
+    to_bool = lambda dt: "bool"
+    # Reductions.
+    reduce_cases(w, "min", np.min, ["uint8", "int32", "int64", "float16", "float32", "float64"], same)
+    reduce_cases(w, "prod", np.prod, ["float32", "float64"], same)
+    reduce_cases(w, "mean", np.mean, ["float16", "float32", "float64"], same)
+    reduce_cases(w, "mean", np.mean, ["int32"], lambda dt: "float32")
+    reduce_cases(w, "all", np.all, ["bool", "int32", "float32"], to_bool)
+    reduce_cases(w, "any", np.any, ["bool", "int32", "float32"], to_bool)
+    reduce_cases(w, "var", np.var, ["float32", "float64"], same)
+    reduce_cases(w, "std", np.std, ["float32", "float64"], same)
+    reduce_cases(w, "logsumexp", lambda x, axis, keepdims: np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims)),
+                 ["float32", "float64"], same)
+    # Arg reductions over one axis (uint32 indices; ties resolve to the first).
+    for dt in ["uint8", "int32", "float32", "float64"]:
+        for s in [(7,), (3, 5), (2, 3, 4), (40, 70)]:
+            a = draw(s, dt, special=False)
+            for axis in range(len(s)):
+                for name, fn in [("argmax", np.argmax), ("argmin", np.argmin)]:
+                    w.add(name, f"axis={axis}", [dt], [a], "uint32", fn(a, axis=axis).astype(np.uint32))
+
+
+def scan_cases(w):
+    # Scans along one axis, forward and reversed, inclusive and exclusive.
+    scans = [("cumsum", np.add, 0), ("cumprod", np.multiply, 1), ("cummax", np.maximum, None),
+             ("cummin", np.minimum, None), ("logcumsumexp", np.logaddexp, -np.inf)]
+    for name, ufunc, ident in scans:
+        dts = ["float32", "float64"] + (["int32"] if name in ("cumsum", "cummax", "cummin") else [])
+        for dt in dts:
+            for s in [(9,), (3, 5), (2, 3, 40)]:
+                a = draw(s, dt, special=False, lo=-1.0, hi=1.0)
+                for axis in range(len(s)):
+                    for reverse in (0, 1):
+                        for inclusive in (1, 0):
+                            if ident is None and not inclusive:
+                                continue
+                            x = as_f64(a) if dt != "int32" else a.astype(np.int64)
+                            x = np.flip(x, axis) if reverse else x
+                            r = ufunc.accumulate(x, axis=axis)
+                            if not inclusive:
+                                r = np.concatenate([np.full_like(np.take(r, [0], axis=axis), ident), np.delete(r, -1, axis=axis)], axis=axis)
+                            r = np.flip(r, axis) if reverse else r
+                            exp = wrap(r, dt) if dt == "int32" else r
+                            w.add(name, f"axis={axis};reverse={reverse};inclusive={inclusive}", [dt], [a], dt, exp)
+
+
+def shape_cases(w):
+    # Shape and data movement.
+    for dt in ["bool", "uint16", "int32", "float16", "bfloat16", "float64"]:
+        a = draw((3, 4), dt)
+        b = draw((2, 4), dt)
+        w.add("concatenate", "axis=0", [dt, dt], [a, b], dt, np.concatenate([a, b], axis=0))
+        c = draw((3, 5), dt)
+        w.add("concatenate", "axis=1", [dt, dt], [a, c], dt, np.concatenate([a, c], axis=1))
+        w.add("stack", "axis=1", [dt, dt], [a, a], dt, np.stack([a, a], axis=1))
+        w.add("tile", "reps=2,3", [dt], [a], dt, np.tile(a, (2, 3)))
+        w.add("repeat", "repeats=3;axis=1", [dt], [a], dt, np.repeat(a, 3, axis=1))
+        w.add("roll", "shift=2;axis=1", [dt], [a], dt, np.roll(a, 2, axis=1))
+        w.add("pad", "low=1,2;high=2,0", [dt], [a], dt, np.pad(a, ((1, 2), (2, 0))))
+        w.add("slice", "start=0,1;stop=3,4;strides=2,2", [dt], [a], dt, a[0:3:2, 1:4:2])
+        w.add("tril", "k=0", [dt], [a], dt, np.tril(a))
+        w.add("triu", "k=1", [dt], [a], dt, np.triu(a, 1))
+        w.add("diagonal", "offset=1", [dt], [a], dt, np.diagonal(a, 1))
+
+
+def sort_cases(w):
+    # Sorting along the last axis (NaNs last, as NumPy).
+    for dt in ["uint8", "int32", "int64", "float16", "float32", "float64"]:
+        for s in [(9,), (4, 17), (2, 3, 300)]:
+            a = draw(s, dt)
+            w.add("sort", "axis=-1", [dt], [a], dt, np.sort(as_f64(a) if dt in FLOATS else a, axis=-1))
+            if dt in INTS and (s[-1] < 256 or dt != "uint8"):
+                # Distinct keys per row: the permutation is then unique.
+                rows = [RNG.permutation(s[-1]) for _ in range(int(np.prod(s[:-1])))]
+                u = np.stack(rows).reshape(s).astype(getattr(np, dt))
+                w.add("argsort", "axis=-1", [dt], [u], "uint32", np.argsort(u, axis=-1, kind="stable").astype(np.uint32))
+
+
 def main():
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
@@ -223,6 +358,8 @@ def main():
     sum_rule = lambda dt: "int32" if dt in ("bool", "uint8") else dt
     reduce_cases(w, "sum", np.sum, ["bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"], sum_rule)
     reduce_cases(w, "max", np.max, ["uint8", "int32", "int64", "float16", "float32", "float64"], same)
+    elementwise_cases(w)
+    sort_cases(w)
     w.finish()
     print(f"make_cases: {len(w.lines)} cases in {outdir}")
 
