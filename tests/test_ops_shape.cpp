@@ -256,6 +256,29 @@ TEST(OpsShapeCreation, ArangeConvertsStartAndStepToTheDtypeFirst) {
   }
 }
 
+TEST(OpsShapeCreation, WindowFunctions) {
+  const double pi = std::acos(-1.0);
+  for (Device d : test_devices()) {
+    const int M = 7;
+    std::vector<double> hann, hamm, bart, black;
+    for (int n = 0; n < M; ++n) {
+      const double x = static_cast<double>(n) / (M - 1);
+      hann.push_back(0.5 - 0.5 * std::cos(2 * pi * x));
+      hamm.push_back(0.54 - 0.46 * std::cos(2 * pi * x));
+      bart.push_back(1 - std::abs(2 * x - 1));
+      black.push_back(0.42 - 0.5 * std::cos(2 * pi * x) + 0.08 * std::cos(4 * pi * x));
+    }
+    test::expect_close(values(hanning(M, d)), hann, 1e-6, 1e-7, "hanning");
+    test::expect_close(values(hamming(M, d)), hamm, 1e-6, 1e-7, "hamming");
+    test::expect_close(values(bartlett(M, d)), bart, 1e-6, 1e-7, "bartlett");
+    test::expect_close(values(blackman(M, d)), black, 1e-6, 1e-7, "blackman");
+    EXPECT_EQ(hanning(M, d).dtype(), float32);
+    EXPECT_EQ(hamming(0, d).shape(), (Shape{0}));
+    EXPECT_EQ(bartlett(-3, d).shape(), (Shape{0}));
+    EXPECT_EQ(values(blackman(1, d)), std::vector<double>{1});
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Views: squeeze, expand_dims, flatten, unflatten, swapaxes, moveaxis, atleast_*, broadcasting
 
@@ -1020,6 +1043,8 @@ TEST(OpsShapeBadInput, EveryOpNamesItselfWhenTheDeviceIsUnavailable) {
   EXPECT_OP_THROWS("[full]", zeros_like(m, g));
   EXPECT_OP_THROWS("[linspace]", linspace(0, 1, 3, float32, g));
   EXPECT_OP_THROWS("[eye]", eye(2, g));
+  EXPECT_OP_THROWS("[hanning]", hanning(4, g));
+  EXPECT_OP_THROWS("[blackman]", blackman(4, g));
   EXPECT_OP_THROWS("[tri]", tri(2, float32, g));
   EXPECT_OP_THROWS("[tril]", tril(m, 0, g));
   EXPECT_OP_THROWS("[triu]", triu(m, 0, g));

@@ -76,6 +76,12 @@ array triu(array x, int k = 0, StreamOrDevice s = {});
 /// swapped) or "ij" (matrix). With `sparse` the outputs keep unit axes instead of broadcasting.
 std::vector<array> meshgrid(const std::vector<array>& arrays, bool sparse = false,
                             const std::string& indexing = "xy", StreamOrDevice s = {});
+/// float32 windows of M points (M < 1 gives shape {0}, M == 1 gives [1]): Hann, Hamming,
+/// Bartlett (triangular) and Blackman.
+array hanning(int M, StreamOrDevice s = {});
+array hamming(int M, StreamOrDevice s = {});
+array bartlett(int M, StreamOrDevice s = {});
+array blackman(int M, StreamOrDevice s = {});
 
 // (creation: more ops above this line)
 

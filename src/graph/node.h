@@ -38,6 +38,9 @@ bool reshape_view(const array& in, array& out);
 size_t layout_span(const Shape& shape, const Strides& strides);
 /// `out` views `in`'s buffer with `strides`, starting `offset` elements from in's first.
 void strided_view(const array& in, array& out, const Strides& strides, int64_t offset);
+/// `out` views `in`'s elements in row-major order with element `strides` from `offset`; false
+/// (nothing done) unless `in` is row-contiguous or 1-d.
+bool as_strided_view(const array& in, array& out, const Strides& strides, int64_t offset);
 /// Drops the (sorted, size-1) `axes`; inserts the (sorted, output-indexed) unit `axes`.
 void squeeze_view(const array& in, array& out, const std::vector<int>& axes);
 void expand_dims_view(const array& in, array& out, const std::vector<int>& axes);

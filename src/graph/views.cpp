@@ -19,6 +19,20 @@ void strided_view(const array& in, array& out, const Strides& strides, int64_t o
   copy_shared_buffer(out, in, strides, flags_for(out.shape(), strides, span), span, offset);
 }
 
+bool as_strided_view(const array& in, array& out, const Strides& strides, int64_t offset) {
+  // Positions count the input's elements in row-major order: a 1-d input of stride s (a view
+  // of another buffer) scales them by s.
+  int64_t scale = 1;
+  if (!in.flags().row_contiguous) {
+    if (in.ndim() != 1) return false;
+    scale = in.strides()[0];
+  }
+  Strides st(strides.size());
+  for (size_t i = 0; i < strides.size(); ++i) st[i] = strides[i] * scale;
+  strided_view(in, out, st, out.size() == 0 ? 0 : offset * scale);
+  return true;
+}
+
 void broadcast_view(const array& in, array& out) {
   Strides st(out.ndim(), 0);
   const size_t diff = out.ndim() - in.ndim();

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "braid/ops.h"
 #include "graph/node.h"
@@ -168,6 +169,42 @@ std::vector<array> meshgrid(const std::vector<array>& arrays, bool sparse, const
   }
   if (!sparse) out = broadcast_arrays(out, st);
   return out;
+}
+
+namespace {
+
+// A window of M points, w(x) for x = n / (M - 1), computed in double on the host (the values
+// are known when the op is called) and placed on the op's stream.
+array window(int M, const char* op, StreamOrDevice s, double (*w)(double)) {
+  Stream st = detail::op_stream(std::move(s), op);
+  if (M < 1) return zeros({0}, float32, st);
+  std::vector<float> v(static_cast<size_t>(M), 1.0f);
+  if (M > 1) {
+    for (int n = 0; n < M; ++n) v[n] = static_cast<float>(w(static_cast<double>(n) / (M - 1)));
+  }
+  return copy(array(v.begin(), Shape{M}, float32), st);
+}
+
+constexpr double kTwoPi = 6.283185307179586476925286766559;
+
+}  // namespace
+
+array hanning(int M, StreamOrDevice s) {
+  return window(M, "hanning", std::move(s), [](double x) { return 0.5 - 0.5 * std::cos(kTwoPi * x); });
+}
+
+array hamming(int M, StreamOrDevice s) {
+  return window(M, "hamming", std::move(s), [](double x) { return 0.54 - 0.46 * std::cos(kTwoPi * x); });
+}
+
+array bartlett(int M, StreamOrDevice s) {
+  return window(M, "bartlett", std::move(s), [](double x) { return 1.0 - std::abs(2.0 * x - 1.0); });
+}
+
+array blackman(int M, StreamOrDevice s) {
+  return window(M, "blackman", std::move(s), [](double x) {
+    return 0.42 - 0.5 * std::cos(kTwoPi * x) + 0.08 * std::cos(2 * kTwoPi * x);
+  });
 }
 
 }  // namespace braid

@@ -86,7 +86,9 @@ void Pad::eval_cpu(const std::vector<array>& inputs, array& out) {
 }
 
 void AsStrided::eval_cpu(const std::vector<array>& inputs, array& out) {
-  detail::strided_view(row_contiguous(inputs[0]), out, strides_, offset_);
+  if (!detail::as_strided_view(inputs[0], out, strides_, offset_)) {
+    detail::as_strided_view(row_contiguous(inputs[0]), out, strides_, offset_);
+  }
 }
 
 void Diagonal::eval_cpu(const std::vector<array>& inputs, array& out) {
