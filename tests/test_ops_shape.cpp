@@ -39,7 +39,8 @@ struct Ref {
   }
   Strides strides() const {
     Strides st(shape.size(), 1);
-    for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * std::max(shape[i + 1], 1);
+    for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
+      st[i] = st[i + 1] * std::max(shape[i + 1], 1);
     return st;
   }
   // Calls f(index) for every index in row-major order.
@@ -195,13 +196,15 @@ TEST(OpsShapeCreation, EyeAndIdentityPlaceOnesOnDiagonalK) {
 TEST(OpsShapeCreation, TriTrilAndTriuFollowDiagonalK) {
   for (Device d : test_devices()) {
     for (int k : {-3, -1, 0, 1, 4}) {
-      expect_values(tri(3, 5, k, int32, d), Ref::build({3, 5}, [&](const auto& i) { return i[1] <= i[0] + k; }),
-                    "tri");
+      expect_values(tri(3, 5, k, int32, d),
+                    Ref::build({3, 5}, [&](const auto& i) { return i[1] <= i[0] + k; }), "tri");
       const Ref x = Ref::iota({2, 3, 4}, 1);
       for (auto& [name, in] : layouts(x, float32, d)) {
-        expect_values(tril(in, k, d), Ref::build(x.shape, [&](const auto& i) { return i[2] <= i[1] + k ? x.at(i) : 0; }),
+        expect_values(tril(in, k, d),
+                      Ref::build(x.shape, [&](const auto& i) { return i[2] <= i[1] + k ? x.at(i) : 0; }),
                       "tril " + name);
-        expect_values(triu(in, k, d), Ref::build(x.shape, [&](const auto& i) { return i[2] >= i[1] + k ? x.at(i) : 0; }),
+        expect_values(triu(in, k, d),
+                      Ref::build(x.shape, [&](const auto& i) { return i[2] >= i[1] + k ? x.at(i) : 0; }),
                       "triu " + name);
       }
     }
@@ -336,10 +339,22 @@ TEST(OpsShapeViews, SwapaxesAndMoveaxisPermute) {
     const Ref r = Ref::iota({2, 3, 4});
     array a = make_on(r, int32, d);
     expect_values(swapaxes(a, 0, -1, d),
-                  Ref::build({4, 3, 2}, [&](const auto& i) { return r.at({i[2], i[1], i[0]}); }), "swapaxes");
-    expect_values(moveaxis(a, 0, 2, d), Ref::build({3, 4, 2}, [&](const auto& i) { return r.at({i[2], i[0], i[1]}); }),
+                  Ref::build({4, 3, 2},
+                             [&](const auto& i) {
+                               return r.at({i[2], i[1], i[0]});
+                             }),
+                  "swapaxes");
+    expect_values(moveaxis(a, 0, 2, d),
+                  Ref::build({3, 4, 2},
+                             [&](const auto& i) {
+                               return r.at({i[2], i[0], i[1]});
+                             }),
                   "moveaxis 0->2");
-    expect_values(moveaxis(a, -1, 0, d), Ref::build({4, 2, 3}, [&](const auto& i) { return r.at({i[1], i[2], i[0]}); }),
+    expect_values(moveaxis(a, -1, 0, d),
+                  Ref::build({4, 2, 3},
+                             [&](const auto& i) {
+                               return r.at({i[1], i[2], i[0]});
+                             }),
                   "moveaxis -1->0");
   }
 }
@@ -415,10 +430,10 @@ struct SliceCase {
 };
 
 const std::vector<SliceCase> kSliceCases = {
-    {{0, 0, 0}, {2, 3, 4}, {1, 1, 1}},        {{1, 0, 1}, {2, 3, 3}, {1, 1, 1}},
-    {{0, 0, 0}, {2, 3, 4}, {1, 2, 3}},        {{-1, -2, -3}, {2, 3, 4}, {1, 1, 1}},
-    {{1, 2, 3}, {-3, -4, -5}, {-1, -1, -2}},  {{0, 0, 0}, {100, 100, 100}, {1, 1, 1}},
-    {{-100, 0, 0}, {100, 3, 4}, {1, 1, 5}},   {{1, 0, 0}, {1, 3, 4}, {1, 1, 1}},
+    {{0, 0, 0}, {2, 3, 4}, {1, 1, 1}},          {{1, 0, 1}, {2, 3, 3}, {1, 1, 1}},
+    {{0, 0, 0}, {2, 3, 4}, {1, 2, 3}},          {{-1, -2, -3}, {2, 3, 4}, {1, 1, 1}},
+    {{1, 2, 3}, {-3, -4, -5}, {-1, -1, -2}},    {{0, 0, 0}, {100, 100, 100}, {1, 1, 1}},
+    {{-100, 0, 0}, {100, 3, 4}, {1, 1, 5}},     {{1, 0, 0}, {1, 3, 4}, {1, 1, 1}},
     {{5, 5, 5}, {-10, -10, -10}, {-1, -2, -3}}, {{0, 2, 1}, {2, 0, 3}, {1, 1, 1}},
 };
 
@@ -480,19 +495,40 @@ TEST(OpsShapeSlice, ArrayStartsSliceAlongTheGivenAxes) {
     const Ref r = Ref::iota({4, 5});
     array a = make_on(r, float32, d);
     expect_values(slice(a, array({1, 2}), {0, 1}, {2, 3}, d),
-                  Ref::build({2, 3}, [&](const auto& i) { return r.at({i[0] + 1, i[1] + 2}); }), "two axes");
+                  Ref::build({2, 3},
+                             [&](const auto& i) {
+                               return r.at({i[0] + 1, i[1] + 2});
+                             }),
+                  "two axes");
     expect_values(slice(a, array(3), {1}, {4, 2}, d),
-                  Ref::build({4, 2}, [&](const auto& i) { return r.at({i[0], i[1] + 3}); }), "0-d start");
+                  Ref::build({4, 2},
+                             [&](const auto& i) {
+                               return r.at({i[0], i[1] + 3});
+                             }),
+                  "0-d start");
     expect_values(slice(a, array({int64_t{2}}, int64), {-2}, {2, 5}, d),
-                  Ref::build({2, 5}, [&](const auto& i) { return r.at({i[0] + 2, i[1]}); }), "int64 start");
+                  Ref::build({2, 5},
+                             [&](const auto& i) {
+                               return r.at({i[0] + 2, i[1]});
+                             }),
+                  "int64 start");
     // Out-of-range starts are clamped so the slice fits (negative ones count from the end).
     expect_values(slice(a, array({uint8_t{9}}, uint8), {0}, {2, 5}, d),
-                  Ref::build({2, 5}, [&](const auto& i) { return r.at({i[0] + 2, i[1]}); }), "clamped");
+                  Ref::build({2, 5},
+                             [&](const auto& i) {
+                               return r.at({i[0] + 2, i[1]});
+                             }),
+                  "clamped");
     expect_values(slice(a, array({-1}), {1}, {4, 1}, d),
-                  Ref::build({4, 1}, [&](const auto& i) { return r.at({i[0], 4}); }), "negative");
+                  Ref::build({4, 1},
+                             [&](const auto& i) {
+                               return r.at({i[0], 4});
+                             }),
+                  "negative");
     for (Dtype dt : kEveryDtype) {
       array t = transpose(make_on(r, dt, d), d);
-      EXPECT_EQ(values(slice(t, array({1, 1}), {0, 1}, {2, 2}, d)), cast_all({6, 11, 7, 12}, dt)) << tag(d, dt);
+      EXPECT_EQ(values(slice(t, array({1, 1}), {0, 1}, {2, 2}, d)), cast_all({6, 11, 7, 12}, dt))
+          << tag(d, dt);
     }
   }
 }
@@ -697,15 +733,35 @@ TEST(OpsShapeTileRepeat, MatchNumPy) {
   for (Device d : test_devices()) {
     const Ref r = Ref::iota({2, 3});
     for (auto& [name, in] : layouts(r, int32, d)) {
-      expect_values(tile(in, {2, 1}, d), Ref::build({4, 3}, [&](const auto& i) { return r.at({i[0] % 2, i[1]}); }),
+      expect_values(tile(in, {2, 1}, d),
+                    Ref::build({4, 3},
+                               [&](const auto& i) {
+                                 return r.at({i[0] % 2, i[1]});
+                               }),
                     "tile " + name);
-      expect_values(tile(in, {2}, d), Ref::build({2, 6}, [&](const auto& i) { return r.at({i[0], i[1] % 3}); }),
+      expect_values(tile(in, {2}, d),
+                    Ref::build({2, 6},
+                               [&](const auto& i) {
+                                 return r.at({i[0], i[1] % 3});
+                               }),
                     "tile short reps " + name);
       expect_values(tile(in, {2, 1, 2}, d),
-                    Ref::build({2, 2, 6}, [&](const auto& i) { return r.at({i[1], i[2] % 3}); }), "tile long reps " + name);
-      expect_values(repeat(in, 2, 1, d), Ref::build({2, 6}, [&](const auto& i) { return r.at({i[0], i[1] / 2}); }),
+                    Ref::build({2, 2, 6},
+                               [&](const auto& i) {
+                                 return r.at({i[1], i[2] % 3});
+                               }),
+                    "tile long reps " + name);
+      expect_values(repeat(in, 2, 1, d),
+                    Ref::build({2, 6},
+                               [&](const auto& i) {
+                                 return r.at({i[0], i[1] / 2});
+                               }),
                     "repeat axis 1 " + name);
-      expect_values(repeat(in, 3, 0, d), Ref::build({6, 3}, [&](const auto& i) { return r.at({i[0] / 3, i[1]}); }),
+      expect_values(repeat(in, 3, 0, d),
+                    Ref::build({6, 3},
+                               [&](const auto& i) {
+                                 return r.at({i[0] / 3, i[1]});
+                               }),
                     "repeat axis 0 " + name);
       expect_values(repeat(in, 2, d), Ref::build({12}, [&](const auto& i) { return r.v[i[0] / 2]; }),
                     "repeat flat " + name);
@@ -746,7 +802,8 @@ TEST(OpsShapePad, ConstantAndEdgeModesInEveryDtype) {
     array a = make_on(r, float32, d);
     EXPECT_EQ(pad(a, 1, array(0), "constant", d).shape(), (Shape{4, 5}));
     EXPECT_EQ(pad(a, std::pair<int, int>{0, 2}, array(0), "constant", d).shape(), (Shape{4, 5}));
-    EXPECT_EQ(pad(a, std::vector<int>{-1}, Shape{2}, Shape{0}, array(1.5), "constant", d).shape(), (Shape{2, 5}));
+    EXPECT_EQ(pad(a, std::vector<int>{-1}, Shape{2}, Shape{0}, array(1.5), "constant", d).shape(),
+              (Shape{2, 5}));
     EXPECT_EQ(values(pad(a, std::vector<int>{1}, Shape{1}, Shape{0}, array(1.5), "constant", d))[0], 1.5);
     EXPECT_EQ(pad(a, 0, array(0), "constant", d).id(), a.id());
     EXPECT_EQ(values(pad(zeros({0}), 2, array(4.0f), "constant", d)), (std::vector<double>{4, 4, 4, 4}));
@@ -767,7 +824,8 @@ TEST(OpsShapeRoll, EveryOverload) {
         });
       };
       auto flat_rolled = [&](int64_t s) {
-        return Ref::build({3, 4}, [&](const auto& i) { return r.v[(((i[0] * 4 + i[1] - s) % 12) + 12) % 12]; });
+        return Ref::build({3, 4},
+                          [&](const auto& i) { return r.v[(((i[0] * 4 + i[1] - s) % 12) + 12) % 12]; });
       };
       expect_values(roll(a, 5, d), flat_rolled(5), "flat " + name);
       expect_values(roll(a, -2, d), flat_rolled(-2), "flat negative " + name);
@@ -792,15 +850,20 @@ TEST(OpsShapeDiagonal, ViewsTheDiagonalAsTheLastAxis) {
   for (Device d : test_devices()) {
     for (auto& [name, a] : layouts(r, float32, d)) {
       for (int off : {-3, -1, 0, 2, 4, 6}) {
-        const int64_t len = std::max<int64_t>(0, std::min<int64_t>(3 - std::max(-off, 0), 4 - std::max(off, 0)));
-        expect_values(diagonal(a, off, 0, 1, d), Ref::build({5, static_cast<int32_t>(len)}, [&](const auto& i) {
-                        return r.at({i[1] + std::max(-off, 0), i[1] + std::max(off, 0), i[0]});
-                      }),
+        const int64_t len =
+            std::max<int64_t>(0, std::min<int64_t>(3 - std::max(-off, 0), 4 - std::max(off, 0)));
+        expect_values(diagonal(a, off, 0, 1, d),
+                      Ref::build({5, static_cast<int32_t>(len)},
+                                 [&](const auto& i) {
+                                   return r.at({i[1] + std::max(-off, 0), i[1] + std::max(off, 0), i[0]});
+                                 }),
                       "axes 0,1 " + name);
       }
-      expect_values(diagonal(a, 1, -1, 0, d), Ref::build({4, 2}, [&](const auto& i) {
-                      return r.at({i[1] + 1, i[0], i[1]});
-                    }),
+      expect_values(diagonal(a, 1, -1, 0, d),
+                    Ref::build({4, 2},
+                               [&](const auto& i) {
+                                 return r.at({i[1] + 1, i[0], i[1]});
+                               }),
                     "axes -1,0 " + name);
     }
     array a = make_on(Ref::iota({3, 3}), int32, d);
@@ -820,9 +883,13 @@ TEST(OpsShapeDiagonal, DiagBuildsOrReadsADiagonal) {
         const int n = 3 + std::abs(k);
         array m = diag(v, k, d);
         EXPECT_EQ(m.dtype(), dt);
-        expect_values(m, Ref::build({n, n}, [&](const auto& i) {
-                        return i[1] == i[0] + k ? in_dtype(static_cast<double>(std::min(i[0], i[1]) + 1), dt) : 0.0;
-                      }),
+        expect_values(m,
+                      Ref::build({n, n},
+                                 [&](const auto& i) {
+                                   return i[1] == i[0] + k
+                                              ? in_dtype(static_cast<double>(std::min(i[0], i[1]) + 1), dt)
+                                              : 0.0;
+                                 }),
                       tag(d, dt) + " k=" + std::to_string(k));
       }
     }
@@ -855,8 +922,9 @@ TEST(OpsShapeStrided, AsStridedViewsTheFlatArray) {
     for (auto& [name, a] : layouts(r, int32, d)) {
       // Overlapping windows of 3 over the flat array, from element 2.
       array w = as_strided(a, {4, 3}, {2, 1}, 2, d);
-      expect_values(w, Ref::build({4, 3}, [&](const auto& i) { return static_cast<double>(2 + i[0] * 2 + i[1]); }),
-                    "windows " + name);
+      expect_values(
+          w, Ref::build({4, 3}, [&](const auto& i) { return static_cast<double>(2 + i[0] * 2 + i[1]); }),
+          "windows " + name);
       array z = as_strided(a, {2, 2}, {0, -1}, 5, d);
       EXPECT_EQ(values(z), (std::vector<double>{5, 4, 5, 4})) << name;
     }

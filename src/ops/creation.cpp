@@ -64,11 +64,16 @@ array arange(double start, double stop, double step, StreamOrDevice s) {
 array arange(double start, double stop, Dtype dtype, StreamOrDevice s) {
   return arange(start, stop, 1.0, dtype, std::move(s));
 }
-array arange(double start, double stop, StreamOrDevice s) { return arange(start, stop, 1.0, float32, std::move(s)); }
-array arange(double stop, Dtype dtype, StreamOrDevice s) { return arange(0.0, stop, 1.0, dtype, std::move(s)); }
+array arange(double start, double stop, StreamOrDevice s) {
+  return arange(start, stop, 1.0, float32, std::move(s));
+}
+array arange(double stop, Dtype dtype, StreamOrDevice s) {
+  return arange(0.0, stop, 1.0, dtype, std::move(s));
+}
 array arange(double stop, StreamOrDevice s) { return arange(0.0, stop, 1.0, float32, std::move(s)); }
 array arange(int start, int stop, int step, StreamOrDevice s) {
-  return arange(static_cast<double>(start), static_cast<double>(stop), static_cast<double>(step), int32, std::move(s));
+  return arange(static_cast<double>(start), static_cast<double>(stop), static_cast<double>(step), int32,
+                std::move(s));
 }
 array arange(int start, int stop, StreamOrDevice s) { return arange(start, stop, 1, std::move(s)); }
 array arange(int stop, StreamOrDevice s) { return arange(0, stop, 1, std::move(s)); }
@@ -202,9 +207,8 @@ array bartlett(int M, StreamOrDevice s) {
 }
 
 array blackman(int M, StreamOrDevice s) {
-  return window(M, "blackman", std::move(s), [](double x) {
-    return 0.42 - 0.5 * std::cos(kTwoPi * x) + 0.08 * std::cos(2 * kTwoPi * x);
-  });
+  return window(M, "blackman", std::move(s),
+                [](double x) { return 0.42 - 0.5 * std::cos(kTwoPi * x) + 0.08 * std::cos(2 * kTwoPi * x); });
 }
 
 }  // namespace braid

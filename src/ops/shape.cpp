@@ -34,7 +34,8 @@ array reshape(const array& a, Shape shape, StreamOrDevice s) {
       if (infer) throw_invalid("reshape", "Can only infer one dimension.");
       infer = i;
     } else if (shape[i] < 0) {
-      throw_invalid("reshape", "Invalid dimension " + std::to_string(shape[i]) + " in shape " + shape_str(shape) + ".");
+      throw_invalid("reshape",
+                    "Invalid dimension " + std::to_string(shape[i]) + " in shape " + shape_str(shape) + ".");
     } else if (shape[i] == 0) {
       has_zero = true;
     } else if (!overflow) {
@@ -92,7 +93,8 @@ array transpose(const array& a, std::vector<int> axes, StreamOrDevice s) {
   Shape shape(nd);
   for (int i = 0; i < nd; ++i) shape[i] = a.shape()[axes[i]];
   Stream st = detail::op_stream(std::move(s), "transpose");
-  return array(std::move(shape), a.dtype(), detail::make_pooled<Transpose>(std::move(st), std::move(axes)), {a});
+  return array(std::move(shape), a.dtype(), detail::make_pooled<Transpose>(std::move(st), std::move(axes)),
+               {a});
 }
 
 array transpose(const array& a, StreamOrDevice s) {
@@ -156,7 +158,9 @@ array squeeze(const array& a, const std::vector<int>& axes, StreamOrDevice s) {
   return array(std::move(shape), a.dtype(), detail::make_pooled<Squeeze>(std::move(st), std::move(ax)), {a});
 }
 
-array squeeze(const array& a, int axis, StreamOrDevice s) { return squeeze(a, std::vector<int>{axis}, std::move(s)); }
+array squeeze(const array& a, int axis, StreamOrDevice s) {
+  return squeeze(a, std::vector<int>{axis}, std::move(s));
+}
 
 array squeeze(const array& a, StreamOrDevice s) {
   std::vector<int> axes;
@@ -183,7 +187,8 @@ array expand_dims(const array& a, const std::vector<int>& axes, StreamOrDevice s
       shape[i] = a.shape()[src++];
     }
   }
-  return array(std::move(shape), a.dtype(), detail::make_pooled<ExpandDims>(std::move(st), std::move(ax)), {a});
+  return array(std::move(shape), a.dtype(), detail::make_pooled<ExpandDims>(std::move(st), std::move(ax)),
+               {a});
 }
 
 array expand_dims(const array& a, int axis, StreamOrDevice s) {
@@ -239,8 +244,8 @@ array unflatten(const array& a, int axis, Shape shape, StreamOrDevice s) {
     }
     shape[infer] = static_cast<int32_t>(n / known);
   } else if (known != n) {
-    throw_invalid("unflatten", "Cannot unflatten axis " + std::to_string(axis) + " of size " + std::to_string(n) +
-                                   " into shape " + detail::shape_str(shape) + ".");
+    throw_invalid("unflatten", "Cannot unflatten axis " + std::to_string(axis) + " of size " +
+                                   std::to_string(n) + " into shape " + detail::shape_str(shape) + ".");
   }
   Stream st = detail::op_stream(std::move(s), "unflatten");
   if (shape.size() == 1) return a;
@@ -320,7 +325,8 @@ array repeat(const array& arr, int repeats, int axis, StreamOrDevice s) {
   const int nd = checked_ndim(arr, "repeat");
   const int ax = detail::normalize_axis(axis, nd, "repeat");
   if (repeats < 0) throw_invalid("repeat", "Number of repeats cannot be negative.");
-  if (int64_t{repeats} * arr.shape()[ax] > INT32_MAX) throw_invalid("repeat", "The repeated axis is too large.");
+  if (int64_t{repeats} * arr.shape()[ax] > INT32_MAX)
+    throw_invalid("repeat", "The repeated axis is too large.");
   Stream st = detail::op_stream(std::move(s), "repeat");
   if (repeats == 0) return zeros({0}, arr.dtype(), st);
   if (repeats == 1) return arr;
@@ -355,8 +361,8 @@ array as_strided(array a, Shape shape, Strides strides, size_t offset, StreamOrD
     }
     const auto off = static_cast<int64_t>(offset);
     if (overflow || lo + off < 0 || hi > static_cast<int64_t>(a.size()) - 1 - off) {
-      throw_invalid("as_strided", "The view reaches elements outside the array of size " + std::to_string(a.size()) +
-                                      ".");
+      throw_invalid("as_strided",
+                    "The view reaches elements outside the array of size " + std::to_string(a.size()) + ".");
     }
   }
   Stream st = detail::op_stream(std::move(s), "as_strided");
@@ -388,8 +394,9 @@ array view(const array& a, const Dtype& dtype, StreamOrDevice s) {
     }
   } else if (ib < ob) {
     if (shape.back() % static_cast<int32_t>(ob / ib) != 0) {
-      throw_invalid("view", "When viewing as a larger dtype, the size in bytes of the last axis must be a "
-                            "multiple of the requested type size.");
+      throw_invalid("view",
+                    "When viewing as a larger dtype, the size in bytes of the last axis must be a "
+                    "multiple of the requested type size.");
     }
     shape.back() /= static_cast<int32_t>(ob / ib);
   } else if (ib > ob) {
@@ -446,7 +453,8 @@ std::vector<array> atleast_3d(const std::vector<array>& a, StreamOrDevice s) {
   return out;
 }
 
-array number_of_elements(const array& a, std::vector<int> axes, bool inverted, Dtype dtype, StreamOrDevice s) {
+array number_of_elements(const array& a, std::vector<int> axes, bool inverted, Dtype dtype,
+                         StreamOrDevice s) {
   const int nd = checked_ndim(a, "number_of_elements");
   double n = 1;
   for (int ax : axes) n *= a.shape()[detail::normalize_axis(ax, nd, "number_of_elements")];
@@ -476,28 +484,30 @@ namespace braid {
 array diagonal(const array& a, int offset, int axis1, int axis2, StreamOrDevice s) {
   const int nd = checked_ndim(a, "diagonal");
   if (nd < 2) {
-    throw_invalid("diagonal", "Array must have at least two dimensions, but got " + std::to_string(nd) +
-                                  " dimensions.");
+    throw_invalid("diagonal",
+                  "Array must have at least two dimensions, but got " + std::to_string(nd) + " dimensions.");
   }
   const int a1 = detail::normalize_axis(axis1, nd, "diagonal");
   const int a2 = detail::normalize_axis(axis2, nd, "diagonal");
   if (a1 == a2) throw_invalid("diagonal", "axis1 and axis2 cannot be the same axis.");
   const int64_t off = offset;
-  const int64_t len = std::max<int64_t>(
-      0, std::min<int64_t>(a.shape()[a1] - std::max<int64_t>(-off, 0), a.shape()[a2] - std::max<int64_t>(off, 0)));
+  const int64_t len = std::max<int64_t>(0, std::min<int64_t>(a.shape()[a1] - std::max<int64_t>(-off, 0),
+                                                             a.shape()[a2] - std::max<int64_t>(off, 0)));
   Shape shape;
   for (int i = 0; i < nd; ++i) {
     if (i != a1 && i != a2) shape.push_back(a.shape()[i]);
   }
   shape.push_back(static_cast<int32_t>(len));
   Stream st = detail::op_stream(std::move(s), "diagonal");
-  return array(std::move(shape), a.dtype(), detail::make_pooled<Diagonal>(std::move(st), offset, a1, a2), {a});
+  return array(std::move(shape), a.dtype(), detail::make_pooled<Diagonal>(std::move(st), offset, a1, a2),
+               {a});
 }
 
 array diag(const array& a, int k, StreamOrDevice s) {
   if (a.ndim() == 2) return diagonal(a, k, 0, 1, std::move(s));
   if (a.ndim() != 1) {
-    throw_invalid("diag", "array must be 1-D or 2-D, got array with " + std::to_string(a.ndim()) + " dimensions.");
+    throw_invalid("diag",
+                  "array must be 1-D or 2-D, got array with " + std::to_string(a.ndim()) + " dimensions.");
   }
   const int64_t n64 = int64_t{a.shape()[0]} + std::abs(int64_t{k});
   if (n64 > std::numeric_limits<int32_t>::max()) throw_invalid("diag", "The result is too large.");
@@ -514,7 +524,8 @@ array diag(const array& a, int k, StreamOrDevice s) {
 array trace(const array& a, int offset, int axis1, int axis2, Dtype dtype, StreamOrDevice s) {
   const int nd = checked_ndim(a, "trace");
   if (nd < 2) {
-    throw_invalid("trace", "Array must have at least two dimensions, but got " + std::to_string(nd) + " dimensions.");
+    throw_invalid("trace",
+                  "Array must have at least two dimensions, but got " + std::to_string(nd) + " dimensions.");
   }
   const int a1 = detail::normalize_axis(axis1, nd, "trace");
   const int a2 = detail::normalize_axis(axis2, nd, "trace");

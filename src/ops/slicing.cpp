@@ -29,8 +29,8 @@ struct NormalizedSlice {
 NormalizedSlice normalize_slice(const array& a, const Shape& start, const Shape& stop, const Shape& strides,
                                 const char* op) {
   if (start.size() != a.ndim() || stop.size() != a.ndim() || strides.size() != a.ndim()) {
-    throw_invalid(op, "Invalid number of indices or strides for array with dimension " + std::to_string(a.ndim()) +
-                          ".");
+    throw_invalid(op, "Invalid number of indices or strides for array with dimension " +
+                          std::to_string(a.ndim()) + ".");
   }
   NormalizedSlice r{start, strides, a.shape(), false};
   for (size_t i = 0; i < a.ndim(); ++i) {
@@ -103,9 +103,11 @@ array slice(const array& a, const array& start, std::vector<int> axes, Shape sli
 array slice_update(const array& src, const array& update, Shape start, Shape stop, Shape strides,
                    StreamOrDevice s) {
   NormalizedSlice n = normalize_slice(src, start, stop, strides, "slice_update");
-  if (update.ndim() > n.shape.size() || detail::broadcast_shapes(update.shape(), n.shape, "slice_update") != n.shape) {
+  if (update.ndim() > n.shape.size() ||
+      detail::broadcast_shapes(update.shape(), n.shape, "slice_update") != n.shape) {
     throw_invalid("slice_update", "Update of shape " + shape_str(update.shape()) +
-                                      " cannot be broadcast to the slice's shape " + shape_str(n.shape) + ".");
+                                      " cannot be broadcast to the slice's shape " + shape_str(n.shape) +
+                                      ".");
   }
   Stream st = detail::op_stream(std::move(s), "slice_update");
   array upd = broadcast_to(update, n.shape, st);
@@ -126,7 +128,8 @@ array slice_update(const array& src, const array& update, const array& start, st
   for (auto& ax : axes) ax = detail::normalize_axis(ax, nd, "slice_update");
   if (update.ndim() > src.ndim()) {
     throw_invalid("slice_update", "Update of shape " + shape_str(update.shape()) +
-                                      " has more dimensions than the array of shape " + shape_str(src.shape()) + ".");
+                                      " has more dimensions than the array of shape " +
+                                      shape_str(src.shape()) + ".");
   }
   // Missing leading axes of the update broadcast over src (or are 1 where they are sliced).
   Shape box = src.shape();
@@ -140,7 +143,8 @@ array slice_update(const array& src, const array& update, const array& start, st
       box[i] = (u == 1 && !named) ? src.shape()[i] : u;
       if (box[i] > src.shape()[i]) {
         throw_invalid("slice_update", "Update of shape " + shape_str(update.shape()) +
-                                          " does not fit in the array of shape " + shape_str(src.shape()) + ".");
+                                          " does not fit in the array of shape " + shape_str(src.shape()) +
+                                          ".");
       }
     }
   }
@@ -160,8 +164,8 @@ array slice_update_with(const array& src, const array& update, const Shape& star
                         const Shape& strides, StreamOrDevice s, Combine combine, const char* op) {
   NormalizedSlice n = normalize_slice(src, start, stop, strides, op);
   if (update.ndim() > n.shape.size() || detail::broadcast_shapes(update.shape(), n.shape, op) != n.shape) {
-    throw_invalid(op, "Update of shape " + shape_str(update.shape()) + " cannot be broadcast to the slice's shape " +
-                          shape_str(n.shape) + ".");
+    throw_invalid(op, "Update of shape " + shape_str(update.shape()) +
+                          " cannot be broadcast to the slice's shape " + shape_str(n.shape) + ".");
   }
   Stream st = detail::op_stream(std::move(s), op);
   array upd = astype(update, src.dtype(), st);
@@ -172,12 +176,13 @@ array slice_update_with(const array& src, const array& update, const Shape& star
 
 }  // namespace
 
-#define BRAID_SLICE_UPDATE_COMBINE(NAME, FN)                                                                     \
-  array NAME(const array& src, const array& update, Shape start, Shape stop, Shape strides, StreamOrDevice s) { \
-    return slice_update_with(src, update, start, stop, strides, std::move(s), FN, #NAME);                      \
-  }                                                                                                              \
-  array NAME(const array& src, const array& update, Shape start, Shape stop, StreamOrDevice s) {                \
-    return slice_update_with(src, update, start, stop, Shape(src.ndim(), 1), std::move(s), FN, #NAME);         \
+#define BRAID_SLICE_UPDATE_COMBINE(NAME, FN)                                                           \
+  array NAME(const array& src, const array& update, Shape start, Shape stop, Shape strides,            \
+             StreamOrDevice s) {                                                                       \
+    return slice_update_with(src, update, start, stop, strides, std::move(s), FN, #NAME);              \
+  }                                                                                                    \
+  array NAME(const array& src, const array& update, Shape start, Shape stop, StreamOrDevice s) {       \
+    return slice_update_with(src, update, start, stop, Shape(src.ndim(), 1), std::move(s), FN, #NAME); \
   }
 
 BRAID_SLICE_UPDATE_COMBINE(slice_update_add, add)
@@ -208,11 +213,13 @@ std::vector<array> split(const array& a, const Shape& indices, StreamOrDevice s)
 std::vector<array> split(const array& a, int num_splits, int axis, StreamOrDevice s) {
   if (a.ndim() == 0) throw_invalid("split", "Cannot split a 0-d array.");
   const int ax = detail::normalize_axis(axis, static_cast<int>(a.ndim()), "split");
-  if (num_splits <= 0) throw_invalid("split", "Number of splits must be positive (got " + std::to_string(num_splits) + ").");
+  if (num_splits <= 0)
+    throw_invalid("split", "Number of splits must be positive (got " + std::to_string(num_splits) + ").");
   const int32_t n = a.shape()[ax];
   if (n % num_splits != 0) {
-    throw_invalid("split", "Array split does not result in sub arrays with equal size: axis " + std::to_string(axis) +
-                               " of size " + std::to_string(n) + " into " + std::to_string(num_splits) + " pieces.");
+    throw_invalid("split", "Array split does not result in sub arrays with equal size: axis " +
+                               std::to_string(axis) + " of size " + std::to_string(n) + " into " +
+                               std::to_string(num_splits) + " pieces.");
   }
   Shape indices;
   for (int i = 1; i < num_splits; ++i) indices.push_back(static_cast<int32_t>(int64_t{n} / num_splits * i));
@@ -238,20 +245,23 @@ array concatenate(std::vector<array> arrays, int axis, StreamOrDevice s) {
     }
     for (size_t i = 0; i < nd; ++i) {
       if (static_cast<int>(i) != ax && x.shape()[i] != shape[i]) {
-        throw_invalid("concatenate", "All the input array dimensions must match exactly except for the "
-                                     "concatenation axis; got shapes " +
-                                         shape_str(shape) + " and " + shape_str(x.shape()) + ".");
+        throw_invalid("concatenate",
+                      "All the input array dimensions must match exactly except for the "
+                      "concatenation axis; got shapes " +
+                          shape_str(shape) + " and " + shape_str(x.shape()) + ".");
       }
     }
     total += x.shape()[ax];
     dtype = promote_types(dtype, x.dtype());
   }
-  if (total > std::numeric_limits<int32_t>::max()) throw_invalid("concatenate", "The result's axis is too large.");
+  if (total > std::numeric_limits<int32_t>::max())
+    throw_invalid("concatenate", "The result's axis is too large.");
   shape[ax] = static_cast<int32_t>(total);
   detail::checked_size(shape, dtype, "concatenate");
   Stream st = detail::op_stream(std::move(s), "concatenate");
   if (arrays.size() == 1) return arrays[0];
-  return array(std::move(shape), dtype, detail::make_pooled<Concatenate>(std::move(st), ax), std::move(arrays));
+  return array(std::move(shape), dtype, detail::make_pooled<Concatenate>(std::move(st), ax),
+               std::move(arrays));
 }
 
 array concatenate(std::vector<array> arrays, StreamOrDevice s) {
@@ -282,7 +292,8 @@ array stack(const std::vector<array>& arrays, StreamOrDevice s) { return stack(a
 namespace {
 
 // Edge padding: each padded axis gets copies of its first and last slices.
-array edge_pad(const array& a, const std::vector<int>& axes, const Shape& low, const Shape& high, const Stream& st) {
+array edge_pad(const array& a, const std::vector<int>& axes, const Shape& low, const Shape& high,
+               const Stream& st) {
   array out = a;
   for (size_t i = 0; i < axes.size(); ++i) {
     const int ax = axes[i];
@@ -341,7 +352,8 @@ array pad(const array& a, const std::vector<int>& axes, const Shape& low_pad_siz
   if (shape == a.shape()) return a;
   if (mode == "edge") return edge_pad(a, ax, low_pad_size, high_pad_size, st);
   array value = pad_value.ndim() == 0 ? pad_value : reshape(pad_value, {}, st);
-  return array(std::move(shape), a.dtype(), detail::make_pooled<Pad>(std::move(st), std::move(low)), {a, value});
+  return array(std::move(shape), a.dtype(), detail::make_pooled<Pad>(std::move(st), std::move(low)),
+               {a, value});
 }
 
 array pad(const array& a, const std::vector<std::pair<int, int>>& pad_width, const array& pad_value,
@@ -360,19 +372,21 @@ array pad(const array& a, const std::vector<std::pair<int, int>>& pad_width, con
   return pad(a, axes, low, high, pad_value, mode, std::move(s));
 }
 
-array pad(const array& a, const std::pair<int, int>& pad_width, const array& pad_value, const std::string& mode,
-          StreamOrDevice s) {
+array pad(const array& a, const std::pair<int, int>& pad_width, const array& pad_value,
+          const std::string& mode, StreamOrDevice s) {
   return pad(a, std::vector<std::pair<int, int>>(a.ndim(), pad_width), pad_value, mode, std::move(s));
 }
 
 array pad(const array& a, int pad_width, const array& pad_value, const std::string& mode, StreamOrDevice s) {
-  return pad(a, std::vector<std::pair<int, int>>(a.ndim(), {pad_width, pad_width}), pad_value, mode, std::move(s));
+  return pad(a, std::vector<std::pair<int, int>>(a.ndim(), {pad_width, pad_width}), pad_value, mode,
+             std::move(s));
 }
 
 array roll(const array& a, const Shape& shift, const std::vector<int>& axes, StreamOrDevice s) {
   if (shift.size() < axes.size()) {
-    throw_invalid("roll", "At least one shift value per axis is required (got " + std::to_string(shift.size()) +
-                              " shifts for " + std::to_string(axes.size()) + " axes).");
+    throw_invalid("roll", "At least one shift value per axis is required (got " +
+                              std::to_string(shift.size()) + " shifts for " + std::to_string(axes.size()) +
+                              " axes).");
   }
   const int nd = static_cast<int>(a.ndim());
   std::vector<int> ax(axes.size());

@@ -136,7 +136,8 @@ class SliceUpdate : public UnaryPrimitive {
 /// int64 positions of input 2 along `axes` (clamped so the box stays inside).
 class DynamicSliceUpdate : public UnaryPrimitive {
  public:
-  DynamicSliceUpdate(Stream s, std::vector<int> axes) : UnaryPrimitive(std::move(s)), axes_(std::move(axes)) {}
+  DynamicSliceUpdate(Stream s, std::vector<int> axes)
+      : UnaryPrimitive(std::move(s)), axes_(std::move(axes)) {}
   BRAID_PRIMITIVE_EVALS
   const char* name() const override { return "DynamicSliceUpdate"; }
   const std::vector<int>& axes() const { return axes_; }
@@ -210,7 +211,8 @@ class Copy : public UnaryPrimitive {
 /// The input if row-contiguous (or column-contiguous when allowed), else a row-major copy.
 class Contiguous : public UnaryPrimitive {
  public:
-  Contiguous(Stream s, bool allow_col_major) : UnaryPrimitive(std::move(s)), allow_col_major_(allow_col_major) {}
+  Contiguous(Stream s, bool allow_col_major)
+      : UnaryPrimitive(std::move(s)), allow_col_major_(allow_col_major) {}
   BRAID_PRIMITIVE_EVALS
   const char* name() const override { return "Contiguous"; }
   bool allow_col_major() const { return allow_col_major_; }
@@ -236,8 +238,10 @@ class Depends : public UnaryPrimitive {
 };
 
 /// Every primitive of this family, for code that handles each one (e.g. the no_gpu stubs).
-#define BRAID_SHAPE_PRIMITIVES(X) X(AsType) X(Full) X(Arange) X(Broadcast) X(Reshape) X(Transpose) \
-  X(Squeeze) X(ExpandDims) X(Slice) X(DynamicSlice) X(SliceUpdate) X(DynamicSliceUpdate) X(Concatenate) X(Pad) \
-  X(AsStrided) X(Diagonal) X(Copy) X(Contiguous) X(View) X(Depends)
+#define BRAID_SHAPE_PRIMITIVES(X)                                                                          \
+  X(AsType)                                                                                                \
+  X(Full) X(Arange) X(Broadcast) X(Reshape) X(Transpose) X(Squeeze) X(ExpandDims) X(Slice) X(DynamicSlice) \
+      X(SliceUpdate) X(DynamicSliceUpdate) X(Concatenate) X(Pad) X(AsStrided) X(Diagonal) X(Copy)          \
+          X(Contiguous) X(View) X(Depends)
 
 }  // namespace braid

@@ -27,7 +27,8 @@ void Arange::eval_cpu(const std::vector<array>& inputs, array& out) {
       using C = cpu::compute_t<T>;
       const C s = static_cast<C>(first), d = static_cast<C>(next) - s;
       detail::parallel_for(n, cpu::kElementwiseGrain, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(s + static_cast<C>(static_cast<double>(i)) * d);
+        for (int64_t i = b; i < e; ++i)
+          dst[i] = static_cast<T>(s + static_cast<C>(static_cast<double>(i)) * d);
       });
     }
   });

@@ -130,9 +130,7 @@ void AsType::eval_cpu(const std::vector<array>& inputs, array& out) {
   cpu::copy_to_contiguous(inputs[0], out);
 }
 
-void Full::eval_cpu(const std::vector<array>& inputs, array& out) {
-  cpu::copy_to_contiguous(inputs[0], out);
-}
+void Full::eval_cpu(const std::vector<array>& inputs, array& out) { cpu::copy_to_contiguous(inputs[0], out); }
 
 void Broadcast::eval_cpu(const std::vector<array>& inputs, array& out) {
   detail::broadcast_view(inputs[0], out);

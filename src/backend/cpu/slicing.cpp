@@ -13,7 +13,8 @@ namespace {
 
 // Start positions of a dynamic slice or update: input `starts` (int64, one per axis in
 // `axes`), negatives counted from the end, clamped so a box of `box` stays inside `shape`.
-Shape dynamic_starts(const array& starts, const std::vector<int>& axes, const Shape& shape, const Shape& box) {
+Shape dynamic_starts(const array& starts, const std::vector<int>& axes, const Shape& shape,
+                     const Shape& box) {
   Shape start(shape.size(), 0);
   const auto* p = static_cast<const int64_t*>(starts.desc()->data_ptr);
   const int64_t step = starts.ndim() == 0 ? 0 : starts.strides()[0];

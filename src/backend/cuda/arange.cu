@@ -42,13 +42,13 @@ void Arange::eval_gpu(const std::vector<array>& inputs, array& out) {
       } else {
         const auto first = static_cast<uint64_t>(static_cast<T>(start_));
         const auto next = static_cast<uint64_t>(static_cast<T>(second));
-        cuda::arange_int<T><<<grid, cuda::kBlock, 0, s>>>(static_cast<T*>(out.desc()->data_ptr), n, first,
-                                                           next - first);
+        cuda::arange_int<T>
+            <<<grid, cuda::kBlock, 0, s>>>(static_cast<T*>(out.desc()->data_ptr), n, first, next - first);
       }
     } else if constexpr (cuda::is_complex_v<T>) {
       const float first = static_cast<float>(start_), next = static_cast<float>(second);
-      cuda::arange_float<T, float><<<grid, cuda::kBlock, 0, s>>>(static_cast<T*>(out.desc()->data_ptr), n, first,
-                                                                 next - first);
+      cuda::arange_float<T, float>
+          <<<grid, cuda::kBlock, 0, s>>>(static_cast<T*>(out.desc()->data_ptr), n, first, next - first);
     } else {
       using C = cuda::compute_t<T>;
       // Rounded to T first (16-bit floats through float, as the CPU's conversion).
@@ -57,8 +57,8 @@ void Arange::eval_gpu(const std::vector<array>& inputs, array& out) {
         first = static_cast<float>(T(first));
         next = static_cast<float>(T(next));
       }
-      cuda::arange_float<T, C><<<grid, cuda::kBlock, 0, s>>>(static_cast<T*>(out.desc()->data_ptr), n, first,
-                                                             next - first);
+      cuda::arange_float<T, C>
+          <<<grid, cuda::kBlock, 0, s>>>(static_cast<T*>(out.desc()->data_ptr), n, first, next - first);
     }
     cuda::check_launch("Arange");
   });

@@ -44,7 +44,8 @@ template <typename T>
 __global__ void fill_flat(const T* __restrict__ src, const int64_t* src_off, T* __restrict__ dst, int64_t n) {
   constexpr int N = 16 / sizeof(T);
   const T value = src[src_off ? *src_off : 0];
-  const int64_t mis = static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst) % 16) / static_cast<int64_t>(sizeof(T));
+  const int64_t mis =
+      static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst) % 16) / static_cast<int64_t>(sizeof(T));
   const int64_t head = min64(n, mis == 0 ? 0 : N - mis);
   const int64_t step = thread_count();
   for (int64_t i = thread_index(); i < head; i += step) dst[i] = value;
@@ -92,7 +93,8 @@ void copy_same(const T* src, T* dst, const HostLayout<2>& l, const DynamicOffset
   const int64_t n = l.count();
   const bool fixed = dyn.src == nullptr && dyn.dst == nullptr;
   if (fixed && row_major(l, 0) && row_major(l, 1)) {
-    check(cudaMemcpyAsync(dst, src, static_cast<size_t>(n) * sizeof(T), cudaMemcpyDeviceToDevice, stream), "copy");
+    check(cudaMemcpyAsync(dst, src, static_cast<size_t>(n) * sizeof(T), cudaMemcpyDeviceToDevice, stream),
+          "copy");
     return;
   }
   if (all_zero(l, 0) && row_major(l, 1) && dyn.dst == nullptr) {
@@ -101,8 +103,8 @@ void copy_same(const T* src, T* dst, const HostLayout<2>& l, const DynamicOffset
     return;
   }
   // Rows of contiguous elements with positive pitches (a concatenated piece, a slice_update).
-  if (fixed && l.ndim() == 2 && l.strides[0][1] == 1 && l.strides[1][1] == 1 && l.strides[0][0] >= l.shape[1] &&
-      l.strides[1][0] >= l.shape[1]) {
+  if (fixed && l.ndim() == 2 && l.strides[0][1] == 1 && l.strides[1][1] == 1 &&
+      l.strides[0][0] >= l.shape[1] && l.strides[1][0] >= l.shape[1]) {
     const auto width = static_cast<size_t>(l.shape[1]) * sizeof(T);
     const auto spitch = static_cast<size_t>(l.strides[0][0]) * sizeof(T);
     const auto dpitch = static_cast<size_t>(l.strides[1][0]) * sizeof(T);
@@ -114,22 +116,23 @@ void copy_same(const T* src, T* dst, const HostLayout<2>& l, const DynamicOffset
       return;
     }
   }
-  for_each_launch(l, [&](const std::array<int64_t, 2>& base, const Strided<2>& inner, int64_t begin, int64_t count) {
-    (void)begin;
-    const unsigned grid = grid_for(count, kBlock);
-    if (count <= INT32_MAX) {
-      copy_general<T, uint32_t><<<grid, kBlock, 0, stream>>>(src + base[0], dyn.src, dst + base[1], dyn.dst, inner,
-                                                             count);
-    } else {
-      copy_general<T, uint64_t><<<grid, kBlock, 0, stream>>>(src + base[0], dyn.src, dst + base[1], dyn.dst, inner,
-                                                             count);
-    }
-    check_launch("copy");
-  });
+  for_each_launch(
+      l, [&](const std::array<int64_t, 2>& base, const Strided<2>& inner, int64_t begin, int64_t count) {
+        (void)begin;
+        const unsigned grid = grid_for(count, kBlock);
+        if (count <= INT32_MAX) {
+          copy_general<T, uint32_t>
+              <<<grid, kBlock, 0, stream>>>(src + base[0], dyn.src, dst + base[1], dyn.dst, inner, count);
+        } else {
+          copy_general<T, uint64_t>
+              <<<grid, kBlock, 0, stream>>>(src + base[0], dyn.src, dst + base[1], dyn.dst, inner, count);
+        }
+        check_launch("copy");
+      });
 }
 
-void copy_same_size(const void* src, void* dst, size_t size, const HostLayout<2>& l, const DynamicOffsets& dyn,
-                    cudaStream_t stream) {
+void copy_same_size(const void* src, void* dst, size_t size, const HostLayout<2>& l,
+                    const DynamicOffsets& dyn, cudaStream_t stream) {
   switch (size) {
     case 1: copy_same(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), l, dyn, stream); return;
     case 2: copy_same(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), l, dyn, stream); return;
@@ -207,7 +210,8 @@ void convert_strided(const void* src, Dtype sdt, void* dst, Dtype ddt, const Hos
 }  // namespace
 
 void copy_region(const void* src, Dtype src_dtype, const Strides& src_strides, void* dst, Dtype dst_dtype,
-                 const Strides& dst_strides, const Shape& shape, cudaStream_t stream, const DynamicOffsets& dyn) {
+                 const Strides& dst_strides, const Shape& shape, cudaStream_t stream,
+                 const DynamicOffsets& dyn) {
   for (int32_t d : shape) {
     if (d == 0) return;
   }
@@ -225,8 +229,8 @@ void copy_strided(const void* src, Dtype src_dtype, const Shape& shape, const St
   copy_region(src, src_dtype, strides, dst, dst_dtype, detail::row_major_strides(shape), shape, stream);
 }
 
-void copy_into(const array& in, array& out, const common::Region& region, const Shape& shape, cudaStream_t stream,
-               const DynamicOffsets& dyn) {
+void copy_into(const array& in, array& out, const common::Region& region, const Shape& shape,
+               cudaStream_t stream, const DynamicOffsets& dyn) {
   copy_region(in.desc()->data_ptr, in.dtype(), common::broadcast_strides(in, shape),
               static_cast<char*>(out.desc()->data_ptr) + region.offset * static_cast<int64_t>(out.itemsize()),
               out.dtype(), region.strides, shape, stream, dyn);

@@ -23,7 +23,8 @@ struct StartAxes {
 };
 
 // *offset = sum over axes of clamp(start (negatives from the end), 0, dim - box) * stride.
-__global__ void dynamic_offset(const int64_t* starts, int64_t starts_stride, StartAxes axes, int64_t* offset) {
+__global__ void dynamic_offset(const int64_t* starts, int64_t starts_stride, StartAxes axes,
+                               int64_t* offset) {
   int64_t off = 0;
   for (int i = 0; i < axes.n; ++i) {
     int64_t s = starts[i * starts_stride];
@@ -36,8 +37,8 @@ __global__ void dynamic_offset(const int64_t* starts, int64_t starts_stride, Sta
 }
 
 // Enqueues the element offset of a dynamic box into the stream's scratch; returns its address.
-const int64_t* box_offset(const array& starts, const std::vector<int>& axes, const Shape& shape, const Shape& box,
-                          const Strides& strides, const Stream& s) {
+const int64_t* box_offset(const array& starts, const std::vector<int>& axes, const Shape& shape,
+                          const Shape& box, const Strides& strides, const Stream& s) {
   if (axes.size() > kMaxStartAxes) throw std::invalid_argument("[slice] Too many start axes for the GPU.");
   StartAxes a;
   a.n = static_cast<int>(axes.size());
@@ -48,7 +49,7 @@ const int64_t* box_offset(const array& starts, const std::vector<int>& axes, con
   }
   auto* off = static_cast<int64_t*>(scratch(s, sizeof(int64_t)));
   dynamic_offset<<<1, 1, 0, stream_of(s)>>>(static_cast<const int64_t*>(starts.desc()->data_ptr),
-                                             starts.ndim() == 0 ? 0 : starts.strides()[0], a, off);
+                                            starts.ndim() == 0 ? 0 : starts.strides()[0], a, off);
   check_launch("slice");
   return off;
 }
@@ -61,8 +62,8 @@ void DynamicSlice::eval_gpu(const std::vector<array>& inputs, array& out) {
   cuda::alloc_output(out);
   if (out.size() == 0) return;
   const int64_t* off = cuda::box_offset(inputs[1], axes_, in.shape(), out.shape(), in.strides(), stream());
-  cuda::copy_region(in.desc()->data_ptr, in.dtype(), in.strides(), out.desc()->data_ptr, out.dtype(), out.strides(),
-                    out.shape(), cuda::stream_of(stream()), {off, nullptr});
+  cuda::copy_region(in.desc()->data_ptr, in.dtype(), in.strides(), out.desc()->data_ptr, out.dtype(),
+                    out.strides(), out.shape(), cuda::stream_of(stream()), {off, nullptr});
 }
 
 void DynamicSliceUpdate::eval_gpu(const std::vector<array>& inputs, array& out) {

@@ -24,8 +24,8 @@ void Reshape::eval_gpu(const std::vector<array>& inputs, array& out) {
   // The input's elements in row-major order are exactly the reshaped output's.
   cuda::alloc_output(out);
   if (out.size() == 0) return;
-  cuda::copy_strided(in.desc()->data_ptr, in.dtype(), in.shape(), in.strides(), out.desc()->data_ptr, out.dtype(),
-                     cuda::stream_of(stream()));
+  cuda::copy_strided(in.desc()->data_ptr, in.dtype(), in.shape(), in.strides(), out.desc()->data_ptr,
+                     out.dtype(), cuda::stream_of(stream()));
 }
 
 void Squeeze::eval_gpu(const std::vector<array>& inputs, array& out) {
@@ -75,8 +75,8 @@ void View::eval_gpu(const std::vector<array>& inputs, array& out) {
   // out's fresh buffer holds exactly in's bytes: gather them there in row-major order.
   cuda::alloc_output(out);
   if (out.size() == 0) return;
-  cuda::copy_strided(in.desc()->data_ptr, in.dtype(), in.shape(), in.strides(), out.desc()->data_ptr, in.dtype(),
-                     cuda::stream_of(stream()));
+  cuda::copy_strided(in.desc()->data_ptr, in.dtype(), in.shape(), in.strides(), out.desc()->data_ptr,
+                     in.dtype(), cuda::stream_of(stream()));
 }
 
 }  // namespace braid
