@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "braid/array.h"
@@ -39,6 +40,50 @@ array arange(int start, int stop, int step, StreamOrDevice s = {});
 array arange(int start, int stop, StreamOrDevice s = {});
 array arange(int stop, StreamOrDevice s = {});
 
+/// An array like `a` (shape and dtype) of zeros / ones.
+array zeros_like(const array& a, StreamOrDevice s = {});
+array ones_like(const array& a, StreamOrDevice s = {});
+/// `vals` broadcast with a's shape (the result has the broadcast shape), as `dtype`.
+array full_like(const array& a, array vals, Dtype dtype, StreamOrDevice s = {});
+/// As above with a's dtype.
+array full_like(const array& a, array vals, StreamOrDevice s = {});
+template <typename T>
+array full_like(const array& a, T val, Dtype dtype, StreamOrDevice s = {}) {
+  return full_like(a, array(val, dtype), dtype, s);
+}
+template <typename T>
+array full_like(const array& a, T val, StreamOrDevice s = {}) {
+  return full_like(a, array(val, a.dtype()), s);
+}
+/// `num` evenly spaced values from start to stop inclusive, computed in float32 (float64 for a
+/// float64 dtype) as start * (1 - t) + stop * t, then converted to `dtype`.
+array linspace(double start, double stop, int num = 50, Dtype dtype = float32, StreamOrDevice s = {});
+/// An n x m array with ones on diagonal k (k > 0 above the main one), zeros elsewhere.
+array eye(int n, int m, int k, Dtype dtype, StreamOrDevice s = {});
+array eye(int n, Dtype dtype, StreamOrDevice s = {});
+array eye(int n, int m, StreamOrDevice s = {});
+array eye(int n, int m, int k, StreamOrDevice s = {});
+array eye(int n, StreamOrDevice s = {});
+/// eye(n, n, 0, dtype).
+array identity(int n, Dtype dtype, StreamOrDevice s = {});
+array identity(int n, StreamOrDevice s = {});
+/// out[i, j] = (j <= i + k), as `type`.
+array tri(int n, int m, int k, Dtype type, StreamOrDevice s = {});
+array tri(int n, Dtype type, StreamOrDevice s = {});
+/// x with the entries above (tril) / below (triu) diagonal k of the last two axes zeroed.
+array tril(array x, int k = 0, StreamOrDevice s = {});
+array triu(array x, int k = 0, StreamOrDevice s = {});
+/// Coordinate grids of the flattened inputs; indexing "xy" (Cartesian, the first two axes
+/// swapped) or "ij" (matrix). With `sparse` the outputs keep unit axes instead of broadcasting.
+std::vector<array> meshgrid(const std::vector<array>& arrays, bool sparse = false,
+                            const std::string& indexing = "xy", StreamOrDevice s = {});
+/// float32 windows of M points (M < 1 gives shape {0}, M == 1 gives [1]): Hann, Hamming,
+/// Bartlett (triangular) and Blackman.
+array hanning(int M, StreamOrDevice s = {});
+array hamming(int M, StreamOrDevice s = {});
+array bartlett(int M, StreamOrDevice s = {});
+array blackman(int M, StreamOrDevice s = {});
+
 // (creation: more ops above this line)
 
 // ---- type and shape ----
@@ -51,9 +96,129 @@ array transpose(const array& a, StreamOrDevice s = {});
 /// Broadcasts with NumPy rules (a view with zero strides).
 array broadcast_to(const array& a, const Shape& shape, StreamOrDevice s = {});
 
+/// Views of `a` without the named size-1 axes / without every size-1 axis.
+array squeeze(const array& a, const std::vector<int>& axes, StreamOrDevice s = {});
+array squeeze(const array& a, int axis, StreamOrDevice s = {});
+array squeeze(const array& a, StreamOrDevice s = {});
+/// A view with size-1 axes inserted at `axes` (positions in the result).
+array expand_dims(const array& a, const std::vector<int>& axes, StreamOrDevice s = {});
+array expand_dims(const array& a, int axis, StreamOrDevice s = {});
+/// Merges axes [start_axis, end_axis] (clamped to the array's axes); a 0-d input gives {1}.
+array flatten(const array& a, int start_axis, int end_axis = -1, StreamOrDevice s = {});
+array flatten(const array& a, StreamOrDevice s = {});
+/// Splits `axis` into `shape` (one entry may be -1).
+array unflatten(const array& a, int axis, Shape shape, StreamOrDevice s = {});
+/// Exchanges two axes (a view).
+array swapaxes(const array& a, int axis1, int axis2, StreamOrDevice s = {});
+/// Moves axis `source` to position `destination` (a view).
+array moveaxis(const array& a, int source, int destination, StreamOrDevice s = {});
+/// Every input broadcast to their common shape (views).
+std::vector<array> broadcast_arrays(const std::vector<array>& inputs, StreamOrDevice s = {});
+/// np.tile: `arr` repeated `reps` times along each axis (reps or shape padded with leading 1s).
+array tile(const array& arr, std::vector<int> reps, StreamOrDevice s = {});
+/// Each element repeated `repeats` times along `axis` (of the flattened array without one).
+array repeat(const array& arr, int repeats, int axis, StreamOrDevice s = {});
+array repeat(const array& arr, int repeats, StreamOrDevice s = {});
+/// Pads `axes` with low_pad_size / high_pad_size elements: `pad_value` (mode "constant") or
+/// copies of the edge (mode "edge").
+array pad(const array& a, const std::vector<int>& axes, const Shape& low_pad_size, const Shape& high_pad_size,
+          const array& pad_value = array(0), const std::string& mode = "constant", StreamOrDevice s = {});
+/// One (low, high) pair per axis.
+array pad(const array& a, const std::vector<std::pair<int, int>>& pad_width, const array& pad_value = array(0),
+          const std::string& mode = "constant", StreamOrDevice s = {});
+/// The same (low, high) pair on every axis.
+array pad(const array& a, const std::pair<int, int>& pad_width, const array& pad_value = array(0),
+          const std::string& mode = "constant", StreamOrDevice s = {});
+/// The same width on both sides of every axis.
+array pad(const array& a, int pad_width, const array& pad_value = array(0), const std::string& mode = "constant",
+          StreamOrDevice s = {});
+/// Rolls elements: of the flattened array (then reshaped back) without axes; the shifts of a
+/// Shape are summed when there is one axis or none.
+array roll(const array& a, int shift, StreamOrDevice s = {});
+array roll(const array& a, const Shape& shift, StreamOrDevice s = {});
+array roll(const array& a, int shift, int axis, StreamOrDevice s = {});
+array roll(const array& a, int shift, const std::vector<int>& axes, StreamOrDevice s = {});
+array roll(const array& a, const Shape& shift, int axis, StreamOrDevice s = {});
+array roll(const array& a, const Shape& shift, const std::vector<int>& axes, StreamOrDevice s = {});
+/// Diagonal `offset` of axes (axis1, axis2), as the last axis of the result (a view).
+array diagonal(const array& a, int offset = 0, int axis1 = 0, int axis2 = 1, StreamOrDevice s = {});
+/// 1-d input: the square matrix with `a` on diagonal k; 2-d input: diagonal(a, k).
+array diag(const array& a, int k = 0, StreamOrDevice s = {});
+/// Sum of diagonal `offset` of (axis1, axis2), after converting to `dtype`.
+array trace(const array& a, int offset, int axis1, int axis2, Dtype dtype, StreamOrDevice s = {});
+array trace(const array& a, int offset, int axis1, int axis2, StreamOrDevice s = {});
+array trace(const array& a, StreamOrDevice s = {});
+/// A view of the flattened (row-contiguous) `a`: `shape` with element `strides` from element
+/// `offset`. Every element it reaches must lie inside `a`.
+array as_strided(array a, Shape shape, Strides strides, size_t offset, StreamOrDevice s = {});
+/// A new node with a's values.
+array copy(array a, StreamOrDevice s = {});
+/// A row-contiguous array with a's values (a itself when it already is; also column-major
+/// ones when allowed).
+array contiguous(const array& a, bool allow_col_major = false, StreamOrDevice s = {});
+/// a's bytes read as `dtype`; the last axis scales by the ratio of the item sizes.
+array view(const array& a, const Dtype& dtype, StreamOrDevice s = {});
+/// At least 1, 2 or 3 dimensions: (N) -> (1, N) -> (1, N, 1); (M, N) -> (M, N, 1).
+array atleast_1d(const array& a, StreamOrDevice s = {});
+std::vector<array> atleast_1d(const std::vector<array>& a, StreamOrDevice s = {});
+array atleast_2d(const array& a, StreamOrDevice s = {});
+std::vector<array> atleast_2d(const std::vector<array>& a, StreamOrDevice s = {});
+array atleast_3d(const array& a, StreamOrDevice s = {});
+std::vector<array> atleast_3d(const std::vector<array>& a, StreamOrDevice s = {});
+/// A 0-d array: the product of a's dimensions over `axes` (its reciprocal when inverted).
+array number_of_elements(const array& a, std::vector<int> axes, bool inverted, Dtype dtype = int32,
+                         StreamOrDevice s = {});
+/// The inputs, each computed only after every one of `dependencies`.
+std::vector<array> depends(const std::vector<array>& inputs, const std::vector<array>& dependencies);
+
 // (type, shape and data movement: more ops above this line)
 
 // ---- slicing and concatenation ----
+/// NumPy slicing: one start, stop and stride per axis; negative start/stop count from the end
+/// and are clamped; a negative stride walks backwards. A view.
+array slice(const array& a, Shape start, Shape stop, Shape strides, StreamOrDevice s = {});
+inline array slice(const array& a, std::initializer_list<int> start, Shape stop, Shape strides,
+                   StreamOrDevice s = {}) {
+  return slice(a, Shape(start), std::move(stop), std::move(strides), std::move(s));
+}
+array slice(const array& a, Shape start, Shape stop, StreamOrDevice s = {});
+/// A slice of shape `slice_size` starting at the integer positions in `start` (0-d or 1-d, one
+/// per axis of `axes`; clamped so the slice fits).
+array slice(const array& a, const array& start, std::vector<int> axes, Shape slice_size, StreamOrDevice s = {});
+/// A copy of src with the slice replaced by `update` (converted to src's dtype, broadcast).
+array slice_update(const array& src, const array& update, Shape start, Shape stop, Shape strides,
+                   StreamOrDevice s = {});
+array slice_update(const array& src, const array& update, Shape start, Shape stop, StreamOrDevice s = {});
+/// As above at the integer positions in `start` along `axes`.
+array slice_update(const array& src, const array& update, const array& start, std::vector<int> axes,
+                   StreamOrDevice s = {});
+/// Like slice_update, combining the slice with update (+, *, max, min) instead of replacing it.
+array slice_update_add(const array& src, const array& update, Shape start, Shape stop, Shape strides,
+                       StreamOrDevice s = {});
+array slice_update_add(const array& src, const array& update, Shape start, Shape stop, StreamOrDevice s = {});
+array slice_update_prod(const array& src, const array& update, Shape start, Shape stop, Shape strides,
+                        StreamOrDevice s = {});
+array slice_update_prod(const array& src, const array& update, Shape start, Shape stop, StreamOrDevice s = {});
+array slice_update_max(const array& src, const array& update, Shape start, Shape stop, Shape strides,
+                       StreamOrDevice s = {});
+array slice_update_max(const array& src, const array& update, Shape start, Shape stop, StreamOrDevice s = {});
+array slice_update_min(const array& src, const array& update, Shape start, Shape stop, Shape strides,
+                       StreamOrDevice s = {});
+array slice_update_min(const array& src, const array& update, Shape start, Shape stop, StreamOrDevice s = {});
+/// num_splits equal pieces along `axis` (views).
+std::vector<array> split(const array& a, int num_splits, int axis, StreamOrDevice s = {});
+std::vector<array> split(const array& a, int num_splits, StreamOrDevice s = {});
+/// Pieces that start at each of `indices` along `axis` (views).
+std::vector<array> split(const array& a, const Shape& indices, int axis, StreamOrDevice s = {});
+std::vector<array> split(const array& a, const Shape& indices, StreamOrDevice s = {});
+/// The inputs, converted to their promoted dtype, one after another along `axis`.
+array concatenate(std::vector<array> arrays, int axis, StreamOrDevice s = {});
+/// The flattened inputs one after another.
+array concatenate(std::vector<array> arrays, StreamOrDevice s = {});
+/// Equal-shaped inputs along a new axis.
+array stack(const std::vector<array>& arrays, int axis, StreamOrDevice s = {});
+array stack(const std::vector<array>& arrays, StreamOrDevice s = {});
+
 // (slicing: ops above this line)
 
 // ---- elementwise (NumPy broadcasting and type promotion) ----

@@ -33,6 +33,19 @@ void broadcast_view(const array& in, array& out);
 void transpose_view(const array& in, array& out, const std::vector<int>& axes);
 /// A reshape view when `in` is row-contiguous; false (nothing done) otherwise.
 bool reshape_view(const array& in, array& out);
+/// Elements between the lowest and highest address a layout reaches, inclusive (0 when
+/// empty): a view's data_size. A span of 1 means every element is the first one.
+size_t layout_span(const Shape& shape, const Strides& strides);
+/// `out` views `in`'s buffer with `strides`, starting `offset` elements from in's first.
+void strided_view(const array& in, array& out, const Strides& strides, int64_t offset);
+/// `out` views `in`'s elements in row-major order with element `strides` from `offset`; false
+/// (nothing done) unless `in` is row-contiguous or 1-d.
+bool as_strided_view(const array& in, array& out, const Strides& strides, int64_t offset);
+/// Drops the (sorted, size-1) `axes`; inserts the (sorted, output-indexed) unit `axes`.
+void squeeze_view(const array& in, array& out, const std::vector<int>& axes);
+void expand_dims_view(const array& in, array& out, const std::vector<int>& axes);
+/// Diagonal `offset` of axes (axis1, axis2) as out's last axis.
+void diagonal_view(const array& in, array& out, int offset, int axis1, int axis2);
 
 /// Test hook: called on the worker before each node is computed (not for leaves).
 using EvalHook = void (*)(const array& node);

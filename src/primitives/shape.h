@@ -64,7 +64,184 @@ class Transpose : public UnaryPrimitive {
   std::vector<int> axes_;
 };
 
+/// Drops size-1 axes (a view).
+class Squeeze : public UnaryPrimitive {
+ public:
+  Squeeze(Stream s, std::vector<int> axes) : UnaryPrimitive(std::move(s)), axes_(std::move(axes)) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "Squeeze"; }
+  const std::vector<int>& axes() const { return axes_; }
+
+ private:
+  std::vector<int> axes_;  // sorted
+};
+
+/// Inserts size-1 axes (a view).
+class ExpandDims : public UnaryPrimitive {
+ public:
+  ExpandDims(Stream s, std::vector<int> axes) : UnaryPrimitive(std::move(s)), axes_(std::move(axes)) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "ExpandDims"; }
+  const std::vector<int>& axes() const { return axes_; }
+
+ private:
+  std::vector<int> axes_;  // sorted, output axes
+};
+
+/// Elements start + i * strides of each axis (a view); start is in range, strides non-zero.
+class Slice : public UnaryPrimitive {
+ public:
+  Slice(Stream s, Shape start, Shape strides)
+      : UnaryPrimitive(std::move(s)), start_(std::move(start)), strides_(std::move(strides)) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "Slice"; }
+  const Shape& start() const { return start_; }
+  const Shape& strides() const { return strides_; }
+
+ private:
+  Shape start_;
+  Shape strides_;
+};
+
+/// A slice of out.shape() starting at the int64 positions of input 1 along `axes` (clamped
+/// so the slice stays inside the input).
+class DynamicSlice : public UnaryPrimitive {
+ public:
+  DynamicSlice(Stream s, std::vector<int> axes) : UnaryPrimitive(std::move(s)), axes_(std::move(axes)) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "DynamicSlice"; }
+  const std::vector<int>& axes() const { return axes_; }
+
+ private:
+  std::vector<int> axes_;
+};
+
+/// A copy of input 0 with the slice (start, strides) of update's shape replaced by input 1
+/// (converted to the output's dtype).
+class SliceUpdate : public UnaryPrimitive {
+ public:
+  SliceUpdate(Stream s, Shape start, Shape strides)
+      : UnaryPrimitive(std::move(s)), start_(std::move(start)), strides_(std::move(strides)) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "SliceUpdate"; }
+  const Shape& start() const { return start_; }
+  const Shape& strides() const { return strides_; }
+
+ private:
+  Shape start_;
+  Shape strides_;
+};
+
+/// A copy of input 0 with the box of update's shape (input 1, same dtype) written at the
+/// int64 positions of input 2 along `axes` (clamped so the box stays inside).
+class DynamicSliceUpdate : public UnaryPrimitive {
+ public:
+  DynamicSliceUpdate(Stream s, std::vector<int> axes)
+      : UnaryPrimitive(std::move(s)), axes_(std::move(axes)) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "DynamicSliceUpdate"; }
+  const std::vector<int>& axes() const { return axes_; }
+
+ private:
+  std::vector<int> axes_;
+};
+
+/// The inputs, converted to the output's dtype, one after another along `axis`.
+class Concatenate : public UnaryPrimitive {
+ public:
+  Concatenate(Stream s, int axis) : UnaryPrimitive(std::move(s)), axis_(axis) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "Concatenate"; }
+  int axis() const { return axis_; }
+
+ private:
+  int axis_;
+};
+
+/// Input 0 placed at offset `low` (one entry per axis) in an output filled with input 1.
+class Pad : public UnaryPrimitive {
+ public:
+  Pad(Stream s, Shape low) : UnaryPrimitive(std::move(s)), low_(std::move(low)) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "Pad"; }
+  const Shape& low() const { return low_; }
+
+ private:
+  Shape low_;
+};
+
+/// out.shape() with `strides` over the row-contiguous input from element `offset` (a view).
+class AsStrided : public UnaryPrimitive {
+ public:
+  AsStrided(Stream s, Strides strides, int64_t offset)
+      : UnaryPrimitive(std::move(s)), strides_(std::move(strides)), offset_(offset) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "AsStrided"; }
+  const Strides& strides() const { return strides_; }
+  int64_t offset() const { return offset_; }
+
+ private:
+  Strides strides_;
+  int64_t offset_;
+};
+
+/// Diagonal `offset` of axes (axis1, axis2) as the last axis (a view).
+class Diagonal : public UnaryPrimitive {
+ public:
+  Diagonal(Stream s, int offset, int axis1, int axis2)
+      : UnaryPrimitive(std::move(s)), offset_(offset), axis1_(axis1), axis2_(axis2) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "Diagonal"; }
+  int offset() const { return offset_; }
+  int axis1() const { return axis1_; }
+  int axis2() const { return axis2_; }
+
+ private:
+  int offset_, axis1_, axis2_;
+};
+
+/// A new node with the input's values (shares its buffer).
+class Copy : public UnaryPrimitive {
+ public:
+  explicit Copy(Stream s) : UnaryPrimitive(std::move(s)) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "Copy"; }
+};
+
+/// The input if row-contiguous (or column-contiguous when allowed), else a row-major copy.
+class Contiguous : public UnaryPrimitive {
+ public:
+  Contiguous(Stream s, bool allow_col_major)
+      : UnaryPrimitive(std::move(s)), allow_col_major_(allow_col_major) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "Contiguous"; }
+  bool allow_col_major() const { return allow_col_major_; }
+
+ private:
+  bool allow_col_major_;
+};
+
+/// The input's bytes read as the output's dtype (a view of a row-contiguous, aligned input).
+class View : public UnaryPrimitive {
+ public:
+  explicit View(Stream s) : UnaryPrimitive(std::move(s)) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "View"; }
+};
+
+/// Input 0, computed only after the other inputs (shares input 0's buffer).
+class Depends : public UnaryPrimitive {
+ public:
+  explicit Depends(Stream s) : UnaryPrimitive(std::move(s)) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "Depends"; }
+};
+
 /// Every primitive of this family, for code that handles each one (e.g. the no_gpu stubs).
-#define BRAID_SHAPE_PRIMITIVES(X) X(AsType) X(Full) X(Arange) X(Broadcast) X(Reshape) X(Transpose)
+#define BRAID_SHAPE_PRIMITIVES(X)                                                                          \
+  X(AsType)                                                                                                \
+  X(Full) X(Arange) X(Broadcast) X(Reshape) X(Transpose) X(Squeeze) X(ExpandDims) X(Slice) X(DynamicSlice) \
+      X(SliceUpdate) X(DynamicSliceUpdate) X(Concatenate) X(Pad) X(AsStrided) X(Diagonal) X(Copy)          \
+          X(Contiguous) X(View) X(Depends)
 
 }  // namespace braid

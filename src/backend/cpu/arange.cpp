@@ -1,6 +1,10 @@
+// Arange as MLX computes it: start and start + step are first converted to the output type,
+// and their difference in that type is the step (so an integer arange of a fractional step
+// moves by whole numbers, as NumPy's).
 #include "backend/cpu/dispatch.h"
 #include "graph/node.h"
 #include "primitives/primitives.h"
+#include "runtime/pool.h"
 
 namespace braid {
 
@@ -9,8 +13,23 @@ void Arange::eval_cpu(const std::vector<array>& inputs, array& out) {
   cpu::dispatch_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* dst = static_cast<T*>(out.desc()->data_ptr);
-    for (size_t i = 0; i < out.size(); ++i) {
-      dst[i] = static_cast<T>(static_cast<cpu::compute_t<T>>(start_ + step_ * static_cast<double>(i)));
+    const T first = cpu::convert<T>(start_);
+    const auto n = static_cast<int64_t>(out.size());
+    // One element needs no step (which may be infinite).
+    const T next = n > 1 ? cpu::convert<T>(start_ + step_) : first;
+    if constexpr (std::is_integral_v<T>) {
+      // Wrapping unsigned arithmetic: the product of a signed step is exact mod 2^64.
+      const uint64_t s = static_cast<uint64_t>(first), d = static_cast<uint64_t>(next) - s;
+      detail::parallel_for(n, cpu::kElementwiseGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(s + static_cast<uint64_t>(i) * d);
+      });
+    } else {
+      using C = cpu::compute_t<T>;
+      const C s = static_cast<C>(first), d = static_cast<C>(next) - s;
+      detail::parallel_for(n, cpu::kElementwiseGrain, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i)
+          dst[i] = static_cast<T>(s + static_cast<C>(static_cast<double>(i)) * d);
+      });
     }
   });
 }

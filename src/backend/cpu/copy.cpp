@@ -1,4 +1,7 @@
-// Copies, conversions and views: AsType, Full, Broadcast, Reshape, Transpose.
+// The CPU's one strided copy: any layout to any layout, converting the dtype on the way, split
+// across the pool. Same-dtype copies move raw bytes by element size (four instantiations) and
+// memcpy their contiguous runs; conversions instantiate each dtype pair once. AsType, Full,
+// Reshape's gather, Concatenate, SliceUpdate and Pad all go through copy_region.
 #include <cstring>
 
 #include "backend/cpu/convert.h"
@@ -30,37 +33,95 @@ void convert_contiguous(const void* src, Dtype src_dtype, void* dst, Dtype dst_d
 }  // namespace detail
 
 namespace cpu {
+namespace {
+
+// Bytes per parallel task of a copy: large enough that the split costs nothing.
+constexpr int64_t kCopyGrainBytes = int64_t{1} << 18;
+
+// Shorter contiguous runs are copied element by element (a memcpy call costs more).
+constexpr int64_t kMemcpyMinRun = 16;
+
+template <typename T>
+void copy_same(const T* src, T* dst, const StridedLayout<2>& layout) {
+  const int64_t n = layout.count();
+  const int64_t is = layout.inner_stride(0), os = layout.inner_stride(1);
+  const int64_t grain = std::max<int64_t>(1, kCopyGrainBytes / static_cast<int64_t>(sizeof(T)));
+  detail::parallel_for(n, grain, [&](int64_t b, int64_t e) {
+    layout.for_each_run(b, e, [&](const std::array<int64_t, 2>& off, int64_t len) {
+      const T* s = src + off[0];
+      T* d = dst + off[1];
+      if (is == 1 && os == 1) {
+        if (len >= kMemcpyMinRun) {
+          std::memcpy(d, s, static_cast<size_t>(len) * sizeof(T));
+        } else {
+          for (int64_t i = 0; i < len; ++i) d[i] = s[i];
+        }
+      } else if (is == 0 && os == 1) {
+        const T v = *s;
+        for (int64_t i = 0; i < len; ++i) d[i] = v;
+      } else {
+        for (int64_t i = 0; i < len; ++i) d[i * os] = s[i * is];
+      }
+    });
+  });
+}
+
+template <typename S, typename D>
+void copy_convert(const S* src, D* dst, const StridedLayout<2>& layout) {
+  const int64_t n = layout.count();
+  const int64_t is = layout.inner_stride(0), os = layout.inner_stride(1);
+  detail::parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    layout.for_each_run(b, e, [&](const std::array<int64_t, 2>& off, int64_t len) {
+      const S* s = src + off[0];
+      D* d = dst + off[1];
+      if (is == 1 && os == 1) {
+        for (int64_t i = 0; i < len; ++i) d[i] = convert<D>(s[i]);
+      } else if (is == 0) {
+        const D v = convert<D>(*s);
+        for (int64_t i = 0; i < len; ++i) d[i * os] = v;
+      } else {
+        for (int64_t i = 0; i < len; ++i) d[i * os] = convert<D>(s[i * is]);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void copy_region(const void* src, Dtype src_dtype, const Strides& src_strides, void* dst, Dtype dst_dtype,
+                 const Strides& dst_strides, const Shape& shape) {
+  for (int32_t d : shape) {
+    if (d == 0) return;
+  }
+  const StridedLayout<2> layout(shape, {src_strides, dst_strides});
+  if (src_dtype == dst_dtype) {
+    switch (src_dtype.size()) {
+      case 1: copy_same(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), layout); return;
+      case 2: copy_same(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), layout); return;
+      case 4: copy_same(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), layout); return;
+      case 8: copy_same(static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), layout); return;
+      default: break;  // no dtype has another size
+    }
+  }
+  dispatch_dtype(src_dtype, [&](auto st) {
+    using S = typename decltype(st)::type;
+    dispatch_dtype(dst_dtype, [&](auto dt) {
+      using D = typename decltype(dt)::type;
+      copy_convert(static_cast<const S*>(src), static_cast<D*>(dst), layout);
+    });
+  });
+}
+
+void copy_into(const array& in, array& out, const common::Region& region, const Shape& shape) {
+  copy_region(in.desc()->data_ptr, in.dtype(), broadcast_strides(in, shape),
+              static_cast<char*>(out.desc()->data_ptr) + region.offset * static_cast<int64_t>(out.itemsize()),
+              out.dtype(), region.strides, shape);
+}
 
 void copy_to_contiguous(const array& in, array& out) {
   detail::alloc_contiguous(out);
   if (out.size() == 0) return;
-  if (in.flags().row_contiguous && in.size() == out.size()) {
-    int64_t n = static_cast<int64_t>(out.size());
-    const char* src = static_cast<const char*>(in.desc()->data_ptr);
-    char* dst = static_cast<char*>(out.desc()->data_ptr);
-    detail::parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
-      detail::convert_contiguous(src + b * in.itemsize(), in.dtype(), dst + b * out.itemsize(), out.dtype(),
-                                 static_cast<size_t>(e - b));
-    });
-    return;
-  }
-  StridedLayout<2> layout(out.shape(), {broadcast_strides(in, out.shape()), out.strides()});
-  dispatch_dtype(in.dtype(), [&](auto st) {
-    using S = typename decltype(st)::type;
-    dispatch_dtype(out.dtype(), [&](auto dt) {
-      using D = typename decltype(dt)::type;
-      const S* src = static_cast<const S*>(in.desc()->data_ptr);
-      D* dst = static_cast<D*>(out.desc()->data_ptr);
-      const int64_t is = layout.inner_stride(0);
-      detail::parallel_for(static_cast<int64_t>(out.size()), kElementwiseGrain, [&](int64_t b, int64_t e) {
-        layout.for_each_run(b, e, [&](const std::array<int64_t, 2>& off, int64_t n) {
-          const S* s = src + off[0];
-          D* d = dst + off[1];
-          for (int64_t i = 0; i < n; ++i) d[i] = convert<D>(s[i * is]);
-        });
-      });
-    });
-  });
+  copy_into(in, out, common::Region{0, out.strides()}, out.shape());
 }
 
 }  // namespace cpu
@@ -69,9 +130,7 @@ void AsType::eval_cpu(const std::vector<array>& inputs, array& out) {
   cpu::copy_to_contiguous(inputs[0], out);
 }
 
-void Full::eval_cpu(const std::vector<array>& inputs, array& out) {
-  cpu::copy_to_contiguous(inputs[0], out);
-}
+void Full::eval_cpu(const std::vector<array>& inputs, array& out) { cpu::copy_to_contiguous(inputs[0], out); }
 
 void Broadcast::eval_cpu(const std::vector<array>& inputs, array& out) {
   detail::broadcast_view(inputs[0], out);
