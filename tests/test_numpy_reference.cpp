@@ -68,6 +68,22 @@ const std::map<std::string, OpFn>& ops() {
       UNARY(floor), UNARY(ceil), UNARY(round), UNARY(isnan), UNARY(isinf), UNARY(isfinite), UNARY(isposinf),
       UNARY(isneginf), UNARY(logical_not), UNARY(bitwise_invert),
       REDUCE(sum), REDUCE(max),
+      {"concatenate", [](const auto& x, const Params& p, Device d) { return concatenate({x[0], x[1]}, p.integer("axis"), d); }},
+      {"stack", [](const auto& x, const Params& p, Device d) { return stack({x[0], x[1]}, p.integer("axis"), d); }},
+      {"tile", [](const auto& x, const Params& p, Device d) { return tile(x[0], p.ints("reps"), d); }},
+      {"repeat", [](const auto& x, const Params& p, Device d) { return repeat(x[0], p.integer("repeats"), p.integer("axis"), d); }},
+      {"roll", [](const auto& x, const Params& p, Device d) { return roll(x[0], p.integer("shift"), p.integer("axis"), d); }},
+      {"pad",
+       [](const auto& x, const Params& p, Device d) {
+         return pad(x[0], {0, 1}, Shape(p.ints("low")), Shape(p.ints("high")), array(0), "constant", d);
+       }},
+      {"slice",
+       [](const auto& x, const Params& p, Device d) {
+         return slice(x[0], Shape(p.ints("start")), Shape(p.ints("stop")), Shape(p.ints("strides")), d);
+       }},
+      {"tril", [](const auto& x, const Params& p, Device d) { return tril(x[0], p.integer("k"), d); }},
+      {"triu", [](const auto& x, const Params& p, Device d) { return triu(x[0], p.integer("k"), d); }},
+      {"diagonal", [](const auto& x, const Params& p, Device d) { return diagonal(x[0], p.integer("offset"), 0, 1, d); }},
       {"sort", [](const auto& x, const Params& p, Device d) { return sort(x[0], p.integer("axis"), d); }},
       {"argsort", [](const auto& x, const Params& p, Device d) { return argsort(x[0], p.integer("axis"), d); }},
   };

@@ -359,6 +359,7 @@ def main():
     reduce_cases(w, "sum", np.sum, ["bool", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"], sum_rule)
     reduce_cases(w, "max", np.max, ["uint8", "int32", "int64", "float16", "float32", "float64"], same)
     elementwise_cases(w)
+    shape_cases(w)
     sort_cases(w)
     w.finish()
     print(f"make_cases: {len(w.lines)} cases in {outdir}")
