@@ -374,7 +374,7 @@ TEST(GpuParity, LargeReductionsTakeTheMultiBlockPaths) {
   const array big_int = random_array({(1 << 23) + 1}, int32, kSeed);
   expect_parity([&](StreamOrDevice s) { return sum(big_int, s); }, "sum of 8M int32");
   const array big_u8 = random_array({(1 << 23) + 1}, uint8, kSeed);
-  expect_parity([&](StreamOrDevice s) { return sum(big_u8, s); }, "sum of 8M uint8 to int32");
+  expect_parity([&](StreamOrDevice s) { return sum(big_u8, s); }, "sum of 8M uint8 to uint32");
   const array big_half = random_array({1 << 22}, bfloat16, kSeed, 0, 1);
   expect_parity([&](StreamOrDevice s) { return sum(reshape(big_half, {64, 1 << 16}, s), 1, false, s); },
                 "row sums of bfloat16", Tolerance{1.6e-2, 0});
