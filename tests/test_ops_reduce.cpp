@@ -498,6 +498,25 @@ TEST(OpsArgReduce, NaNFirstWinsAndLaterNaNsAreSkipped) {
   }
 }
 
+TEST(OpsArgReduce, SplitColumnsKeepTheFirstIndexAndTheNaNRule) {
+  const int n = 70000;
+  std::vector<double> v(static_cast<size_t>(n) * 3, 0.0);
+  for (int r = 0; r < n; ++r) {
+    v[r * 3 + 0] = (r == 0) ? kNaN : r % 7;   // NaN first: index 0
+    v[r * 3 + 1] = (r == 50000) ? kNaN : 1;  // a later NaN is skipped; ties keep the first
+    v[r * 3 + 2] = -kInf;                    // all equal: index 0
+  }
+  v[20000 * 3 + 1] = 9;
+  v[60000 * 3 + 1] = 9;
+  for (const Device& dev : test_devices()) {
+    for (Dtype dt : {float32, float64, bfloat16}) {
+      array a = make(v, {n, 3}, dt);
+      EXPECT_EQ(values(argmax(a, 0, false, dev)), (std::vector<double>{0, 20000, 0})) << dt;
+      EXPECT_EQ(values(argmin(a, 0, false, dev)), (std::vector<double>{0, 0, 0})) << dt;
+    }
+  }
+}
+
 TEST(OpsArgReduce, FlattenedOverloads) {
   for (const Device& dev : test_devices()) {
     array a = array({3, 9, 2, 9, 1, 1}, {2, 3});

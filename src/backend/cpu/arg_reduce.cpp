@@ -13,6 +13,7 @@
 
 #include "backend/common/reduce_plan.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/reduce_simd.h"
 #include "graph/node.h"
 #include "primitives/primitives.h"
 #include "runtime/pool.h"
@@ -23,8 +24,23 @@ namespace {
 using cpu::compute_t;
 
 constexpr int64_t kChunk = 1 << 15;  // elements per task
-constexpr int64_t kColBlock = 256;   // outputs per column task
+constexpr int64_t kColBlock = 1024;  // outputs per column task
+constexpr int64_t kFewTasks = 64;    // below this many column tasks, the rows are split too
+constexpr uint32_t kNone = UINT32_MAX;  // index of an empty split
 constexpr int kLanes = 16;
+
+// The value every non-NaN element beats or ties: where a split of the rows starts.
+template <typename T, bool kMax>
+compute_t<T> worst() {
+  using C = compute_t<T>;
+  if constexpr (std::is_floating_point_v<C>) {
+    return kMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity();
+  } else if constexpr (cpu::is_complex_v<C>) {
+    return C();  // complex64 never splits
+  } else {
+    return kMax ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max();
+  }
+}
 
 template <typename T, bool kMax>
 struct Better {
@@ -63,6 +79,10 @@ uint32_t contiguous(const T* p, int64_t n) {
   using C = compute_t<T>;
   if constexpr (cpu::is_complex_v<T>) {
     return sequential<T, kMax>(p, n, 1);
+  } else if constexpr (cpu::simd::has_v<T>) {
+    const T best = cpu::simd::extreme<T, kMax>(p, n, p[0]);
+    if (best != best) return sequential<T, kMax>(p, n, 1);
+    return static_cast<uint32_t>(cpu::simd::find_first(p, n, best));
   } else {
     if (n < 2 * kLanes) return sequential<T, kMax>(p, n, 1);
     C lanes[kLanes];
@@ -117,37 +137,90 @@ void arg_reduce(const T* src, uint32_t* dst, const common::ReducePlan& plan) {
     const int64_t out_stride = kept.strides[1].back();
     const int64_t batches = plan.outputs / width;
     const int64_t blocks = (width + kColBlock - 1) / kColBlock;
+    const int64_t cols = std::min(width, kColBlock);
     cpu::StridedLayout<2> batch = kept;
     batch.shape.pop_back();
     batch.strides[0].pop_back();
     batch.strides[1].pop_back();
-    const int64_t grain = std::max<int64_t>(1, kChunk / std::max<int64_t>(1, n * std::min(width, kColBlock)));
-    detail::parallel_for(batches * blocks, grain, [&](int64_t b, int64_t e) {
-      C best[kColBlock];
-      uint32_t idx[kColBlock];
+    // Few blocks: the rows are split too (not for complex64, whose NaNs keep the plain loop).
+    int64_t splits = 1;
+    if (!cpu::is_complex_v<T> && batches * blocks < kFewTasks) {
+      splits = std::clamp<int64_t>(n * cols / kChunk, 1, (kFewTasks + batches * blocks - 1) / (batches * blocks));
+    }
+    const int64_t rows_per_split = (n + splits - 1) / splits;
+    splits = (n + rows_per_split - 1) / rows_per_split;
+    const int64_t tasks = batches * blocks * splits;
+    std::unique_ptr<C[]> part_best(splits > 1 ? new C[static_cast<size_t>(tasks * cols)] : nullptr);
+    std::unique_ptr<uint32_t[]> part_idx(splits > 1 ? new uint32_t[static_cast<size_t>(tasks * cols)] : nullptr);
+    const int64_t grain = std::max<int64_t>(1, kChunk / std::max<int64_t>(1, rows_per_split * cols));
+    detail::parallel_for(tasks, grain, [&](int64_t b, int64_t e) {
+      std::unique_ptr<C[]> best_buf(new C[static_cast<size_t>(cols)]);
+      std::unique_ptr<uint32_t[]> idx_buf(new uint32_t[static_cast<size_t>(cols)]);
       for (int64_t task = b; task < e; ++task) {
-        const int64_t bt = task / blocks, c0 = (task % blocks) * kColBlock;
-        const int64_t cw = std::min(kColBlock, width - c0);
+        const int64_t split = task % splits, blk = (task / splits) % blocks, bt = task / (splits * blocks);
+        const int64_t c0 = blk * kColBlock, cw = std::min(kColBlock, width - c0);
+        const int64_t r0 = split * rows_per_split, r1 = std::min(n, r0 + rows_per_split);
+        C* best = splits > 1 ? part_best.get() + task * cols : best_buf.get();
+        uint32_t* idx = splits > 1 ? part_idx.get() + task * cols : idx_buf.get();
         batch.for_each_run(bt, bt + 1, [&](const std::array<int64_t, 2>& off, int64_t) {
           const T* p = src + off[0] + c0;
-          for (int64_t j = 0; j < cw; ++j) {
-            best[j] = B::load(p[j]);
-            idx[j] = 0;
-          }
-          for (int64_t r = 1; r < n; ++r) {
-            const T* row = p + r * rs;
+          int64_t r = r0;
+          if (split == 0) {
+            // MLX's start: element 0 (a NaN there stays).
             for (int64_t j = 0; j < cw; ++j) {
-              const C x = B::load(row[j]);
-              const bool take = B::test(x, best[j]);
-              best[j] = take ? x : best[j];
-              idx[j] = take ? static_cast<uint32_t>(r) : idx[j];
+              best[j] = B::load(p[j]);
+              idx[j] = 0;
+            }
+            ++r;
+          } else {
+            // Later splits start empty: only a non-NaN element better than the worst fills them.
+            for (int64_t j = 0; j < cw; ++j) {
+              best[j] = worst<T, kMax>();
+              idx[j] = kNone;
             }
           }
-          uint32_t* o = dst + off[1] + c0 * out_stride;
-          for (int64_t j = 0; j < cw; ++j) o[j * out_stride] = idx[j];
+          for (; r < r1; ++r) {
+            const T* row = p + r * rs;
+            if constexpr (cpu::is_complex_v<T>) {
+              for (int64_t j = 0; j < cw; ++j) {
+                const C x = B::load(row[j]);
+                const bool take = B::test(x, best[j]);
+                best[j] = take ? x : best[j];
+                idx[j] = take ? static_cast<uint32_t>(r) : idx[j];
+              }
+            } else {
+              cpu::simd::arg_row<T, C, kMax>(best, idx, row, cw, static_cast<uint32_t>(r));
+            }
+          }
+          if (splits == 1) {
+            uint32_t* o = dst + off[1] + c0 * out_stride;
+            for (int64_t j = 0; j < cw; ++j) o[j * out_stride] = idx[j];
+          }
         });
       }
     });
+    if (splits == 1) return;
+    // In row order: a NaN start stays; a later split wins only when strictly better.
+    for (int64_t bt = 0; bt < batches; ++bt) {
+      batch.for_each_run(bt, bt + 1, [&](const std::array<int64_t, 2>& off, int64_t) {
+        for (int64_t blk = 0; blk < blocks; ++blk) {
+          const int64_t c0 = blk * kColBlock, cw = std::min(kColBlock, width - c0);
+          const int64_t t0 = (bt * blocks + blk) * splits;
+          for (int64_t j = 0; j < cw; ++j) {
+            C b = part_best[t0 * cols + j];
+            uint32_t i = part_idx[t0 * cols + j];
+            for (int64_t sp = 1; sp < splits && b == b; ++sp) {
+              const C x = part_best[(t0 + sp) * cols + j];
+              if (part_idx[(t0 + sp) * cols + j] != kNone && B::test(x, b)) {
+                b = x;
+                i = part_idx[(t0 + sp) * cols + j];
+              }
+            }
+            dst[off[1] + (c0 + j) * out_stride] = i;
+          }
+        }
+      });
+    }
     return;
   }
   const int64_t grain = std::max<int64_t>(1, kChunk / n);
