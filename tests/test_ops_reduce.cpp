@@ -21,11 +21,12 @@ using test::values;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-const std::vector<Dtype> kRealDtypes = {bool_, uint8,   uint16,  uint32,  uint64,  int8,     int16,
-                                        int32, int64,   float16, float32, float64, bfloat16};
+const std::vector<Dtype> kRealDtypes = {bool_, uint8, uint16,  uint32,  uint64,  int8,    int16,
+                                        int32, int64, float16, float32, float64, bfloat16};
 
 // Small random values representable in `dt` (so sums and products stay exact for integers).
-std::vector<double> random_values(int64_t n, Dtype dt, uint32_t seed, double lo = -3, double hi = 3, int span = 3) {
+std::vector<double> random_values(int64_t n, Dtype dt, uint32_t seed, double lo = -3, double hi = 3,
+                                  int span = 3) {
   std::mt19937 gen(seed);
   std::vector<double> v(static_cast<size_t>(n));
   for (auto& x : v) {
@@ -59,7 +60,8 @@ std::vector<int> normalized(const std::vector<int>& axes, int nd) {
 }
 
 // For each output (row-major over the kept axes), the input values it reduces.
-std::vector<std::vector<double>> groups(const std::vector<double>& v, const Shape& shape, const std::vector<int>& axes) {
+std::vector<std::vector<double>> groups(const std::vector<double>& v, const Shape& shape,
+                                        const std::vector<int>& axes) {
   const int nd = static_cast<int>(shape.size());
   std::vector<int64_t> out_strides(nd, 0);
   int64_t outputs = 1;
@@ -143,10 +145,10 @@ struct ReduceRow {
 
 const std::vector<ReduceRow>& reduce_rows() {
   static const std::vector<ReduceRow> rows = {
-      {"sum", [](auto& a, auto& ax, bool k, StreamOrDevice s) { return sum(a, ax, k, s); }, ref_sum, sum_dtype,
-       kRealDtypes},
-      {"prod", [](auto& a, auto& ax, bool k, StreamOrDevice s) { return prod(a, ax, k, s); }, ref_prod, sum_dtype,
-       kRealDtypes},
+      {"sum", [](auto& a, auto& ax, bool k, StreamOrDevice s) { return sum(a, ax, k, s); }, ref_sum,
+       sum_dtype, kRealDtypes},
+      {"prod", [](auto& a, auto& ax, bool k, StreamOrDevice s) { return prod(a, ax, k, s); }, ref_prod,
+       sum_dtype, kRealDtypes},
       {"max", [](auto& a, auto& ax, bool k, StreamOrDevice s) { return max(a, ax, k, s); }, ref_max,
        [](Dtype d) { return d; }, kRealDtypes, true},
       {"min", [](auto& a, auto& ax, bool k, StreamOrDevice s) { return min(a, ax, k, s); }, ref_min,
@@ -157,8 +159,8 @@ const std::vector<ReduceRow>& reduce_rows() {
       {"any", [](auto& a, auto& ax, bool k, StreamOrDevice s) { return any(a, ax, k, s); },
        [](auto& g) { return std::any_of(g.begin(), g.end(), [](double x) { return x != 0; }) ? 1.0 : 0.0; },
        [](Dtype) { return bool_; }, test::kEveryDtype},
-      {"mean", [](auto& a, auto& ax, bool k, StreamOrDevice s) { return mean(a, ax, k, s); }, ref_mean, float_of,
-       kRealDtypes},
+      {"mean", [](auto& a, auto& ax, bool k, StreamOrDevice s) { return mean(a, ax, k, s); }, ref_mean,
+       float_of, kRealDtypes},
       {"var", [](auto& a, auto& ax, bool k, StreamOrDevice s) { return var(a, ax, k, 0, s); },
        [](auto& g) { return ref_var(g, 0); }, float_of, kRealDtypes, false, 8},
       {"var ddof 1", [](auto& a, auto& ax, bool k, StreamOrDevice s) { return var(a, ax, k, 1, s); },
@@ -215,7 +217,8 @@ void check_reduce_row(const ReduceRow& row, const array& a, const std::vector<in
   }
 }
 
-const std::vector<std::vector<int>> kAxisSets = {{0}, {1}, {2}, {-1}, {0, 1}, {1, 2}, {0, 2}, {0, 1, 2}, {-3, -1}};
+const std::vector<std::vector<int>> kAxisSets = {{0},    {1},    {2},       {-1},    {0, 1},
+                                                 {1, 2}, {0, 2}, {0, 1, 2}, {-3, -1}};
 
 TEST(OpsReduce, EveryReductionInEveryDtypeOverEveryAxisSet) {
   uint32_t seed = 10;
@@ -317,8 +320,8 @@ TEST(OpsReduce, ScalarsReduceOverNoAxes) {
 
 TEST(OpsReduce, OutputDtypesFollowMlx) {
   const std::vector<std::pair<Dtype, Dtype>> sums = {
-      {bool_, int32},    {int8, int32},       {int16, int32},      {int32, int32},   {int64, int64},
-      {uint8, uint32},   {uint16, uint32},    {uint32, uint32},    {uint64, uint64}, {float16, float16},
+      {bool_, int32},       {int8, int32},      {int16, int32},     {int32, int32},        {int64, int64},
+      {uint8, uint32},      {uint16, uint32},   {uint32, uint32},   {uint64, uint64},      {float16, float16},
       {bfloat16, bfloat16}, {float32, float32}, {float64, float64}, {complex64, complex64}};
   for (auto [in, out] : sums) {
     EXPECT_EQ(sum(zeros({2}, in)).dtype(), out) << in;
@@ -433,8 +436,8 @@ void check_arg(const ArgRow& row, const array& a, int axis, const Device& dev, c
   for (const auto& grp : g) want.push_back(ref_arg(grp, row.is_max));
   for (bool keep : {false, true}) {
     array r = row.call(a, axis, keep, dev);
-    const std::string tag = row.name + " " + dtype_name(a.dtype()) + " " + what + " axis " + std::to_string(axis) +
-                            " on " + test::device_name(dev);
+    const std::string tag = row.name + " " + dtype_name(a.dtype()) + " " + what + " axis " +
+                            std::to_string(axis) + " on " + test::device_name(dev);
     EXPECT_EQ(r.dtype(), uint32) << tag;
     EXPECT_EQ(r.shape(), reduced_shape(a.shape(), {ax}, keep)) << tag;
     EXPECT_EQ(values(r), want) << tag;
@@ -465,7 +468,8 @@ TEST(OpsArgReduce, LargeRowsAndColumns) {
     for (const auto& row : kArgRows) {
       for (Dtype dt : {float32, bfloat16, int32, float64}) {
         for (const Shape& shape : {Shape{5, 70000}, Shape{70000, 5}, Shape{400, 300}}) {
-          array a = make(random_values(shape[0] * static_cast<int64_t>(shape[1]), dt, ++seed, -1000, 1000), shape, dt);
+          array a = make(random_values(shape[0] * static_cast<int64_t>(shape[1]), dt, ++seed, -1000, 1000),
+                         shape, dt);
           check_arg(row, a, 0, dev, "large");
           check_arg(row, a, 1, dev, "large");
         }
@@ -486,7 +490,8 @@ TEST(OpsArgReduce, NaNFirstWinsAndLaterNaNsAreSkipped) {
         first[1] = 9;
         for (const auto& row : kArgRows) {
           array l = make(later, {n}, dt), f = make(first, {n}, dt);
-          EXPECT_EQ(row.call(l, 0, false, dev).item<uint32_t>(), row.is_max ? static_cast<uint32_t>(n - 1) : 3u)
+          EXPECT_EQ(row.call(l, 0, false, dev).item<uint32_t>(),
+                    row.is_max ? static_cast<uint32_t>(n - 1) : 3u)
               << row.name << " " << dt << " " << n;
           EXPECT_EQ(row.call(f, 0, false, dev).item<uint32_t>(), 0u) << row.name << " " << dt << " " << n;
           // The same as columns.
@@ -502,7 +507,7 @@ TEST(OpsArgReduce, SplitColumnsKeepTheFirstIndexAndTheNaNRule) {
   const int n = 70000;
   std::vector<double> v(static_cast<size_t>(n) * 3, 0.0);
   for (int r = 0; r < n; ++r) {
-    v[r * 3 + 0] = (r == 0) ? kNaN : r % 7;   // NaN first: index 0
+    v[r * 3 + 0] = (r == 0) ? kNaN : r % 7;  // NaN first: index 0
     v[r * 3 + 1] = (r == 50000) ? kNaN : 1;  // a later NaN is skipped; ties keep the first
     v[r * 3 + 2] = -kInf;                    // all equal: index 0
   }
@@ -561,8 +566,8 @@ const std::vector<ScanRow>& scan_rows() {
       {"cummin", [](auto& a, int ax, bool r, bool i, StreamOrDevice s) { return cummin(a, ax, r, i, s); },
        [](double a, double b) { return (b < a || std::isnan(b)) ? b : a; }, kInf, kRealDtypes},
       {"logcumsumexp",
-       [](auto& a, int ax, bool r, bool i, StreamOrDevice s) { return logcumsumexp(a, ax, r, i, s); }, logaddexp,
-       -kInf, test::kRealFloatDtypes},
+       [](auto& a, int ax, bool r, bool i, StreamOrDevice s) { return logcumsumexp(a, ax, r, i, s); },
+       logaddexp, -kInf, test::kRealFloatDtypes},
   };
   return rows;
 }
@@ -600,9 +605,9 @@ void check_scan(const ScanRow& row, const array& a, int axis, const Device& dev,
   for (bool reverse : {false, true}) {
     for (bool inclusive : {true, false}) {
       array r = row.call(a, axis, reverse, inclusive, dev);
-      const std::string tag = row.name + " " + dtype_name(a.dtype()) + " " + what + " axis " + std::to_string(axis) +
-                              (reverse ? " reverse" : "") + (inclusive ? "" : " exclusive") + " on " +
-                              test::device_name(dev);
+      const std::string tag = row.name + " " + dtype_name(a.dtype()) + " " + what + " axis " +
+                              std::to_string(axis) + (reverse ? " reverse" : "") +
+                              (inclusive ? "" : " exclusive") + " on " + test::device_name(dev);
       EXPECT_EQ(r.dtype(), out_t) << tag;
       EXPECT_EQ(r.shape(), a.shape()) << tag;
       auto want = round_all(ref_scan(row, in, a.shape(), ax, reverse, inclusive, out_t), out_t);
@@ -632,7 +637,8 @@ TEST(OpsScan, EveryScanInEveryDtypeAlongEveryAxis) {
           check_scan(row, a, axis, dev, "");
           check_scan(row, transpose(a), axis, dev, "transposed");
         }
-        check_scan(row, broadcast_to(make(random_values(5, dt, ++seed), {5}, dt), {4, 5}), 0, dev, "broadcast");
+        check_scan(row, broadcast_to(make(random_values(5, dt, ++seed), {5}, dt), {4, 5}), 0, dev,
+                   "broadcast");
       }
     }
   }
@@ -646,7 +652,8 @@ TEST(OpsScan, LongRowsAndManyColumns) {
       for (Dtype dt : {int32, float32, float64}) {
         if (row.name == "logcumsumexp" && dt == int32) continue;
         for (const Shape& shape : {Shape{3, 50000}, Shape{2000, 70}, Shape{7, 3000}}) {
-          array a = make(random_values(shape[0] * static_cast<int64_t>(shape[1]), dt, ++seed, -1, 1), shape, dt);
+          array a =
+              make(random_values(shape[0] * static_cast<int64_t>(shape[1]), dt, ++seed, -1, 1), shape, dt);
           check_scan(row, a, 1, dev, "large");
           check_scan(row, a, 0, dev, "large");
         }
@@ -668,7 +675,8 @@ TEST(OpsScan, FlattenedOverloadsScalarsAndEmptyInputs) {
     EXPECT_EQ(cumsum(array(true), false, true, dev).dtype(), int32);
     EXPECT_EQ(cumsum(zeros({0, 3}), 0, false, true, dev).shape(), (Shape{0, 3}));
     EXPECT_EQ(cumsum(zeros({3, 0}), 1, false, true, dev).shape(), (Shape{3, 0}));
-    EXPECT_EQ(values(cumsum(array({true, true, false}), 0, false, true, dev)), (std::vector<double>{1, 2, 2}));
+    EXPECT_EQ(values(cumsum(array({true, true, false}), 0, false, true, dev)),
+              (std::vector<double>{1, 2, 2}));
     EXPECT_EQ(cumsum(array({1, 2}, int8), 0, false, true, dev).dtype(), int8);  // no widening
     auto l = values(logcumsumexp(array({0.0f, 0.0f}), false, false, dev));
     EXPECT_EQ(l[0], -kInf);
@@ -688,16 +696,25 @@ TEST(OpsReduce, BadInputThrowsWithTheOpName) {
   array e = zeros({0, 3});
   const std::vector<std::pair<std::string, std::function<void()>>> cases = {
       {"[sum]", [&] { sum(m, 2); }},
-      {"[sum]", [&] { sum(m, std::vector<int>{0, 0}); }},
+      {"[sum]",
+       [&] {
+         sum(m, std::vector<int>{0, 0});
+       }},
       {"[prod]", [&] { prod(m, -3); }},
-      {"[all]", [&] { all(m, std::vector<int>{1, -1}); }},
+      {"[all]",
+       [&] {
+         all(m, std::vector<int>{1, -1});
+       }},
       {"[any]", [&] { any(array(1), 0); }},
       {"[max]", [&] { max(e); }},
       {"[min]", [&] { min(e, 1); }},
       {"[min]", [&] { min(m, 5); }},
       {"[mean]", [&] { mean(m, 2); }},
       {"[var]", [&] { var(m, 2); }},
-      {"[var]", [&] { var(m, std::vector<int>{0, 0}); }},
+      {"[var]",
+       [&] {
+         var(m, std::vector<int>{0, 0});
+       }},
       {"[std]", [&] { braid::std(m, -3); }},
       {"[argmax]", [&] { argmax(m, 2); }},
       {"[argmin]", [&] { argmin(e); }},

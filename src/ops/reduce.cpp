@@ -80,7 +80,9 @@ array extreme_op(const array& a, const std::vector<int>& axes, bool keepdims, Re
 array all(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
   return reduce_op(a, axes, keepdims, Reduce::Op::all, "all", std::move(s));
 }
-array all(const array& a, bool keepdims, StreamOrDevice s) { return all(a, all_axes(a), keepdims, std::move(s)); }
+array all(const array& a, bool keepdims, StreamOrDevice s) {
+  return all(a, all_axes(a), keepdims, std::move(s));
+}
 array all(const array& a, StreamOrDevice s) { return all(a, all_axes(a), false, std::move(s)); }
 array all(const array& a, int axis, bool keepdims, StreamOrDevice s) {
   return all(a, std::vector<int>{axis}, keepdims, std::move(s));
@@ -89,7 +91,9 @@ array all(const array& a, int axis, bool keepdims, StreamOrDevice s) {
 array any(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
   return reduce_op(a, axes, keepdims, Reduce::Op::any, "any", std::move(s));
 }
-array any(const array& a, bool keepdims, StreamOrDevice s) { return any(a, all_axes(a), keepdims, std::move(s)); }
+array any(const array& a, bool keepdims, StreamOrDevice s) {
+  return any(a, all_axes(a), keepdims, std::move(s));
+}
 array any(const array& a, StreamOrDevice s) { return any(a, all_axes(a), false, std::move(s)); }
 array any(const array& a, int axis, bool keepdims, StreamOrDevice s) {
   return any(a, std::vector<int>{axis}, keepdims, std::move(s));
@@ -98,7 +102,9 @@ array any(const array& a, int axis, bool keepdims, StreamOrDevice s) {
 array sum(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
   return reduce_op(a, axes, keepdims, Reduce::Op::sum, "sum", std::move(s));
 }
-array sum(const array& a, bool keepdims, StreamOrDevice s) { return sum(a, all_axes(a), keepdims, std::move(s)); }
+array sum(const array& a, bool keepdims, StreamOrDevice s) {
+  return sum(a, all_axes(a), keepdims, std::move(s));
+}
 array sum(const array& a, StreamOrDevice s) { return sum(a, all_axes(a), false, std::move(s)); }
 array sum(const array& a, int axis, bool keepdims, StreamOrDevice s) {
   return sum(a, std::vector<int>{axis}, keepdims, std::move(s));
@@ -107,7 +113,9 @@ array sum(const array& a, int axis, bool keepdims, StreamOrDevice s) {
 array prod(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
   return reduce_op(a, axes, keepdims, Reduce::Op::prod, "prod", std::move(s));
 }
-array prod(const array& a, bool keepdims, StreamOrDevice s) { return prod(a, all_axes(a), keepdims, std::move(s)); }
+array prod(const array& a, bool keepdims, StreamOrDevice s) {
+  return prod(a, all_axes(a), keepdims, std::move(s));
+}
 array prod(const array& a, StreamOrDevice s) { return prod(a, all_axes(a), false, std::move(s)); }
 array prod(const array& a, int axis, bool keepdims, StreamOrDevice s) {
   return prod(a, std::vector<int>{axis}, keepdims, std::move(s));
@@ -116,7 +124,9 @@ array prod(const array& a, int axis, bool keepdims, StreamOrDevice s) {
 array max(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
   return extreme_op(a, axes, keepdims, Reduce::Op::max, "max", std::move(s));
 }
-array max(const array& a, bool keepdims, StreamOrDevice s) { return max(a, all_axes(a), keepdims, std::move(s)); }
+array max(const array& a, bool keepdims, StreamOrDevice s) {
+  return max(a, all_axes(a), keepdims, std::move(s));
+}
 array max(const array& a, StreamOrDevice s) { return max(a, all_axes(a), false, std::move(s)); }
 array max(const array& a, int axis, bool keepdims, StreamOrDevice s) {
   return max(a, std::vector<int>{axis}, keepdims, std::move(s));
@@ -125,7 +135,9 @@ array max(const array& a, int axis, bool keepdims, StreamOrDevice s) {
 array min(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
   return extreme_op(a, axes, keepdims, Reduce::Op::min, "min", std::move(s));
 }
-array min(const array& a, bool keepdims, StreamOrDevice s) { return min(a, all_axes(a), keepdims, std::move(s)); }
+array min(const array& a, bool keepdims, StreamOrDevice s) {
+  return min(a, all_axes(a), keepdims, std::move(s));
+}
 array min(const array& a, StreamOrDevice s) { return min(a, all_axes(a), false, std::move(s)); }
 array min(const array& a, int axis, bool keepdims, StreamOrDevice s) {
   return min(a, std::vector<int>{axis}, keepdims, std::move(s));
@@ -148,7 +160,9 @@ array mean(const array& a, const std::vector<int>& axes, bool keepdims, StreamOr
   array total = reduce_node(a, ax, keepdims, Reduce::Op::sum, Reduce::sum_dtype(a.dtype()), st);
   return multiply(astype(total, t, st), array(scale, t), st);
 }
-array mean(const array& a, bool keepdims, StreamOrDevice s) { return mean(a, all_axes(a), keepdims, std::move(s)); }
+array mean(const array& a, bool keepdims, StreamOrDevice s) {
+  return mean(a, all_axes(a), keepdims, std::move(s));
+}
 array mean(const array& a, StreamOrDevice s) { return mean(a, all_axes(a), false, std::move(s)); }
 array mean(const array& a, int axis, bool keepdims, StreamOrDevice s) {
   return mean(a, std::vector<int>{axis}, keepdims, std::move(s));
@@ -193,7 +207,8 @@ array std(const array& a, int axis, bool keepdims, int ddof, StreamOrDevice s) {
 
 namespace {
 
-array arg_reduce(const array& a, int axis, bool keepdims, ArgReduce::Op op, const char* name, StreamOrDevice s) {
+array arg_reduce(const array& a, int axis, bool keepdims, ArgReduce::Op op, const char* name,
+                 StreamOrDevice s) {
   if (a.size() == 0) throw_invalid(name, std::string("Cannot ") + name + " reduce zero size array.");
   const int ax = detail::normalize_axis(axis, static_cast<int>(a.ndim()), name);
   Stream st = detail::op_stream(std::move(s), name);
@@ -242,7 +257,8 @@ array logsumexp(const array& a, const std::vector<int>& axes, bool keepdims, Str
   const double inf = std::numeric_limits<double>::infinity();
   array m = max(x, ax, true, st);
   array zero(0.0, t);
-  array shift = where(less(m, array(inf, t), st), where(greater(m, array(-inf, t), st), m, zero, st), zero, st);
+  array shift =
+      where(less(m, array(inf, t), st), where(greater(m, array(-inf, t), st), m, zero, st), zero, st);
   array total = sum(exp(subtract(x, shift, st), st), ax, keepdims, st);
   array out = log(total, st);
   return add(out, keepdims ? shift : reshape(shift, out.shape(), st), st);

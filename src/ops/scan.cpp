@@ -9,7 +9,8 @@ namespace braid {
 
 namespace {
 
-array scan(const array& a, int axis, bool reverse, bool inclusive, Scan::Op op, const char* name, StreamOrDevice s) {
+array scan(const array& a, int axis, bool reverse, bool inclusive, Scan::Op op, const char* name,
+           StreamOrDevice s) {
   const int ndim = static_cast<int>(a.ndim());
   if (axis >= ndim || axis < -ndim) {
     detail::throw_invalid(name, "Axis " + std::to_string(axis) + " is out of bounds for array with " +
@@ -24,7 +25,8 @@ array scan(const array& a, int axis, bool reverse, bool inclusive, Scan::Op op, 
   return array(a.shape(), out, detail::make_pooled<Scan>(st, op, ax, reverse, inclusive), {a});
 }
 
-array scan_flat(const array& a, bool reverse, bool inclusive, Scan::Op op, const char* name, StreamOrDevice s) {
+array scan_flat(const array& a, bool reverse, bool inclusive, Scan::Op op, const char* name,
+                StreamOrDevice s) {
   if (op == Scan::Op::logaddexp && a.dtype() == complex64) {
     detail::throw_invalid(name, "complex64 is not supported.");
   }

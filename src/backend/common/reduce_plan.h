@@ -29,7 +29,8 @@ inline int64_t count_of(const ReduceDims& dims) {
 inline ReduceDims collapse(const ReduceDims& dims) {
   ReduceDims out;
   for (const ReduceDim& d : dims) {
-    if (!out.empty() && out.back().in_stride == d.in_stride * d.n && out.back().out_stride == d.out_stride * d.n) {
+    if (!out.empty() && out.back().in_stride == d.in_stride * d.n &&
+        out.back().out_stride == d.out_stride * d.n) {
       out.back() = {out.back().n * d.n, d.in_stride, d.out_stride};
     } else {
       out.push_back(d);

@@ -23,9 +23,9 @@ namespace {
 
 using cpu::compute_t;
 
-constexpr int64_t kChunk = 1 << 15;  // elements per task
-constexpr int64_t kColBlock = 1024;  // outputs per column task
-constexpr int64_t kFewTasks = 64;    // below this many column tasks, the rows are split too
+constexpr int64_t kChunk = 1 << 15;     // elements per task
+constexpr int64_t kColBlock = 1024;     // outputs per column task
+constexpr int64_t kFewTasks = 64;       // below this many column tasks, the rows are split too
 constexpr uint32_t kNone = UINT32_MAX;  // index of an empty split
 constexpr int kLanes = 16;
 
@@ -145,13 +145,15 @@ void arg_reduce(const T* src, uint32_t* dst, const common::ReducePlan& plan) {
     // Few blocks: the rows are split too (not for complex64, whose NaNs keep the plain loop).
     int64_t splits = 1;
     if (!cpu::is_complex_v<T> && batches * blocks < kFewTasks) {
-      splits = std::clamp<int64_t>(n * cols / kChunk, 1, (kFewTasks + batches * blocks - 1) / (batches * blocks));
+      splits =
+          std::clamp<int64_t>(n * cols / kChunk, 1, (kFewTasks + batches * blocks - 1) / (batches * blocks));
     }
     const int64_t rows_per_split = (n + splits - 1) / splits;
     splits = (n + rows_per_split - 1) / rows_per_split;
     const int64_t tasks = batches * blocks * splits;
     std::unique_ptr<C[]> part_best(splits > 1 ? new C[static_cast<size_t>(tasks * cols)] : nullptr);
-    std::unique_ptr<uint32_t[]> part_idx(splits > 1 ? new uint32_t[static_cast<size_t>(tasks * cols)] : nullptr);
+    std::unique_ptr<uint32_t[]> part_idx(splits > 1 ? new uint32_t[static_cast<size_t>(tasks * cols)]
+                                                    : nullptr);
     const int64_t grain = std::max<int64_t>(1, kChunk / std::max<int64_t>(1, rows_per_split * cols));
     detail::parallel_for(tasks, grain, [&](int64_t b, int64_t e) {
       std::unique_ptr<C[]> best_buf(new C[static_cast<size_t>(cols)]);

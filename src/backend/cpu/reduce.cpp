@@ -9,8 +9,8 @@
 // Output dtypes: max and min keep the input's; sum and prod widen small integers as MLX
 // (Reduce::sum_dtype); all and any are min and max of a bool input.
 #include <algorithm>
-#include <complex>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -144,7 +144,8 @@ struct ExtremeOp {
       const float inf = std::numeric_limits<float>::infinity();
       return kMax ? Acc(-inf, -inf) : Acc(inf, inf);
     } else if constexpr (is_float_v<In>) {
-      return static_cast<Acc>(kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity());
+      return static_cast<Acc>(kMax ? -std::numeric_limits<float>::infinity()
+                                   : std::numeric_limits<float>::infinity());
     } else {
       return kMax ? std::numeric_limits<Acc>::lowest() : std::numeric_limits<Acc>::max();
     }
@@ -171,9 +172,7 @@ struct ExtremeOp {
   static Stage stage_add(Stage s, In x) { return combine(s, load(x)); }
   static Acc to_acc(Stage s) { return s; }
   // Column rows of float and double in SSE2 (GCC leaves a NaN-aware select scalar).
-  static void stage_row(Stage* stage, const In* p, int64_t n)
-    requires cpu::simd::has_v<In>
-  {
+  static void stage_row(Stage* stage, const In* p, int64_t n) requires cpu::simd::has_v<In> {
     cpu::simd::extreme_row<In, kMax>(stage, p, n);
   }
   static Acc run(const In* p, int64_t n, int64_t stride) {

@@ -105,7 +105,8 @@ void extreme_row(T* stage, const T* p, int64_t n) {
 #if defined(__SSE2__)
   if constexpr (has_v<T>) {
     using L = Lanes<T>;
-    for (; j + L::N <= n; j += L::N) L::store(stage + j, sticky_v<T, kMax>(L::load(stage + j), L::load(p + j)));
+    for (; j + L::N <= n; j += L::N)
+      L::store(stage + j, sticky_v<T, kMax>(L::load(stage + j), L::load(p + j)));
   }
 #endif
   for (; j < n; ++j) stage[j] = sticky<T, kMax>(stage[j], p[j]);
@@ -145,7 +146,8 @@ void arg_row(C* best, uint32_t* idx, const T* p, int64_t n, uint32_t r) {
       L::store(best + j, L::select(take, x, b));
       const __m128i m = _mm_castps_si128(take);
       const __m128i old = _mm_loadu_si128(reinterpret_cast<const __m128i*>(idx + j));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(idx + j), _mm_or_si128(_mm_and_si128(m, rv), _mm_andnot_si128(m, old)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(idx + j),
+                       _mm_or_si128(_mm_and_si128(m, rv), _mm_andnot_si128(m, old)));
     }
   }
 #endif

@@ -115,7 +115,8 @@ void scan_typed(const array& in, array& out, int axis, bool reverse, bool inclus
   }
   cpu::StridedLayout<2> others;
   for (int i = 0; i < static_cast<int>(in.ndim()); ++i) {
-    if (i != axis) others.push(in.shape()[i], [&](int k) { return k == 0 ? in.strides()[i] : out.strides()[i]; });
+    if (i != axis)
+      others.push(in.shape()[i], [&](int k) { return k == 0 ? in.strides()[i] : out.strides()[i]; });
   }
   const int64_t lines = others.count();
   auto line = [&](const In* p, Out* o, int64_t ps, int64_t po) {
@@ -137,8 +138,8 @@ void scan_typed(const array& in, array& out, int axis, bool reverse, bool inclus
     detail::parallel_for(lines, grain, [&](int64_t b, int64_t e) {
       others.for_each_run(b, e, [&](const std::array<int64_t, 2>& off, int64_t len) {
         for (int64_t t = 0; t < len; ++t) {
-          line(src + in_base + off[0] + t * others.inner_stride(0), dst + out_base + off[1] + t * others.inner_stride(1),
-               is, os);
+          line(src + in_base + off[0] + t * others.inner_stride(0),
+               dst + out_base + off[1] + t * others.inner_stride(1), is, os);
         }
       });
     });

@@ -19,8 +19,8 @@ namespace {
 
 constexpr int kWarp = 32;
 constexpr int kBlock = 256;
-constexpr int64_t kMinChunk = 8192;      // elements per block when a row is split
-constexpr int64_t kFewOutputs = 2048;    // fewer outputs than this take a block each
+constexpr int64_t kMinChunk = 8192;     // elements per block when a row is split
+constexpr int64_t kFewOutputs = 2048;   // fewer outputs than this take a block each
 constexpr uint32_t kNone = UINT32_MAX;  // index of an empty partial
 
 template <typename T, bool kMax>
@@ -65,8 +65,8 @@ __device__ __forceinline__ T shfl_down(T v, int delta) {
 // output o goes to pv/pi[o * splits + c].
 template <typename T, bool kMax>
 __global__ void arg_rows(const T* __restrict__ src, uint32_t* __restrict__ dst, compute_t<T>* __restrict__ pv,
-                         uint32_t* __restrict__ pi, Strided<2> kept, int64_t outputs, int64_t n, int64_t stride,
-                         int64_t chunk, int64_t splits) {
+                         uint32_t* __restrict__ pi, Strided<2> kept, int64_t outputs, int64_t n,
+                         int64_t stride, int64_t chunk, int64_t splits) {
   using Op = ArgOp<T, kMax>;
   using C = compute_t<T>;
   // Raw storage: a __shared__ array cannot have a constructor (complex64 has one).
@@ -123,8 +123,9 @@ __global__ void arg_rows(const T* __restrict__ src, uint32_t* __restrict__ dst, 
 
 // Combines the chunks of each output in order (a thread per output).
 template <typename T, bool kMax>
-__global__ void arg_combine(const T* __restrict__ src, uint32_t* __restrict__ dst, const compute_t<T>* __restrict__ pv,
-                            const uint32_t* __restrict__ pi, Strided<2> kept, int64_t outputs, int64_t splits) {
+__global__ void arg_combine(const T* __restrict__ src, uint32_t* __restrict__ dst,
+                            const compute_t<T>* __restrict__ pv, const uint32_t* __restrict__ pi,
+                            Strided<2> kept, int64_t outputs, int64_t splits) {
   using Op = ArgOp<T, kMax>;
   for (int64_t o = thread_index(); o < outputs; o += thread_count()) {
     int64_t off[2];
@@ -143,8 +144,8 @@ __global__ void arg_combine(const T* __restrict__ src, uint32_t* __restrict__ ds
 
 // A thread per output, walking the axis in order (MLX's loop itself).
 template <typename T, bool kMax>
-__global__ void arg_columns(const T* __restrict__ src, uint32_t* __restrict__ dst, Strided<2> kept, int64_t outputs,
-                            int64_t n, int64_t stride) {
+__global__ void arg_columns(const T* __restrict__ src, uint32_t* __restrict__ dst, Strided<2> kept,
+                            int64_t outputs, int64_t n, int64_t stride) {
   using Op = ArgOp<T, kMax>;
   for (int64_t o = thread_index(); o < outputs; o += thread_count()) {
     int64_t off[2];
@@ -189,14 +190,17 @@ void arg_reduce(const array& in, array& out, int axis, const Stream& s) {
   int64_t splits = 1;
   if (rows) {
     const int64_t resident = static_cast<int64_t>(device_props().multiProcessorCount) * 8;
-    if (outputs < resident && n >= 2 * kMinChunk) splits = std::clamp<int64_t>(resident / outputs, 1, n / kMinChunk);
+    if (outputs < resident && n >= 2 * kMinChunk)
+      splits = std::clamp<int64_t>(resident / outputs, 1, n / kMinChunk);
   }
   const int64_t chunk = ceil_div(n, splits);
   splits = ceil_div(n, chunk);
-  const size_t partial_v = splits > 1 ? (static_cast<size_t>(outputs * splits) * sizeof(C) + 255) / 256 * 256 : 0;
+  const size_t partial_v =
+      splits > 1 ? (static_cast<size_t>(outputs * splits) * sizeof(C) + 255) / 256 * 256 : 0;
   const size_t partial_i = splits > 1 ? static_cast<size_t>(outputs * splits) * sizeof(uint32_t) : 0;
   char* tmp = nullptr;
-  if (gathered + partial_v + partial_i > 0) tmp = static_cast<char*>(scratch(s, gathered + partial_v + partial_i));
+  if (gathered + partial_v + partial_i > 0)
+    tmp = static_cast<char*>(scratch(s, gathered + partial_v + partial_i));
   if (gathered > 0) {
     Shape shape;
     Strides strides;
@@ -216,11 +220,12 @@ void arg_reduce(const array& in, array& out, int axis, const Stream& s) {
   uint32_t* pi = reinterpret_cast<uint32_t*>(tmp + gathered + partial_v);
   const Strided<2> k = device_layout(kept);
   if (rows) {
-    arg_rows<T, kMax><<<grid_for(outputs * splits * kBlock, kBlock), kBlock, 0, cs>>>(src, dst, pv, pi, k, outputs, n,
-                                                                                      stride, chunk, splits);
+    arg_rows<T, kMax><<<grid_for(outputs * splits * kBlock, kBlock), kBlock, 0, cs>>>(
+        src, dst, pv, pi, k, outputs, n, stride, chunk, splits);
     check_launch("ArgReduce");
     if (splits > 1) {
-      arg_combine<T, kMax><<<grid_for(outputs, kBlock), kBlock, 0, cs>>>(src, dst, pv, pi, k, outputs, splits);
+      arg_combine<T, kMax>
+          <<<grid_for(outputs, kBlock), kBlock, 0, cs>>>(src, dst, pv, pi, k, outputs, splits);
       check_launch("ArgReduce");
     }
     return;

@@ -42,8 +42,8 @@ void Reduce::eval_gpu(const std::vector<array>& inputs, array& out) {
     case Op::any: supported = in.dtype() == bool_ && out.dtype() == bool_; break;
   }
   if (!supported) {
-    throw std::runtime_error(std::string("[") + name() + "] Unsupported output dtype " + dtype_name(out.dtype()) +
-                             " for input " + dtype_name(in.dtype()) + ".");
+    throw std::runtime_error(std::string("[") + name() + "] Unsupported output dtype " +
+                             dtype_name(out.dtype()) + " for input " + dtype_name(in.dtype()) + ".");
   }
   cuda::alloc_output(out);
   if (out.size() == 0) return;

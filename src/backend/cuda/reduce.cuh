@@ -33,8 +33,8 @@ constexpr int64_t kMinColumnOutputs = 256;
 constexpr int64_t kMinBlockChunk = 4096;  // elements per block when rows are split
 constexpr int64_t kMinThreadChunk = 32;   // reduced positions per thread when columns are split
 constexpr int64_t kMaxColumnSplits = 65535;
-constexpr int64_t kMinRun = 64;       // shorter contiguous runs are read element by element
-constexpr int kStage = 128;  // column sums add this many values before folding into the total
+constexpr int64_t kMinRun = 64;  // shorter contiguous runs are read element by element
+constexpr int kStage = 128;      // column sums add this many values before folding into the total
 
 // ---- operations ----
 
@@ -44,7 +44,9 @@ __device__ __forceinline__ T lowest() {
     return false;
   } else if constexpr (std::is_integral_v<T>) {
     // The most negative value: the sign bit alone for signed types, 0 for unsigned ones.
-    return std::is_signed_v<T> ? static_cast<T>(static_cast<std::make_unsigned_t<T>>(1) << (sizeof(T) * 8 - 1)) : T(0);
+    return std::is_signed_v<T>
+               ? static_cast<T>(static_cast<std::make_unsigned_t<T>>(1) << (sizeof(T) * 8 - 1))
+               : T(0);
   } else {
     return static_cast<T>(-INFINITY);
   }
@@ -224,8 +226,8 @@ __device__ __forceinline__ typename Op::Acc partial_runs(const In* p, const Stri
 enum class Walk { contiguous, runs, strided };
 
 template <typename Op, typename Idx, Walk kWalk, typename In>
-__device__ __forceinline__ typename Op::Acc partial_row(const In* p, const Strided<1>& red, int64_t begin, int64_t end,
-                                                        int t, int nt) {
+__device__ __forceinline__ typename Op::Acc partial_row(const In* p, const Strided<1>& red, int64_t begin,
+                                                        int64_t end, int t, int nt) {
   if constexpr (kWalk == Walk::contiguous) {
     return partial_contiguous<Op>(p + begin, end - begin, t, nt);
   } else if constexpr (kWalk == Walk::runs) {
@@ -240,8 +242,8 @@ __device__ __forceinline__ typename Op::Acc partial_row(const In* p, const Strid
 
 // A warp per output; the rows are whole (no splits).
 template <typename Op, typename Idx, Walk kWalk, typename In, typename Out>
-__global__ void reduce_rows_warp(const In* __restrict__ src, Out* __restrict__ dst, Strided<2> kept, int64_t rows,
-                                 Strided<1> red, int64_t count) {
+__global__ void reduce_rows_warp(const In* __restrict__ src, Out* __restrict__ dst, Strided<2> kept,
+                                 int64_t rows, Strided<1> red, int64_t count) {
   const int lane = threadIdx.x % kWarp;
   const int64_t warps = thread_count() / kWarp;
   for (int64_t row = thread_index() / kWarp; row < rows; row += warps) {
@@ -255,8 +257,9 @@ __global__ void reduce_rows_warp(const In* __restrict__ src, Out* __restrict__ d
 
 // A block per (output, chunk); chunk `split` of output `row` goes to dst[out_offset + split].
 template <typename Op, typename Idx, Walk kWalk, typename In, typename Out>
-__global__ void reduce_rows_block(const In* __restrict__ src, Out* __restrict__ dst, Strided<2> kept, int64_t rows,
-                                  Strided<1> red, int64_t count, int64_t chunk, int64_t splits) {
+__global__ void reduce_rows_block(const In* __restrict__ src, Out* __restrict__ dst, Strided<2> kept,
+                                  int64_t rows, Strided<1> red, int64_t count, int64_t chunk,
+                                  int64_t splits) {
   // Raw storage: a __shared__ array cannot have a constructor (complex64 has one).
   __shared__ alignas(typename Op::Acc) unsigned char smem_raw[kWarp * sizeof(typename Op::Acc)];
   typename Op::Acc* smem = reinterpret_cast<typename Op::Acc*>(smem_raw);
@@ -265,7 +268,8 @@ __global__ void reduce_rows_block(const In* __restrict__ src, Out* __restrict__ 
     int64_t off[2];
     offsets_of<Idx>(kept, static_cast<Idx>(row), off);
     const int64_t begin = split * chunk, end = min64(count, begin + chunk);
-    typename Op::Acc acc = partial_row<Op, Idx, kWalk>(src + off[0], red, begin, end, threadIdx.x, blockDim.x);
+    typename Op::Acc acc =
+        partial_row<Op, Idx, kWalk>(src + off[0], red, begin, end, threadIdx.x, blockDim.x);
     acc = block_reduce<Op>(acc, smem);
     if (threadIdx.x == 0) dst[off[1] + split] = from_compute<Out>(acc);
   }
@@ -275,8 +279,9 @@ __global__ void reduce_rows_block(const In* __restrict__ src, Out* __restrict__ 
 // 16-byte load feeds all of them), over reduced positions [y * chunk, (y + 1) * chunk) for
 // y = blockIdx.y; output k of the V goes to dst[out_offset + k * k_stride + y].
 template <typename Op, typename Idx, int V, typename In, typename Out>
-__global__ void reduce_columns(const In* __restrict__ src, Out* __restrict__ dst, Strided<2> kept, int64_t outputs,
-                               Strided<1> red, int64_t count, int64_t chunk, int64_t k_stride) {
+__global__ void reduce_columns(const In* __restrict__ src, Out* __restrict__ dst, Strided<2> kept,
+                               int64_t outputs, Strided<1> red, int64_t count, int64_t chunk,
+                               int64_t k_stride) {
   using Acc = typename Op::Acc;
   const int64_t split = blockIdx.y;
   const int64_t begin = split * chunk, end = min64(count, begin + chunk);
@@ -329,7 +334,8 @@ using Dim = common::ReduceDim;
 
 // The kept dimensions as a kernel layout: input strides as given (or, when `from_output`, the
 // output's row-major strides times in_scale), output strides times out_scale.
-inline HostLayout<2> kept_layout(const std::vector<Dim>& kept, bool from_output, int64_t in_scale, int64_t out_scale) {
+inline HostLayout<2> kept_layout(const std::vector<Dim>& kept, bool from_output, int64_t in_scale,
+                                 int64_t out_scale) {
   HostLayout<2> l;
   for (const Dim& d : kept) {
     const int64_t in = from_output ? d.out_stride * in_scale : d.in_stride;
@@ -410,9 +416,11 @@ class GpuReducer {
       red.push(count_, [](int) { return int64_t{1}; });
     }
     const Plan plan = make_plan<Idx>(kept, red, copy_bytes > 0 ? nullptr : src);
-    const size_t partial_bytes = plan.splits > 1 ? static_cast<size_t>(outputs_ * plan.splits) * sizeof(Acc) : 0;
+    const size_t partial_bytes =
+        plan.splits > 1 ? static_cast<size_t>(outputs_ * plan.splits) * sizeof(Acc) : 0;
     char* tmp = nullptr;
-    if (copy_bytes + partial_bytes > 0) tmp = static_cast<char*>(scratch(stream_, copy_bytes + partial_bytes));
+    if (copy_bytes + partial_bytes > 0)
+      tmp = static_cast<char*>(scratch(stream_, copy_bytes + partial_bytes));
     if (copy_bytes > 0) {
       gather(tmp);
       src = reinterpret_cast<const In*>(tmp);
@@ -438,7 +446,8 @@ class GpuReducer {
         // Enough chunks of the reduced range to fill the device once.
         const int64_t launched = ceil_div(threads, plan.block) * plan.block;
         const int64_t resident = column_resident_threads<Idx>(plan);
-        plan.splits = std::clamp<int64_t>(resident / launched, 1, std::min(count_ / kMinThreadChunk, kMaxColumnSplits));
+        plan.splits =
+            std::clamp<int64_t>(resident / launched, 1, std::min(count_ / kMinThreadChunk, kMaxColumnSplits));
       }
       plan.chunk = ceil_div(count_, plan.splits);
       plan.splits = ceil_div(count_, plan.chunk);
@@ -496,15 +505,17 @@ class GpuReducer {
   template <typename Idx>
   int64_t column_resident_threads(const Plan& plan) const {
     constexpr int V = 16 / sizeof(In);
-    const int64_t blocks = plan.vector == 1 ? resident_blocks(reduce_columns<Op, Idx, 1, In, Acc>, plan.block)
-                                            : resident_blocks(reduce_columns<Op, Idx, V, In, Acc>, plan.block);
+    const int64_t blocks = plan.vector == 1
+                               ? resident_blocks(reduce_columns<Op, Idx, 1, In, Acc>, plan.block)
+                               : resident_blocks(reduce_columns<Op, Idx, V, In, Acc>, plan.block);
     return blocks * plan.block;
   }
 
   template <typename Idx>
   int64_t rows_resident_blocks(Walk walk) const {
     switch (walk) {
-      case Walk::contiguous: return resident_blocks(reduce_rows_block<Op, Idx, Walk::contiguous, In, Acc>, kBlock);
+      case Walk::contiguous:
+        return resident_blocks(reduce_rows_block<Op, Idx, Walk::contiguous, In, Acc>, kBlock);
       case Walk::runs: return resident_blocks(reduce_rows_block<Op, Idx, Walk::runs, In, Acc>, kBlock);
       case Walk::strided: break;
     }
@@ -548,25 +559,27 @@ class GpuReducer {
   }
 
   template <typename Idx, typename D>
-  void launch_columns(const Plan& plan, const In* src, D* dst, const HostLayout<2>& kept, const HostLayout<1>& red,
-                      int64_t k_stride) {
+  void launch_columns(const Plan& plan, const In* src, D* dst, const HostLayout<2>& kept,
+                      const HostLayout<1>& red, int64_t k_stride) {
     constexpr int V = 16 / sizeof(In);
     const Strided<2> k = device_layout(vector_layout(kept, plan.vector));
     const Strided<1> r = device_layout(red);
     const int64_t threads = outputs_ / plan.vector;
-    if (plan.splits > kMaxColumnSplits) throw std::runtime_error("[Reduce] too many column splits for the grid");
+    if (plan.splits > kMaxColumnSplits)
+      throw std::runtime_error("[Reduce] too many column splits for the grid");
     const dim3 grid(grid_for(threads, plan.block), static_cast<unsigned>(plan.splits));
     if (plan.vector == 1) {
-      reduce_columns<Op, Idx, 1><<<grid, plan.block, 0, cu_stream_>>>(src, dst, k, threads, r, count_, plan.chunk,
-                                                                       k_stride);
+      reduce_columns<Op, Idx, 1>
+          <<<grid, plan.block, 0, cu_stream_>>>(src, dst, k, threads, r, count_, plan.chunk, k_stride);
     } else {
-      reduce_columns<Op, Idx, V><<<grid, plan.block, 0, cu_stream_>>>(src, dst, k, threads, r, count_, plan.chunk,
-                                                                       k_stride);
+      reduce_columns<Op, Idx, V>
+          <<<grid, plan.block, 0, cu_stream_>>>(src, dst, k, threads, r, count_, plan.chunk, k_stride);
     }
   }
 
   template <typename Idx, typename D>
-  void launch_rows(const Plan& plan, const In* src, D* dst, const HostLayout<2>& kept, const HostLayout<1>& red) {
+  void launch_rows(const Plan& plan, const In* src, D* dst, const HostLayout<2>& kept,
+                   const HostLayout<1>& red) {
     switch (plan.walk) {
       case Walk::contiguous: return launch_rows_walk<Idx, Walk::contiguous>(plan, src, dst, kept, red);
       case Walk::runs: return launch_rows_walk<Idx, Walk::runs>(plan, src, dst, kept, red);
@@ -575,15 +588,17 @@ class GpuReducer {
   }
 
   template <typename Idx, Walk kWalk, typename D>
-  void launch_rows_walk(const Plan& plan, const In* src, D* dst, const HostLayout<2>& kept, const HostLayout<1>& red) {
+  void launch_rows_walk(const Plan& plan, const In* src, D* dst, const HostLayout<2>& kept,
+                        const HostLayout<1>& red) {
     const Strided<2> k = device_layout(kept);
     const Strided<1> r = device_layout(red);
     if (plan.kind == Kind::rows_warp) {
-      reduce_rows_warp<Op, Idx, kWalk><<<grid_for(outputs_ * kWarp, kBlock), kBlock, 0, cu_stream_>>>(
-          src, dst, k, outputs_, r, count_);
+      reduce_rows_warp<Op, Idx, kWalk>
+          <<<grid_for(outputs_ * kWarp, kBlock), kBlock, 0, cu_stream_>>>(src, dst, k, outputs_, r, count_);
     } else {
-      reduce_rows_block<Op, Idx, kWalk><<<grid_for(outputs_ * plan.splits * kBlock, kBlock), kBlock, 0, cu_stream_>>>(
-          src, dst, k, outputs_, r, count_, plan.chunk, plan.splits);
+      reduce_rows_block<Op, Idx, kWalk>
+          <<<grid_for(outputs_ * plan.splits * kBlock, kBlock), kBlock, 0, cu_stream_>>>(
+              src, dst, k, outputs_, r, count_, plan.chunk, plan.splits);
     }
   }
 
@@ -591,12 +606,14 @@ class GpuReducer {
   // them in chunk order.
   void pass2(const Plan& plan, const Acc* partial, Out* dst) {
     // Split only when the outputs are few (under a device's worth), so 32-bit indices hold.
-    if (outputs_ > UINT32_MAX) throw std::runtime_error("[Reduce] split reduction over more than 2^32 outputs");
+    if (outputs_ > UINT32_MAX)
+      throw std::runtime_error("[Reduce] split reduction over more than 2^32 outputs");
     HostLayout<1> red;
     red.push(plan.splits, [](int) { return int64_t{1}; });
     const HostLayout<2> kept = kept_layout(kept_, true, plan.splits, 1);
-    reduce_rows_warp<Op, uint32_t, Walk::contiguous><<<grid_for(outputs_ * kWarp, kBlock), kBlock, 0, cu_stream_>>>(
-        partial, dst, device_layout(kept), outputs_, device_layout(red), plan.splits);
+    reduce_rows_warp<Op, uint32_t, Walk::contiguous>
+        <<<grid_for(outputs_ * kWarp, kBlock), kBlock, 0, cu_stream_>>>(
+            partial, dst, device_layout(kept), outputs_, device_layout(red), plan.splits);
     check_launch("Reduce");
   }
 

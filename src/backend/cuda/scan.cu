@@ -41,8 +41,8 @@ __device__ __forceinline__ T int_highest() {
 }
 
 template <typename In>
-using ArithAcc = std::conditional_t<std::is_integral_v<In>, std::conditional_t<sizeof(In) == 8, uint64_t, uint32_t>,
-                                    compute_t<In>>;
+using ArithAcc = std::conditional_t<std::is_integral_v<In>,
+                                    std::conditional_t<sizeof(In) == 8, uint64_t, uint32_t>, compute_t<In>>;
 
 template <typename In>
 struct SumScan {
@@ -123,8 +123,8 @@ struct Carry {
 
 // A block per row of n contiguous elements (rows [0, rows)).
 template <typename Op, typename In, typename Out>
-__global__ void scan_rows(const In* __restrict__ src, Out* __restrict__ dst, int64_t rows, int64_t n, bool reverse,
-                          bool inclusive) {
+__global__ void scan_rows(const In* __restrict__ src, Out* __restrict__ dst, int64_t rows, int64_t n,
+                          bool reverse, bool inclusive) {
   using Acc = typename Op::Acc;
   using BlockScan = cub::BlockScan<Acc, kBlock>;
   __shared__ typename BlockScan::TempStorage temp;
@@ -157,8 +157,8 @@ __global__ void scan_rows(const In* __restrict__ src, Out* __restrict__ dst, int
 
 // A thread per line (outer index, inner index) walking the axis.
 template <typename Op, typename In, typename Out>
-__global__ void scan_lines(const In* __restrict__ src, Out* __restrict__ dst, int64_t outer, int64_t n, int64_t inner,
-                           bool reverse, bool inclusive) {
+__global__ void scan_lines(const In* __restrict__ src, Out* __restrict__ dst, int64_t outer, int64_t n,
+                           int64_t inner, bool reverse, bool inclusive) {
   using Acc = typename Op::Acc;
   for (int64_t line = thread_index(); line < outer * inner; line += thread_count()) {
     const int64_t ob = line / inner, ib = line - ob * inner;
@@ -181,11 +181,11 @@ template <typename Op, typename In, typename Out>
 void scan_typed(const In* src, Out* dst, const common::AxisSplit& sp, bool reverse, bool inclusive,
                 cudaStream_t cs) {
   if (sp.inner == 1 && sp.n >= kMinBlockRow) {
-    scan_rows<Op, In, Out><<<grid_for(sp.outer * kBlock, kBlock), kBlock, 0, cs>>>(src, dst, sp.outer, sp.n, reverse,
-                                                                                   inclusive);
+    scan_rows<Op, In, Out><<<grid_for(sp.outer * kBlock, kBlock), kBlock, 0, cs>>>(src, dst, sp.outer, sp.n,
+                                                                                   reverse, inclusive);
   } else {
-    scan_lines<Op, In, Out><<<grid_for(sp.outer * sp.inner, kBlock), kBlock, 0, cs>>>(src, dst, sp.outer, sp.n,
-                                                                                      sp.inner, reverse, inclusive);
+    scan_lines<Op, In, Out><<<grid_for(sp.outer * sp.inner, kBlock), kBlock, 0, cs>>>(
+        src, dst, sp.outer, sp.n, sp.inner, reverse, inclusive);
   }
   check_launch("Scan");
 }
@@ -213,20 +213,25 @@ void Scan::eval_gpu(const std::vector<array>& inputs, array& out) {
     switch (op_) {
       case Op::sum:
         if constexpr (std::is_same_v<In, bool>) {
-          return cuda::scan_typed<cuda::SumScan<In>>(s, static_cast<int32_t*>(d), sp, reverse_, inclusive_, cs);
+          return cuda::scan_typed<cuda::SumScan<In>>(s, static_cast<int32_t*>(d), sp, reverse_, inclusive_,
+                                                     cs);
         } else {
           return cuda::scan_typed<cuda::SumScan<In>>(s, static_cast<In*>(d), sp, reverse_, inclusive_, cs);
         }
-      case Op::prod: return cuda::scan_typed<cuda::ProdScan<In>>(s, static_cast<In*>(d), sp, reverse_, inclusive_, cs);
+      case Op::prod:
+        return cuda::scan_typed<cuda::ProdScan<In>>(s, static_cast<In*>(d), sp, reverse_, inclusive_, cs);
       case Op::max:
-        return cuda::scan_typed<cuda::ExtremeScan<In, true>>(s, static_cast<In*>(d), sp, reverse_, inclusive_, cs);
+        return cuda::scan_typed<cuda::ExtremeScan<In, true>>(s, static_cast<In*>(d), sp, reverse_, inclusive_,
+                                                             cs);
       case Op::min:
-        return cuda::scan_typed<cuda::ExtremeScan<In, false>>(s, static_cast<In*>(d), sp, reverse_, inclusive_, cs);
+        return cuda::scan_typed<cuda::ExtremeScan<In, false>>(s, static_cast<In*>(d), sp, reverse_,
+                                                              inclusive_, cs);
       case Op::logaddexp:
         if constexpr (cuda::is_complex_v<In>) {
           throw std::invalid_argument("[logcumsumexp] complex64 is not supported.");
         } else {
-          return cuda::scan_typed<cuda::LogAddExpScan<In>>(s, static_cast<In*>(d), sp, reverse_, inclusive_, cs);
+          return cuda::scan_typed<cuda::LogAddExpScan<In>>(s, static_cast<In*>(d), sp, reverse_, inclusive_,
+                                                           cs);
         }
     }
   });
