@@ -168,6 +168,27 @@ TEST(BadInput, MaxRejectsAnEmptyReduction) {
   in.expect_unevaluated();
 }
 
+TEST(BadInput, EveryReductionAndScanRejectsBadAxesAndEmptyInputs) {
+  LazyInputs in;
+  EXPECT_BUILD_THROWS("[prod]", prod(in.m23, 2));
+  EXPECT_BUILD_THROWS("[min]", braid::min(in.m23, std::vector<int>{0, 0}));
+  EXPECT_BUILD_THROWS("[min] Cannot min reduce zero size array.", braid::min(in.empty));
+  EXPECT_BUILD_THROWS("[all]", all(in.b23, -3));
+  EXPECT_BUILD_THROWS("[any]", any(in.s, 0));
+  EXPECT_BUILD_THROWS("[var]", var(in.i23, 2));
+  EXPECT_BUILD_THROWS("[std]", braid::std(in.m23, std::vector<int>{1, 1}));
+  EXPECT_BUILD_THROWS("[argmax]", argmax(in.m23, 2));
+  EXPECT_BUILD_THROWS("[argmin] Cannot argmin reduce zero size array.", argmin(in.empty));
+  EXPECT_BUILD_THROWS("[argmax]", argmax(in.s, 0));
+  EXPECT_BUILD_THROWS("[logsumexp] Received empty array.", logsumexp(in.empty, 1));
+  EXPECT_BUILD_THROWS("[cumsum]", cumsum(in.m23, 2));
+  EXPECT_BUILD_THROWS("[cumprod]", cumprod(in.s, 0));
+  EXPECT_BUILD_THROWS("[cummax]", cummax(in.v4, -2));
+  EXPECT_BUILD_THROWS("[cummin]", cummin(in.i23, 5, true));
+  EXPECT_BUILD_THROWS("[logcumsumexp]", logcumsumexp(in.m23, -3));
+  in.expect_unevaluated();
+}
+
 TEST(BadInput, MatmulRejectsScalarsMismatchesAndNonFloatTypes) {
   LazyInputs in;
   EXPECT_BUILD_THROWS("[matmul]", matmul(in.s, in.m34));

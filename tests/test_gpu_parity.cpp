@@ -374,7 +374,7 @@ TEST(GpuParity, LargeReductionsTakeTheMultiBlockPaths) {
   const array big_int = random_array({(1 << 23) + 1}, int32, kSeed);
   expect_parity([&](StreamOrDevice s) { return sum(big_int, s); }, "sum of 8M int32");
   const array big_u8 = random_array({(1 << 23) + 1}, uint8, kSeed);
-  expect_parity([&](StreamOrDevice s) { return sum(big_u8, s); }, "sum of 8M uint8 to int32");
+  expect_parity([&](StreamOrDevice s) { return sum(big_u8, s); }, "sum of 8M uint8 to uint32");
   const array big_half = random_array({1 << 22}, bfloat16, kSeed, 0, 1);
   expect_parity([&](StreamOrDevice s) { return sum(reshape(big_half, {64, 1 << 16}, s), 1, false, s); },
                 "row sums of bfloat16", Tolerance{1.6e-2, 0});
@@ -394,6 +394,89 @@ TEST(GpuParity, LargeReductionsTakeTheMultiBlockPaths) {
   const array cube = random_array({64, 256, 128}, float32, kSeed, 0, 1);
   expect_parity([&](StreamOrDevice s) { return sum(cube, {0, 2}, false, s); }, "outer and inner axes",
                 Tolerance{1e-5, 0});
+}
+
+TEST(GpuParity, EveryReductionAndArgReductionOverEveryAxis) {
+  SKIP_WITHOUT_GPU();
+  std::vector<Dtype> dtypes = kAllDtypes;
+  dtypes.push_back(float64);
+  for (Dtype dt : dtypes) {
+    // Products of small values stay in range; every other reduction sees the usual values.
+    const array x = random_array({6, 7, 40}, dt, kSeed);
+    const array small = random_array({6, 7, 5}, dt, kSeed + 1, 0.5, 1.5);
+    const array xt = transpose(random_array({40, 7, 6}, dt, kSeed + 2));
+    Tolerance sum_tol = default_tolerance(dt);
+    if (dt == float32) sum_tol.atol = 1e-4;
+    if (dt == float16) sum_tol.atol = 2e-2;
+    if (dt == bfloat16) sum_tol.atol = 1e-1;
+    for (int axis : {0, 1, 2}) {
+      const std::string tag = name_of(dt) + " axis " + std::to_string(axis);
+      const std::vector<int> ax = {axis};
+      expect_parity([&](StreamOrDevice s) { return min(x, ax, false, s); }, "min " + tag);
+      expect_parity([&](StreamOrDevice s) { return max(xt, ax, true, s); }, "max transposed " + tag);
+      expect_parity([&](StreamOrDevice s) { return prod(small, ax, false, s); }, "prod " + tag, sum_tol);
+      expect_parity([&](StreamOrDevice s) { return all(x, ax, false, s); }, "all " + tag);
+      expect_parity([&](StreamOrDevice s) { return any(xt, ax, false, s); }, "any " + tag);
+      expect_parity([&](StreamOrDevice s) { return argmax(x, axis, false, s); }, "argmax " + tag);
+      expect_parity([&](StreamOrDevice s) { return argmin(xt, axis, true, s); }, "argmin transposed " + tag);
+      expect_parity([&](StreamOrDevice s) { return var(x, ax, false, 1, s); }, "var " + tag, sum_tol);
+      expect_parity([&](StreamOrDevice s) { return logsumexp(x, ax, false, s); }, "logsumexp " + tag, sum_tol);
+    }
+  }
+  // Long rows split over blocks, NaN rules, many columns.
+  std::vector<float> v((1 << 22) + 5, 1.0f);
+  v[123457] = 5.0f;
+  v[3000001] = 5.0f;
+  v[77] = std::numeric_limits<float>::quiet_NaN();
+  const array big(v.begin(), {static_cast<int>(v.size())}, float32);
+  expect_parity([&](StreamOrDevice s) { return argmax(big, s); }, "argmax of 4M with a later NaN");
+  v[0] = std::numeric_limits<float>::quiet_NaN();
+  const array nan_first(v.begin(), {static_cast<int>(v.size())}, float32);
+  expect_parity([&](StreamOrDevice s) { return argmin(nan_first, s); }, "argmin with a NaN first");
+  const array tall = random_array({1 << 16, 64}, float32, kSeed, 0, 1);
+  expect_parity([&](StreamOrDevice s) { return argmax(tall, 0, false, s); }, "argmax of columns");
+  expect_parity([&](StreamOrDevice s) { return argmin(tall, 1, false, s); }, "argmin of short rows");
+  expect_parity([&](StreamOrDevice s) { return min(tall, 0, false, s); }, "column minima");
+  const array cplx = astype(random_array({9, 33}, float32, kSeed), complex64);
+  expect_parity([&](StreamOrDevice s) { return astype(sum(cplx, 1, false, s), float32, s); }, "complex sum", Tolerance{1e-5, 1e-5});
+}
+
+TEST(GpuParity, EveryScanAlongEveryAxisBothWays) {
+  SKIP_WITHOUT_GPU();
+  std::vector<Dtype> dtypes = kAllDtypes;
+  dtypes.push_back(float64);
+  for (Dtype dt : dtypes) {
+    const array x = random_array({5, 6, 300}, dt, kSeed, -1, 1);
+    const array xt = transpose(random_array({300, 6, 5}, dt, kSeed + 1, -1, 1));
+    const array small = random_array({5, 6, 7}, dt, kSeed + 2, 0.5, 1.5);
+    Tolerance tol = default_tolerance(dt);
+    if (dt == float32) tol.atol = 1e-4;
+    if (dt == float16) tol.atol = 5e-2;
+    if (dt == bfloat16) tol.atol = 3e-1;
+    for (int axis : {0, 1, 2}) {
+      for (bool reverse : {false, true}) {
+        for (bool inclusive : {true, false}) {
+          const std::string tag = name_of(dt) + " axis " + std::to_string(axis) + (reverse ? " reverse" : "") +
+                                  (inclusive ? "" : " exclusive");
+          expect_parity([&](StreamOrDevice s) { return cumsum(x, axis, reverse, inclusive, s); }, "cumsum " + tag, tol);
+          expect_parity([&](StreamOrDevice s) { return cumsum(xt, axis, reverse, inclusive, s); },
+                        "cumsum transposed " + tag, tol);
+          expect_parity([&](StreamOrDevice s) { return cumprod(small, axis, reverse, inclusive, s); }, "cumprod " + tag,
+                        tol);
+          expect_parity([&](StreamOrDevice s) { return cummax(x, axis, reverse, inclusive, s); }, "cummax " + tag);
+          expect_parity([&](StreamOrDevice s) { return cummin(xt, axis, reverse, inclusive, s); }, "cummin " + tag);
+          if (is_floating_point(dt)) {
+            expect_parity([&](StreamOrDevice s) { return logcumsumexp(x, axis, reverse, inclusive, s); },
+                          "logcumsumexp " + tag, tol);
+          }
+        }
+      }
+    }
+  }
+  const array long_row = random_array({3, 100003}, float32, kSeed, -1, 1);
+  expect_parity([&](StreamOrDevice s) { return cumsum(long_row, 1, false, true, s); }, "cumsum of long rows",
+                Tolerance{1e-4, 1e-2});
+  expect_parity([&](StreamOrDevice s) { return cummax(long_row, 1, true, false, s); }, "cummax of long rows");
 }
 
 TEST(GpuParity, SoftmaxAcrossRowWidthsAndDtypes) {

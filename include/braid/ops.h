@@ -354,22 +354,88 @@ array bitwise_invert(const array& a, StreamOrDevice s = {});
 // (elementwise: more ops above this line)
 
 // ---- reductions ----
+// Overloads without axes reduce over every axis; reduced axes are dropped unless keepdims.
+// An empty axis list returns the input (all/any: cast to bool; mean: cast to its dtype).
+/// True where every element over the axes is nonzero (bool result).
+array all(const array& a, bool keepdims, StreamOrDevice s = {});
+array all(const array& a, StreamOrDevice s = {});
+array all(const array& a, const std::vector<int>& axes, bool keepdims = false, StreamOrDevice s = {});
+array all(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
+/// True where some element over the axes is nonzero (bool result).
+array any(const array& a, bool keepdims, StreamOrDevice s = {});
+array any(const array& a, StreamOrDevice s = {});
+array any(const array& a, const std::vector<int>& axes, bool keepdims = false, StreamOrDevice s = {});
+array any(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
+/// Sum. bool and signed ints up to 32 bits give int32, unsigned ones uint32; others kept.
 array sum(const array& a, bool keepdims, StreamOrDevice s = {});
 array sum(const array& a, StreamOrDevice s = {});
 array sum(const array& a, const std::vector<int>& axes, bool keepdims = false, StreamOrDevice s = {});
 array sum(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
+/// Product, with sum's output dtypes.
+array prod(const array& a, bool keepdims, StreamOrDevice s = {});
+array prod(const array& a, StreamOrDevice s = {});
+array prod(const array& a, const std::vector<int>& axes, bool keepdims = false, StreamOrDevice s = {});
+array prod(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
+/// Maximum (NaN wins; complex64 lexicographic); dtype kept; a size-0 input throws.
 array max(const array& a, bool keepdims, StreamOrDevice s = {});
 array max(const array& a, StreamOrDevice s = {});
 array max(const array& a, const std::vector<int>& axes, bool keepdims = false, StreamOrDevice s = {});
 array max(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
+/// Minimum, as max.
+array min(const array& a, bool keepdims, StreamOrDevice s = {});
+array min(const array& a, StreamOrDevice s = {});
+array min(const array& a, const std::vector<int>& axes, bool keepdims = false, StreamOrDevice s = {});
+array min(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
+/// Mean in the float dtype of a (integers and bool give float32).
 array mean(const array& a, bool keepdims, StreamOrDevice s = {});
 array mean(const array& a, StreamOrDevice s = {});
 array mean(const array& a, const std::vector<int>& axes, bool keepdims = false, StreamOrDevice s = {});
 array mean(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
+/// Variance: sum((a - mean)^2) / max(N - ddof, 0), in the float dtype of a.
+array var(const array& a, bool keepdims, int ddof = 0, StreamOrDevice s = {});
+array var(const array& a, StreamOrDevice s = {});
+array var(const array& a, const std::vector<int>& axes, bool keepdims = false, int ddof = 0, StreamOrDevice s = {});
+array var(const array& a, int axis, bool keepdims = false, int ddof = 0, StreamOrDevice s = {});
+/// Standard deviation: sqrt(var).
+array std(const array& a, bool keepdims, int ddof = 0, StreamOrDevice s = {});
+array std(const array& a, StreamOrDevice s = {});
+array std(const array& a, const std::vector<int>& axes, bool keepdims = false, int ddof = 0, StreamOrDevice s = {});
+array std(const array& a, int axis, bool keepdims = false, int ddof = 0, StreamOrDevice s = {});
+/// Index (uint32) of the first minimum; without an axis, into the flattened array (keepdims
+/// then gives ndim ones). A size-0 input throws.
+array argmin(const array& a, bool keepdims, StreamOrDevice s = {});
+array argmin(const array& a, StreamOrDevice s = {});
+array argmin(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
+/// Index (uint32) of the first maximum, as argmin.
+array argmax(const array& a, bool keepdims, StreamOrDevice s = {});
+array argmax(const array& a, StreamOrDevice s = {});
+array argmax(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
+/// log(sum(exp(a))) computed stably, in the float dtype of a; an empty input throws.
+array logsumexp(const array& a, bool keepdims, StreamOrDevice s = {});
+array logsumexp(const array& a, StreamOrDevice s = {});
+array logsumexp(const array& a, const std::vector<int>& axes, bool keepdims = false, StreamOrDevice s = {});
+array logsumexp(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
 
 // (reductions: more ops above this line)
 
 // ---- scans ----
+// Running reductions along an axis (overloads without one scan the flattened array).
+// `reverse` scans from the end; inclusive = false shifts by one and starts at the identity.
+/// Running sum; bool gives int32, every other dtype is kept.
+array cumsum(const array& a, bool reverse = false, bool inclusive = true, StreamOrDevice s = {});
+array cumsum(const array& a, int axis, bool reverse = false, bool inclusive = true, StreamOrDevice s = {});
+/// Running product; dtype kept.
+array cumprod(const array& a, bool reverse = false, bool inclusive = true, StreamOrDevice s = {});
+array cumprod(const array& a, int axis, bool reverse = false, bool inclusive = true, StreamOrDevice s = {});
+/// Running maximum (NaN propagates); dtype kept.
+array cummax(const array& a, bool reverse = false, bool inclusive = true, StreamOrDevice s = {});
+array cummax(const array& a, int axis, bool reverse = false, bool inclusive = true, StreamOrDevice s = {});
+/// Running minimum (NaN propagates); dtype kept.
+array cummin(const array& a, bool reverse = false, bool inclusive = true, StreamOrDevice s = {});
+array cummin(const array& a, int axis, bool reverse = false, bool inclusive = true, StreamOrDevice s = {});
+/// Running logaddexp; dtype kept (no float promotion); complex64 throws.
+array logcumsumexp(const array& a, bool reverse = false, bool inclusive = true, StreamOrDevice s = {});
+array logcumsumexp(const array& a, int axis, bool reverse = false, bool inclusive = true, StreamOrDevice s = {});
 // (scans: ops above this line)
 
 // ---- indexing: take, gather, scatter ----

@@ -1,5 +1,7 @@
-// Reductions: sum, max, mean. One Reduce node keeps the reduced axes as size 1; dropping
-// them (keepdims = false) is a reshape, which is a view of the fresh contiguous output.
+// Reductions. One Reduce (or ArgReduce) node keeps the reduced axes as size 1; dropping them
+// (keepdims = false) is a reshape, which is a view of the fresh contiguous output. mean, var,
+// std and logsumexp compose other ops, as MLX does.
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -20,13 +22,8 @@ std::vector<int> all_axes(const array& a) {
   return axes;
 }
 
-// `axes` must already be normalized (sorted, unique, in range).
-array reduce_node(const array& a, const std::vector<int>& axes, bool keepdims, Reduce::Op op, Dtype out_dtype,
-                  const Stream& st) {
-  Shape kept_shape = a.shape();
-  for (int ax : axes) kept_shape[ax] = 1;
-  array out(kept_shape, out_dtype, detail::make_pooled<Reduce>(st, op, axes), {a});
-  if (keepdims) return out;
+// a.shape without the (normalized) axes.
+Shape squeezed_shape(const array& a, const std::vector<int>& axes) {
   Shape squeezed;
   for (size_t i = 0, j = 0; i < a.ndim(); ++i) {
     if (j < axes.size() && axes[j] == static_cast<int>(i)) {
@@ -35,19 +32,75 @@ array reduce_node(const array& a, const std::vector<int>& axes, bool keepdims, R
       squeezed.push_back(a.shape()[i]);
     }
   }
-  return reshape(out, std::move(squeezed), st);
+  return squeezed;
 }
 
-// Small integer sums would overflow at once, so they accumulate into int32 (as in MLX).
-Dtype sum_dtype(Dtype t) { return (t == bool_ || t == uint8) ? int32 : t; }
+// `axes` must already be normalized (sorted, unique, in range).
+array reduce_node(const array& a, const std::vector<int>& axes, bool keepdims, Reduce::Op op, Dtype out_dtype,
+                  const Stream& st) {
+  Shape kept_shape = a.shape();
+  for (int ax : axes) kept_shape[ax] = 1;
+  array out(kept_shape, out_dtype, detail::make_pooled<Reduce>(st, op, axes), {a});
+  if (keepdims) return out;
+  return reshape(out, squeezed_shape(a, axes), st);
+}
+
+// MLX's at_least_float: inexact dtypes stay, everything else becomes float32.
+Dtype float_dtype(Dtype t) { return issubdtype(t, inexact) ? t : float32; }
+
+// Number of elements over `axes` (normalized).
+double count_over(const array& a, const std::vector<int>& axes) {
+  double count = 1;
+  for (int i : axes) count *= a.shape()[i];
+  return count;
+}
+
+// sum, prod, all, any: the shared front (validation, the empty axis list).
+array reduce_op(const array& a, const std::vector<int>& axes, bool keepdims, Reduce::Op op, const char* name,
+                StreamOrDevice s) {
+  std::vector<int> ax = detail::normalize_axes(axes, static_cast<int>(a.ndim()), name);
+  Stream st = detail::op_stream(std::move(s), name);
+  const bool logical = op == Reduce::Op::all || op == Reduce::Op::any;
+  if (ax.empty()) return logical ? astype(a, bool_, st) : a;
+  if (logical) return reduce_node(astype(a, bool_, st), ax, keepdims, op, bool_, st);
+  if (op == Reduce::Op::max || op == Reduce::Op::min) return reduce_node(a, ax, keepdims, op, a.dtype(), st);
+  return reduce_node(a, ax, keepdims, op, Reduce::sum_dtype(a.dtype()), st);
+}
+
+array extreme_op(const array& a, const std::vector<int>& axes, bool keepdims, Reduce::Op op, const char* name,
+                 StreamOrDevice s) {
+  if (a.size() == 0) {
+    throw_invalid(name, std::string("Cannot ") + name + " reduce zero size array.");
+  }
+  return reduce_op(a, axes, keepdims, op, name, std::move(s));
+}
 
 }  // namespace
 
+array all(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
+  return reduce_op(a, axes, keepdims, Reduce::Op::all, "all", std::move(s));
+}
+array all(const array& a, bool keepdims, StreamOrDevice s) {
+  return all(a, all_axes(a), keepdims, std::move(s));
+}
+array all(const array& a, StreamOrDevice s) { return all(a, all_axes(a), false, std::move(s)); }
+array all(const array& a, int axis, bool keepdims, StreamOrDevice s) {
+  return all(a, std::vector<int>{axis}, keepdims, std::move(s));
+}
+
+array any(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
+  return reduce_op(a, axes, keepdims, Reduce::Op::any, "any", std::move(s));
+}
+array any(const array& a, bool keepdims, StreamOrDevice s) {
+  return any(a, all_axes(a), keepdims, std::move(s));
+}
+array any(const array& a, StreamOrDevice s) { return any(a, all_axes(a), false, std::move(s)); }
+array any(const array& a, int axis, bool keepdims, StreamOrDevice s) {
+  return any(a, std::vector<int>{axis}, keepdims, std::move(s));
+}
+
 array sum(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
-  std::vector<int> ax = detail::normalize_axes(axes, static_cast<int>(a.ndim()), "sum");
-  Stream st = detail::op_stream(std::move(s), "sum");
-  if (ax.empty()) return a;
-  return reduce_node(a, ax, keepdims, Reduce::Op::sum, sum_dtype(a.dtype()), st);
+  return reduce_op(a, axes, keepdims, Reduce::Op::sum, "sum", std::move(s));
 }
 array sum(const array& a, bool keepdims, StreamOrDevice s) {
   return sum(a, all_axes(a), keepdims, std::move(s));
@@ -57,14 +110,19 @@ array sum(const array& a, int axis, bool keepdims, StreamOrDevice s) {
   return sum(a, std::vector<int>{axis}, keepdims, std::move(s));
 }
 
+array prod(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
+  return reduce_op(a, axes, keepdims, Reduce::Op::prod, "prod", std::move(s));
+}
+array prod(const array& a, bool keepdims, StreamOrDevice s) {
+  return prod(a, all_axes(a), keepdims, std::move(s));
+}
+array prod(const array& a, StreamOrDevice s) { return prod(a, all_axes(a), false, std::move(s)); }
+array prod(const array& a, int axis, bool keepdims, StreamOrDevice s) {
+  return prod(a, std::vector<int>{axis}, keepdims, std::move(s));
+}
+
 array max(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
-  std::vector<int> ax = detail::normalize_axes(axes, static_cast<int>(a.ndim()), "max");
-  for (int i : ax) {
-    if (a.shape()[i] == 0) throw_invalid("max", "Cannot max reduce zero size array.");
-  }
-  Stream st = detail::op_stream(std::move(s), "max");
-  if (ax.empty()) return a;
-  return reduce_node(a, ax, keepdims, Reduce::Op::max, a.dtype(), st);
+  return extreme_op(a, axes, keepdims, Reduce::Op::max, "max", std::move(s));
 }
 array max(const array& a, bool keepdims, StreamOrDevice s) {
   return max(a, all_axes(a), keepdims, std::move(s));
@@ -74,13 +132,23 @@ array max(const array& a, int axis, bool keepdims, StreamOrDevice s) {
   return max(a, std::vector<int>{axis}, keepdims, std::move(s));
 }
 
+array min(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
+  return extreme_op(a, axes, keepdims, Reduce::Op::min, "min", std::move(s));
+}
+array min(const array& a, bool keepdims, StreamOrDevice s) {
+  return min(a, all_axes(a), keepdims, std::move(s));
+}
+array min(const array& a, StreamOrDevice s) { return min(a, all_axes(a), false, std::move(s)); }
+array min(const array& a, int axis, bool keepdims, StreamOrDevice s) {
+  return min(a, std::vector<int>{axis}, keepdims, std::move(s));
+}
+
 array mean(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
   std::vector<int> ax = detail::normalize_axes(axes, static_cast<int>(a.ndim()), "mean");
   Stream st = detail::op_stream(std::move(s), "mean");
-  const Dtype t = is_floating_point(a.dtype()) ? a.dtype() : float32;
+  const Dtype t = float_dtype(a.dtype());
   if (ax.empty()) return astype(a, t, st);
-  double count = 1;
-  for (int i : ax) count *= a.shape()[i];
+  const double count = count_over(a, ax);
   // An empty reduction gives 0 * inf = NaN, as NumPy's mean does.
   const double scale = count > 0 ? 1.0 / count : std::numeric_limits<double>::infinity();
   if (t == float16 || t == bfloat16) {
@@ -89,7 +157,7 @@ array mean(const array& a, const std::vector<int>& axes, bool keepdims, StreamOr
     array total = reduce_node(a, ax, keepdims, Reduce::Op::sum, float32, st);
     return astype(multiply(total, array(scale, float32), st), t, st);
   }
-  array total = reduce_node(a, ax, keepdims, Reduce::Op::sum, sum_dtype(a.dtype()), st);
+  array total = reduce_node(a, ax, keepdims, Reduce::Op::sum, Reduce::sum_dtype(a.dtype()), st);
   return multiply(astype(total, t, st), array(scale, t), st);
 }
 array mean(const array& a, bool keepdims, StreamOrDevice s) {
@@ -98,6 +166,109 @@ array mean(const array& a, bool keepdims, StreamOrDevice s) {
 array mean(const array& a, StreamOrDevice s) { return mean(a, all_axes(a), false, std::move(s)); }
 array mean(const array& a, int axis, bool keepdims, StreamOrDevice s) {
   return mean(a, std::vector<int>{axis}, keepdims, std::move(s));
+}
+
+array var(const array& a, const std::vector<int>& axes, bool keepdims, int ddof, StreamOrDevice s) {
+  std::vector<int> ax = detail::normalize_axes(axes, static_cast<int>(a.ndim()), "var");
+  Stream st = detail::op_stream(std::move(s), "var");
+  const Dtype t = float_dtype(a.dtype());
+  array mu = mean(a, ax, true, st);
+  array d = subtract(astype(a, t, st), mu, st);
+  array v = mean(multiply(d, d, st), ax, keepdims, st);
+  if (ddof != 0) {
+    // N / max(N - ddof, 0): inf (or NaN for N = 0) when ddof leaves no degrees of freedom.
+    const double n = count_over(a, ax);
+    const double factor = n / std::max(n - ddof, 0.0);
+    v = multiply(v, array(factor, t), st);
+  }
+  return v;
+}
+array var(const array& a, bool keepdims, int ddof, StreamOrDevice s) {
+  return var(a, all_axes(a), keepdims, ddof, std::move(s));
+}
+array var(const array& a, StreamOrDevice s) { return var(a, all_axes(a), false, 0, std::move(s)); }
+array var(const array& a, int axis, bool keepdims, int ddof, StreamOrDevice s) {
+  return var(a, std::vector<int>{axis}, keepdims, ddof, std::move(s));
+}
+
+array std(const array& a, const std::vector<int>& axes, bool keepdims, int ddof, StreamOrDevice s) {
+  // Validated under std's own name before var builds anything.
+  detail::normalize_axes(axes, static_cast<int>(a.ndim()), "std");
+  Stream st = detail::op_stream(std::move(s), "std");
+  return sqrt(var(a, axes, keepdims, ddof, st), st);
+}
+array std(const array& a, bool keepdims, int ddof, StreamOrDevice s) {
+  return std(a, all_axes(a), keepdims, ddof, std::move(s));
+}
+array std(const array& a, StreamOrDevice s) { return std(a, all_axes(a), false, 0, std::move(s)); }
+array std(const array& a, int axis, bool keepdims, int ddof, StreamOrDevice s) {
+  return std(a, std::vector<int>{axis}, keepdims, ddof, std::move(s));
+}
+
+namespace {
+
+array arg_reduce(const array& a, int axis, bool keepdims, ArgReduce::Op op, const char* name,
+                 StreamOrDevice s) {
+  if (a.size() == 0) throw_invalid(name, std::string("Cannot ") + name + " reduce zero size array.");
+  const int ax = detail::normalize_axis(axis, static_cast<int>(a.ndim()), name);
+  Stream st = detail::op_stream(std::move(s), name);
+  Shape kept_shape = a.shape();
+  kept_shape[ax] = 1;
+  array out(kept_shape, uint32, detail::make_pooled<ArgReduce>(st, op, ax), {a});
+  if (keepdims) return out;
+  return reshape(out, squeezed_shape(a, {ax}), st);
+}
+
+// Over the flattened array: the index into it; keepdims gives ndim ones.
+array arg_reduce_all(const array& a, bool keepdims, ArgReduce::Op op, const char* name, StreamOrDevice s) {
+  if (a.size() == 0) throw_invalid(name, std::string("Cannot ") + name + " reduce zero size array.");
+  Stream st = detail::op_stream(std::move(s), name);
+  array out = arg_reduce(reshape(a, {-1}, st), 0, false, op, name, st);
+  if (keepdims) return reshape(out, Shape(a.ndim(), 1), st);
+  return out;
+}
+
+}  // namespace
+
+array argmin(const array& a, int axis, bool keepdims, StreamOrDevice s) {
+  return arg_reduce(a, axis, keepdims, ArgReduce::Op::argmin, "argmin", std::move(s));
+}
+array argmin(const array& a, bool keepdims, StreamOrDevice s) {
+  return arg_reduce_all(a, keepdims, ArgReduce::Op::argmin, "argmin", std::move(s));
+}
+array argmin(const array& a, StreamOrDevice s) { return argmin(a, false, std::move(s)); }
+array argmax(const array& a, int axis, bool keepdims, StreamOrDevice s) {
+  return arg_reduce(a, axis, keepdims, ArgReduce::Op::argmax, "argmax", std::move(s));
+}
+array argmax(const array& a, bool keepdims, StreamOrDevice s) {
+  return arg_reduce_all(a, keepdims, ArgReduce::Op::argmax, "argmax", std::move(s));
+}
+array argmax(const array& a, StreamOrDevice s) { return argmax(a, false, std::move(s)); }
+
+array logsumexp(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
+  if (a.size() == 0) throw_invalid("logsumexp", "Received empty array.");
+  if (a.dtype() == complex64) throw_invalid("logsumexp", "complex64 is not supported.");
+  std::vector<int> ax = detail::normalize_axes(axes, static_cast<int>(a.ndim()), "logsumexp");
+  Stream st = detail::op_stream(std::move(s), "logsumexp");
+  const Dtype t = float_dtype(a.dtype());
+  array x = astype(a, t, st);
+  // Shifting by the max keeps exp in range; an infinite (or NaN) max shifts by 0 instead, so
+  // all -inf gives -inf, any +inf gives +inf and NaN stays NaN.
+  const double inf = std::numeric_limits<double>::infinity();
+  array m = max(x, ax, true, st);
+  array zero(0.0, t);
+  array shift =
+      where(less(m, array(inf, t), st), where(greater(m, array(-inf, t), st), m, zero, st), zero, st);
+  array total = sum(exp(subtract(x, shift, st), st), ax, keepdims, st);
+  array out = log(total, st);
+  return add(out, keepdims ? shift : reshape(shift, out.shape(), st), st);
+}
+array logsumexp(const array& a, bool keepdims, StreamOrDevice s) {
+  return logsumexp(a, all_axes(a), keepdims, std::move(s));
+}
+array logsumexp(const array& a, StreamOrDevice s) { return logsumexp(a, all_axes(a), false, std::move(s)); }
+array logsumexp(const array& a, int axis, bool keepdims, StreamOrDevice s) {
+  return logsumexp(a, std::vector<int>{axis}, keepdims, std::move(s));
 }
 
 }  // namespace braid

@@ -6,15 +6,19 @@
 //    run in parallel, and the reduced range is cut into chunks too when blocks are few.
 //  - neither (broadcast or other strides): the row loop, reading with strides.
 // Chunks have fixed sizes, so a result never depends on the number of threads.
-// Output dtypes: max keeps the input's; sum gives int32 for bool and uint8, else the input's.
+// Output dtypes: max and min keep the input's; sum and prod widen small integers as MLX
+// (Reduce::sum_dtype); all and any are min and max of a bool input.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <memory>
 #include <stdexcept>
 
+#include "backend/common/reduce_plan.h"
 #include "backend/cpu/convert.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/reduce_simd.h"
 #include "graph/node.h"
 #include "primitives/primitives.h"
 #include "runtime/pool.h"
@@ -25,7 +29,7 @@ namespace {
 using cpu::compute_t;
 
 constexpr int64_t kChunk = 1 << 15;  // elements per task
-constexpr int64_t kColBlock = 1024;  // outputs per column task (its accumulators stay in L1)
+constexpr int64_t kColBlock = 4096;  // outputs per column task: whole rows of up to 16 KiB stream from memory
 constexpr int64_t kFewTasks = 64;    // below this many tasks, the reduced range is split too
 constexpr int kLanes = 16;           // independent accumulators, so the compiler vectorizes
 
@@ -33,15 +37,18 @@ template <typename T>
 constexpr bool is_float_v = std::is_floating_point_v<compute_t<T>>;
 
 // Floats accumulate in double, integers in uint64 (overflow wraps, as in the output type,
-// instead of being undefined).
+// instead of being undefined), complex64 in complex<float>.
 template <typename In, typename Out>
 struct SumOp {
   using Real = std::conditional_t<std::is_same_v<In, double>, double, float>;  // float32 lanes
-  using Acc = std::conditional_t<is_float_v<In>, double, uint64_t>;
-  static Acc init() { return 0; }
+  using Acc = std::conditional_t<is_float_v<In>, double,
+                                 std::conditional_t<cpu::is_complex_v<In>, std::complex<float>, uint64_t>>;
+  static Acc init() { return Acc(0); }
   static Acc load(In x) {
     if constexpr (is_float_v<In>) {
       return static_cast<double>(static_cast<Real>(x));
+    } else if constexpr (cpu::is_complex_v<In>) {
+      return static_cast<std::complex<float>>(x);
     } else {
       return static_cast<uint64_t>(static_cast<int64_t>(x));
     }
@@ -50,7 +57,7 @@ struct SumOp {
   // Column sums add whole rows in float (vectorized) and move to double every kStageRows.
   using Stage = std::conditional_t<is_float_v<In>, Real, Acc>;
   static constexpr int64_t kStageRows = is_float_v<In> ? 128 : std::numeric_limits<int64_t>::max();
-  static Stage stage_init() { return 0; }
+  static Stage stage_init() { return Stage(0); }
   static Stage stage_add(Stage s, In x) {
     if constexpr (is_float_v<In>) {
       return s + static_cast<Real>(x);
@@ -62,6 +69,8 @@ struct SumOp {
   static Out finish(Acc a) {
     if constexpr (is_float_v<In>) {
       return static_cast<Out>(static_cast<Real>(a));
+    } else if constexpr (cpu::is_complex_v<In>) {
+      return Out(a);
     } else {
       return static_cast<Out>(a);
     }
@@ -87,29 +96,73 @@ struct SumOp {
         return total;
       }
     }
-    Acc acc = 0;
+    Acc acc = init();
     for (int64_t i = 0; i < n; ++i) acc += load(p[i * stride]);
     return acc;
   }
 };
 
-// NaN wins, as in NumPy: once the accumulator is NaN, no comparison replaces it.
-template <typename In>
-struct MaxOp {
+// Products: floats in double, integers in uint64 (the low bits of a product do not depend on
+// signedness, so it wraps as the output type), complex64 in complex<float>.
+template <typename In, typename Out>
+struct ProdOp {
+  using Acc = typename SumOp<In, Out>::Acc;
+  static Acc init() { return Acc(1); }
+  static Acc load(In x) { return SumOp<In, Out>::load(x); }
+  static Acc combine(Acc a, Acc b) { return a * b; }
+  using Stage = Acc;
+  static constexpr int64_t kStageRows = std::numeric_limits<int64_t>::max();
+  static Stage stage_init() { return init(); }
+  static Stage stage_add(Stage s, In x) { return s * load(x); }
+  static Acc to_acc(Stage s) { return s; }
+  static Out finish(Acc a) { return SumOp<In, Out>::finish(a); }
+  static Acc run(const In* p, int64_t n, int64_t stride) {
+    Acc acc = init();
+    int64_t i = 0;
+    if constexpr (!cpu::is_complex_v<In>) {
+      if (stride == 1 && n >= kLanes) {
+        Acc lanes[kLanes];
+        for (int j = 0; j < kLanes; ++j) lanes[j] = init();
+        for (; i + kLanes <= n; i += kLanes) {
+          for (int j = 0; j < kLanes; ++j) lanes[j] *= load(p[i + j]);
+        }
+        for (int j = 0; j < kLanes; ++j) acc *= lanes[j];
+      }
+    }
+    for (; i < n; ++i) acc *= load(p[i * stride]);
+    return acc;
+  }
+};
+
+// max (kMax) or min. NaN wins, as in NumPy: once the accumulator is NaN, no comparison
+// replaces it. complex64 compares lexicographically. Bool max/min are any/all.
+template <typename In, bool kMax>
+struct ExtremeOp {
   using Acc = compute_t<In>;
   static Acc init() {
-    if constexpr (is_float_v<In>) {
-      return -std::numeric_limits<float>::infinity();
+    if constexpr (cpu::is_complex_v<In>) {
+      const float inf = std::numeric_limits<float>::infinity();
+      return kMax ? Acc(-inf, -inf) : Acc(inf, inf);
+    } else if constexpr (is_float_v<In>) {
+      return static_cast<Acc>(kMax ? -std::numeric_limits<float>::infinity()
+                                   : std::numeric_limits<float>::infinity());
     } else {
-      return std::numeric_limits<Acc>::lowest();
+      return kMax ? std::numeric_limits<Acc>::lowest() : std::numeric_limits<Acc>::max();
     }
   }
   static Acc load(In x) { return static_cast<Acc>(x); }
+  static bool better(Acc b, Acc a) {
+    if constexpr (kMax) {
+      return b > a;
+    } else {
+      return b < a;
+    }
+  }
   static Acc combine(Acc a, Acc b) {
     if constexpr (is_float_v<In>) {
-      return (b > a || b != b) ? b : a;
+      return (better(b, a) || b != b) ? b : a;
     } else {
-      return b > a ? b : a;
+      return better(b, a) ? b : a;
     }
   }
   static In finish(Acc a) { return static_cast<In>(a); }
@@ -118,18 +171,25 @@ struct MaxOp {
   static Stage stage_init() { return init(); }
   static Stage stage_add(Stage s, In x) { return combine(s, load(x)); }
   static Acc to_acc(Stage s) { return s; }
+  // Column rows of float and double in SSE2 (GCC leaves a NaN-aware select scalar).
+  static void stage_row(Stage* stage, const In* p, int64_t n) requires cpu::simd::has_v<In> {
+    cpu::simd::extreme_row<In, kMax>(stage, p, n);
+  }
   static Acc run(const In* p, int64_t n, int64_t stride) {
+    if constexpr (cpu::simd::has_v<In>) {
+      if (stride == 1) return cpu::simd::extreme<In, kMax>(p, n, init());
+    }
     Acc acc = init();
     int64_t i = 0;
     if (stride == 1 && n >= kLanes) {
-      // A plain maximum per lane plus a NaN flag vectorizes better than a NaN-aware compare.
+      // A plain extreme per lane plus a NaN flag vectorizes better than a NaN-aware compare.
       Acc lanes[kLanes];
       int32_t nan[kLanes] = {};
       for (int j = 0; j < kLanes; ++j) lanes[j] = init();
       for (; i + kLanes <= n; i += kLanes) {
         for (int j = 0; j < kLanes; ++j) {
           const Acc x = load(p[i + j]);
-          lanes[j] = x > lanes[j] ? x : lanes[j];
+          lanes[j] = better(x, lanes[j]) ? x : lanes[j];
           if constexpr (is_float_v<In>) nan[j] |= (x != x);
         }
       }
@@ -145,32 +205,9 @@ struct MaxOp {
   }
 };
 
-struct Dim {
-  int64_t n;
-  int64_t in_stride;
-  int64_t out_stride;
-};
-using Dims = std::vector<Dim>;
-
-int64_t count_of(const Dims& dims) {
-  int64_t c = 1;
-  for (const Dim& d : dims) c *= d.n;
-  return c;
-}
-
-// Merges neighbours that walk memory as one dimension (for both operands).
-Dims collapse(const Dims& dims) {
-  Dims out;
-  for (const Dim& d : dims) {
-    if (!out.empty() && out.back().in_stride == d.in_stride * d.n &&
-        out.back().out_stride == d.out_stride * d.n) {
-      out.back() = {out.back().n * d.n, d.in_stride, d.out_stride};
-    } else {
-      out.push_back(d);
-    }
-  }
-  return out;
-}
+using Dim = common::ReduceDim;
+using Dims = common::ReduceDims;
+using common::count_of;
 
 // Calls fn(in_offset, out_offset, len) for runs along the last of `dims` covering the
 // row-major positions [begin, end) of `dims`.
@@ -343,7 +380,11 @@ class Reducer {
           for_each_run(reduced_, r0, r1, [&](int64_t off, int64_t, int64_t len) {
             for (int64_t t = 0; t < len; ++t) {
               const In* p = src_ + in_base + off + t * rs + c0;
-              for (int64_t j = 0; j < cw; ++j) stage[j] = Op::stage_add(stage[j], p[j]);
+              if constexpr (requires { Op::stage_row(stage.data(), p, cw); }) {
+                Op::stage_row(stage.data(), p, cw);
+              } else {
+                for (int64_t j = 0; j < cw; ++j) stage[j] = Op::stage_add(stage[j], p[j]);
+              }
               if (++staged == Op::kStageRows) flush();
             }
           });
@@ -386,31 +427,18 @@ void reduce_typed(const array& in, array& out, const std::vector<int>& axes) {
   if (out.dtype() != detail::storage_dtype<Out>()) {
     throw std::runtime_error("[Reduce] Unexpected output dtype.");
   }
-  Dims kept, reduced;
-  for (size_t i = 0, j = 0; i < in.ndim(); ++i) {
-    const bool is_reduced = j < axes.size() && axes[j] == static_cast<int>(i);
-    if (is_reduced) ++j;
-    if (in.shape()[i] == 1) continue;  // never moves an offset
-    if (is_reduced) {
-      reduced.push_back({in.shape()[i], in.strides()[i], 0});
-    } else {
-      kept.push_back({in.shape()[i], in.strides()[i], out.strides()[i]});
-    }
-  }
-  if (in.size() == 0) {
-    // Nothing is read, and an empty input's strides may be any size: every output is the
-    // identity.
-    if (out.size() == 0) return;
-    for (Dim& d : kept) d.in_stride = 0;
-    reduced.assign(1, Dim{0, 0, 0});
-  }
-  // The order of reduced positions is free: walk them in memory order.
-  std::stable_sort(reduced.begin(), reduced.end(),
-                   [](const Dim& a, const Dim& b) { return a.in_stride > b.in_stride; });
+  common::ReducePlan plan = common::make_reduce_plan(in, out, axes);
   Reducer<Op, In, Out>(static_cast<const In*>(in.desc()->data_ptr), static_cast<Out*>(out.desc()->data_ptr),
-                       collapse(kept), collapse(reduced))
+                       std::move(plan.kept), std::move(plan.reduced))
       .run();
 }
+
+// MLX's sum and product types (Reduce::sum_dtype): bool and signed ints up to 32 bits give
+// int32, unsigned ones uint32.
+template <typename In>
+using SumOut = std::conditional_t<
+    std::is_same_v<In, bool> || std::is_same_v<In, int8_t> || std::is_same_v<In, int16_t>, int32_t,
+    std::conditional_t<std::is_same_v<In, uint8_t> || std::is_same_v<In, uint16_t>, uint32_t, In>>;
 
 }  // namespace
 
@@ -425,11 +453,15 @@ void Reduce::eval_cpu(const std::vector<array>& inputs, array& out) {
   if (out.size() == 0) return;
   cpu::dispatch_dtype(in.dtype(), [&](auto tag) {
     using In = typename decltype(tag)::type;
-    if constexpr (cpu::is_complex_v<In>) {
-      throw std::invalid_argument(std::string("[") + name() + "] complex64 is not supported yet.");
-    } else if (op_ == Op::max) {
-      reduce_typed<MaxOp<In>, In, In>(in, out, axes_);
-    } else if (out.dtype() == float32 && !std::is_same_v<In, float>) {
+    switch (op_) {
+      case Op::max:
+      case Op::any: return reduce_typed<ExtremeOp<In, true>, In, In>(in, out, axes_);
+      case Op::min:
+      case Op::all: return reduce_typed<ExtremeOp<In, false>, In, In>(in, out, axes_);
+      case Op::prod: return reduce_typed<ProdOp<In, SumOut<In>>, In, SumOut<In>>(in, out, axes_);
+      case Op::sum: break;
+    }
+    if (out.dtype() == float32 && !std::is_same_v<In, float>) {
       // A float32 sum of 16-bit floats (mean's): the total does not overflow 16 bits.
       if constexpr (is_float_v<In>) {
         reduce_typed<SumOp<In, float>, In, float>(in, out, axes_);
@@ -437,8 +469,7 @@ void Reduce::eval_cpu(const std::vector<array>& inputs, array& out) {
         throw std::runtime_error("[Reduce] Unexpected output dtype.");
       }
     } else {
-      using Out = std::conditional_t<std::is_same_v<In, bool> || std::is_same_v<In, uint8_t>, int32_t, In>;
-      reduce_typed<SumOp<In, Out>, In, Out>(in, out, axes_);
+      reduce_typed<SumOp<In, SumOut<In>>, In, SumOut<In>>(in, out, axes_);
     }
   });
 }
