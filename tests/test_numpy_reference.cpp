@@ -54,6 +54,11 @@ using OpFn = std::function<array(const std::vector<array>&, const Params&, Devic
 #define REDUCE(op) \
   {#op, [](const auto& x, const Params& p, Device d) { return op(x[0], p.ints("axes"), p.integer("keepdims"), d); }}
 
+#define SCAN(op)                                                                                   \
+  {#op, [](const auto& x, const Params& p, Device d) {                                             \
+     return op(x[0], p.integer("axis"), p.integer("reverse"), p.integer("inclusive"), d);           \
+   }}
+
 // One line per op: the braid call a manifest op name stands for.
 const std::map<std::string, OpFn>& ops() {
   static const std::map<std::string, OpFn> table = {
@@ -67,7 +72,12 @@ const std::map<std::string, OpFn>& ops() {
       UNARY(sigmoid), UNARY(erf), UNARY(degrees), UNARY(radians), UNARY(abs), UNARY(square), UNARY(sign),
       UNARY(floor), UNARY(ceil), UNARY(round), UNARY(isnan), UNARY(isinf), UNARY(isfinite), UNARY(isposinf),
       UNARY(isneginf), UNARY(logical_not), UNARY(bitwise_invert),
-      REDUCE(sum), REDUCE(max),
+      REDUCE(sum), REDUCE(max), REDUCE(min), REDUCE(prod), REDUCE(mean), REDUCE(all), REDUCE(any), REDUCE(logsumexp),
+      {"var", [](const auto& x, const Params& p, Device d) { return var(x[0], p.ints("axes"), p.integer("keepdims"), 0, d); }},
+      {"std", [](const auto& x, const Params& p, Device d) { return braid::std(x[0], p.ints("axes"), p.integer("keepdims"), 0, d); }},
+      {"argmax", [](const auto& x, const Params& p, Device d) { return argmax(x[0], p.integer("axis"), false, d); }},
+      {"argmin", [](const auto& x, const Params& p, Device d) { return argmin(x[0], p.integer("axis"), false, d); }},
+      SCAN(cumsum), SCAN(cumprod), SCAN(cummax), SCAN(cummin), SCAN(logcumsumexp),
       {"concatenate", [](const auto& x, const Params& p, Device d) { return concatenate({x[0], x[1]}, p.integer("axis"), d); }},
       {"stack", [](const auto& x, const Params& p, Device d) { return stack({x[0], x[1]}, p.integer("axis"), d); }},
       {"tile", [](const auto& x, const Params& p, Device d) { return tile(x[0], p.ints("reps"), d); }},

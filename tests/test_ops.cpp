@@ -739,7 +739,7 @@ void check_reduce(const array& a, const std::vector<int>& axes, bool is_max) {
   const auto want = rounded(ref_reduce(values(a), shape64(a.shape()), norm, is_max), out_t);
   for (bool keep : {false, true}) {
     array r = is_max ? braid::max(a, axes, keep) : sum(a, axes, keep);
-    EXPECT_EQ(r.dtype(), out_t);
+    EXPECT_EQ(r.dtype(), out_t) << a.dtype();
     Shape want_shape;
     for (int i = 0; i < nd; ++i) {
       const bool reduced = std::find(norm.begin(), norm.end(), i) != norm.end();
