@@ -80,7 +80,8 @@ std::vector<double> cast_all(std::vector<double> v, Dtype dt) {
 
 array make_on(const Ref& r, Dtype dt, Device d) {
   array a = make(r.v, r.shape, dt);
-  return d == Device::cpu ? a : astype(a, dt, d);  // astype to the same dtype is `a` itself
+  // On the GPU, a node's output: device-resident, so that views of it share its buffer.
+  return d == Device::cpu ? a : where(array(true), a, a, d);
 }
 
 void expect_values(const array& got, const Ref& want, const std::string& what) {
