@@ -84,4 +84,24 @@ inline AxisRows axis_rows(const Shape& shape, int axis) {
   return r;
 }
 
+/// The unsigned integer type of N bytes: radix-sort keys of an N-byte element.
+template <size_t N>
+struct UnsignedOfSize;
+template <>
+struct UnsignedOfSize<1> {
+  using type = uint8_t;
+};
+template <>
+struct UnsignedOfSize<2> {
+  using type = uint16_t;
+};
+template <>
+struct UnsignedOfSize<4> {
+  using type = uint32_t;
+};
+template <>
+struct UnsignedOfSize<8> {
+  using type = uint64_t;
+};
+
 }  // namespace braid::common

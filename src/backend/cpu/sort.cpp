@@ -45,31 +45,12 @@ bool nan_last_less(const T& a, const T& b) {
   }
 }
 
-template <size_t N>
-struct UnsignedOf;
-template <>
-struct UnsignedOf<1> {
-  using type = uint8_t;
-};
-template <>
-struct UnsignedOf<2> {
-  using type = uint16_t;
-};
-template <>
-struct UnsignedOf<4> {
-  using type = uint32_t;
-};
-template <>
-struct UnsignedOf<8> {
-  using type = uint64_t;
-};
-
 template <typename T>
 inline constexpr bool radix_sortable_v = !cpu::is_complex_v<T>;
 
 template <typename T>
 auto sort_key(const T& v) {
-  using U = typename UnsignedOf<sizeof(T)>::type;
+  using U = typename common::UnsignedOfSize<sizeof(T)>::type;
   U bits;
   std::memcpy(&bits, &v, sizeof(T));
   if constexpr (std::is_same_v<T, float16_t>) {

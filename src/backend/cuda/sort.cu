@@ -8,6 +8,7 @@
 // per row) and places the others around it; very long rows that are few are fully sorted.
 #include <cub/cub.cuh>
 
+#include "backend/common/indexing.h"
 #include "backend/cuda/indexing_common.cuh"
 #include "primitives/primitives.h"
 
@@ -19,26 +20,8 @@ constexpr int kBlock = 256;
 constexpr int64_t kFewRows = 16;
 constexpr int64_t kLongRow = int64_t{1} << 17;
 
-template <size_t N>
-struct KeyType;
-template <>
-struct KeyType<1> {
-  using type = uint8_t;
-};
-template <>
-struct KeyType<2> {
-  using type = uint16_t;
-};
-template <>
-struct KeyType<4> {
-  using type = uint32_t;
-};
-template <>
-struct KeyType<8> {
-  using type = uint64_t;
-};
 template <typename T>
-using key_t = typename KeyType<sizeof(T)>::type;
+using key_t = typename common::UnsignedOfSize<sizeof(T)>::type;
 
 template <typename T>
 __device__ __forceinline__ key_t<T> encode(T x) {
