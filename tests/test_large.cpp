@@ -32,6 +32,7 @@ void skip_unless_large_memory_ok() {
 
 TEST(LargeArrays, FillElementwiseAndReductionPastTwoToThe31Elements) {
   skip_unless_large_memory_ok();
+  if (IsSkipped()) return;  // GTEST_SKIP in a helper returns from the helper only
   for (Device dev : test::test_devices()) {
     SCOPED_TRACE(test::device_name(dev));
     array a = full({kRows, kCols}, array(7, uint8), dev);
@@ -51,6 +52,7 @@ TEST(LargeArrays, FillElementwiseAndReductionPastTwoToThe31Elements) {
 
 TEST(LargeArrays, StridedCopyPastTwoToThe31Elements) {
   skip_unless_large_memory_ok();
+  if (IsSkipped()) return;  // GTEST_SKIP in a helper returns from the helper only
   for (Device dev : test::test_devices()) {
     SCOPED_TRACE(test::device_name(dev));
     // Rows of 7, 8 and 9; the transposed copy interleaves them: 7 8 9 7 8 9 ...
@@ -68,6 +70,7 @@ TEST(LargeArrays, StridedCopyPastTwoToThe31Elements) {
 
 TEST(LargeArrays, BoolReductionPastTwoToThe31Elements) {
   skip_unless_large_memory_ok();
+  if (IsSkipped()) return;  // GTEST_SKIP in a helper returns from the helper only
   for (Device dev : test::test_devices()) {
     SCOPED_TRACE(test::device_name(dev));
     array t = full({kRows, kCols}, array(true), dev);
