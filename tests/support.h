@@ -30,24 +30,17 @@ inline std::vector<Device> test_devices() {
 
 inline std::string device_name(const Device& d) { return d == Device::cpu ? "cpu" : "gpu"; }
 
+inline std::vector<std::complex<float>> complex_values(array a);
+
 /// The elements of `a` (evaluated, any layout) in row-major order, as doubles; complex64
 /// elements give their real part (use complex_values for both parts).
 inline std::vector<double> values(array a) {
-  array f = astype(a, a.dtype() == complex64 ? complex64 : float64, Device::cpu);
   if (a.dtype() == complex64) {
-    std::vector<std::complex<float>> c = [&] {
-      array r = reshape(f, {-1}, Device::cpu);
-      r.eval();
-      std::vector<std::complex<float>> out(r.size());
-      const auto* p = r.data<complex64_t>();
-      for (size_t i = 0; i < r.size(); ++i) out[i] = p[i * static_cast<size_t>(r.strides()[0])];
-      return out;
-    }();
-    std::vector<double> out(c.size());
-    for (size_t i = 0; i < c.size(); ++i) out[i] = c[i].real();
+    std::vector<double> out;
+    for (const auto& c : complex_values(a)) out.push_back(c.real());
     return out;
   }
-  array r = reshape(f, {-1}, Device::cpu);
+  array r = reshape(astype(a, float64, Device::cpu), {-1}, Device::cpu);
   r.eval();
   std::vector<double> out(r.size());
   const double* p = r.data<double>();

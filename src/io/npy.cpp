@@ -174,7 +174,11 @@ void save(std::shared_ptr<io::Writer> out, array a) {
   if (!out || !out->is_open() || !out->good()) {
     throw std::invalid_argument("[save] Cannot write to " + (out ? out->label() : std::string("a null writer")) + ".");
   }
-  a.eval();
+  a.eval();  // a layout is known once evaluated; any but row-major is gathered first
+  if (!a.flags().row_contiguous) {
+    a = contiguous(a, false, Device::cpu);
+    a.eval();
+  }
   std::string dict = header_text(a);
   // Magic, version, length, dict and its newline padded to a multiple of 64 bytes.
   size_t total = kMagicBytes + 2 + 2 + dict.size() + 1;
@@ -190,34 +194,7 @@ void save(std::shared_ptr<io::Writer> out, array a) {
   for (int i = 0; i < (v2 ? 4 : 2); ++i) head += static_cast<char>((len >> (8 * i)) & 0xff);
   out->write(head.data(), head.size());
   out->write(dict.data(), dict.size());
-
-  const size_t width = a.itemsize();
-  const char* base = static_cast<const char*>(a.host_data());
-  if (a.flags().row_contiguous) {
-    out->write(base, a.nbytes());
-    return;
-  }
-  // Any other layout: walk row-major order through the strides, in buffered chunks.
-  std::vector<char> buf(size_t{1} << 20);
-  size_t used = 0;
-  const int nd = static_cast<int>(a.ndim());
-  std::vector<int64_t> idx(static_cast<size_t>(nd), 0);
-  int64_t off = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (used + width > buf.size()) {
-      out->write(buf.data(), used);
-      used = 0;
-    }
-    std::memcpy(buf.data() + used, base + off * static_cast<int64_t>(width), width);
-    used += width;
-    for (int d = nd - 1; d >= 0; --d) {
-      off += a.strides()[d];
-      if (++idx[d] < a.shape()[d]) break;
-      off -= a.strides()[d] * a.shape()[d];
-      idx[d] = 0;
-    }
-  }
-  out->write(buf.data(), used);
+  out->write(static_cast<const char*>(a.host_data()), a.nbytes());
   if (!out->good()) throw std::runtime_error("[save] Writing to " + out->label() + " failed.");
 }
 

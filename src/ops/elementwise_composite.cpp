@@ -66,12 +66,6 @@ array clip(const array& a, const std::optional<array>& a_min, const std::optiona
   return out;
 }
 
-namespace {
-
-// Whether every element of a bool array is true, as a 0-d bool (true when empty).
-array all_true(const array& b, const Stream& st) { return equal(sum(logical_not(b, st), false, st), array(0), st); }
-
-}  // namespace
 
 array isclose(const array& a, const array& b, double rtol, double atol, bool equal_nan, StreamOrDevice s) {
   const Stream st = detail::op_stream(std::move(s), "isclose");
@@ -89,7 +83,7 @@ array isclose(const array& a, const array& b, double rtol, double atol, bool equ
 array allclose(const array& a, const array& b, double rtol, double atol, bool equal_nan, StreamOrDevice s) {
   const Stream st = detail::op_stream(std::move(s), "allclose");
   detail::broadcast_shapes(a.shape(), b.shape(), "allclose");
-  return all_true(isclose(a, b, rtol, atol, equal_nan, st), st);
+  return all(isclose(a, b, rtol, atol, equal_nan, st), false, st);
 }
 
 array array_equal(const array& a, const array& b, bool equal_nan, StreamOrDevice s) {
@@ -99,7 +93,7 @@ array array_equal(const array& a, const array& b, bool equal_nan, StreamOrDevice
   const array x = astype(a, t, st), y = astype(b, t, st);
   array eq = equal(x, y, st);
   if (equal_nan && is_floating_point(t)) eq = logical_or(eq, logical_and(isnan(x, st), isnan(y, st), st), st);
-  return all_true(eq, st);
+  return all(eq, false, st);
 }
 
 array where(const array& condition, const array& x, const array& y, StreamOrDevice s) {

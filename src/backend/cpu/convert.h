@@ -22,5 +22,9 @@ void copy_region(const void* src, Dtype src_dtype, const Strides& src_strides, v
 void copy_into(const array& in, array& out, const common::Region& region, const Shape& shape);
 /// Writes `in` (any layout) into `out`'s fresh row-contiguous buffer, converting the dtype.
 void copy_to_contiguous(const array& in, array& out);
+/// A fresh row-contiguous copy of `in` (a new buffer, aligned for any dtype).
+array contiguous_copy(const array& in);
+/// `in` itself when it is row-contiguous, else contiguous_copy(in).
+array row_contiguous(const array& in);
 }  // namespace cpu
 }  // namespace braid

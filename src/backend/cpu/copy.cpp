@@ -126,6 +126,14 @@ void copy_to_contiguous(const array& in, array& out) {
 
 }  // namespace cpu
 
+array cpu::contiguous_copy(const array& in) {
+  array tmp(in.shape(), in.dtype(), nullptr, {});
+  copy_to_contiguous(in, tmp);
+  return tmp;
+}
+
+array cpu::row_contiguous(const array& in) { return in.flags().row_contiguous ? in : contiguous_copy(in); }
+
 void AsType::eval_cpu(const std::vector<array>& inputs, array& out) {
   cpu::copy_to_contiguous(inputs[0], out);
 }
@@ -144,9 +152,7 @@ void Reshape::eval_cpu(const std::vector<array>& inputs, array& out) {
   const array& in = inputs[0];
   if (detail::reshape_view(in, out)) return;
   // Gather into row-major order in the input's shape; the reshaped view of that is exact.
-  array tmp(in.shape(), in.dtype(), nullptr, {});
-  cpu::copy_to_contiguous(in, tmp);
-  detail::reshape_view(tmp, out);
+  detail::reshape_view(cpu::contiguous_copy(in), out);
 }
 
 }  // namespace braid

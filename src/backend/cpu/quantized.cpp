@@ -16,14 +16,6 @@ namespace braid {
 
 namespace {
 
-// `in` itself when row-contiguous, else a row-contiguous copy.
-array contiguous_host(const array& in) {
-  if (in.flags().row_contiguous && in.data_size() == in.size()) return in;
-  array tmp(in.shape(), in.dtype(), nullptr, {});
-  cpu::copy_to_contiguous(in, tmp);
-  return tmp;
-}
-
 template <typename T>
 void quantize_typed(const array& w, array& out, int group, int bits, AffineQuantize::Part part) {
   const T* src = static_cast<const T*>(w.desc()->data_ptr);
@@ -69,25 +61,17 @@ void dequantize_row(const uint32_t* row, const T* scales, const T* biases, int64
   }
 }
 
-template <typename T>
-void for_float_types(Dtype d, const char* op, T&& fn) {
-  switch (d.val()) {
-    case Dtype::Val::float32: fn(cpu::TypeTag<float>{}); return;
-    case Dtype::Val::float16: fn(cpu::TypeTag<float16_t>{}); return;
-    case Dtype::Val::bfloat16: fn(cpu::TypeTag<bfloat16_t>{}); return;
-    case Dtype::Val::bool_:
-    case Dtype::Val::uint8:
-    case Dtype::Val::uint16:
-    case Dtype::Val::uint32:
-    case Dtype::Val::uint64:
-    case Dtype::Val::int8:
-    case Dtype::Val::int16:
-    case Dtype::Val::int32:
-    case Dtype::Val::int64:
-    case Dtype::Val::float64:
-    case Dtype::Val::complex64: break;
-  }
-  throw std::invalid_argument(std::string("[") + op + "] Unsupported dtype " + dtype_name(d) + ".");
+// Calls fn(TypeTag<T>{}) for the dtypes quantization takes (the ops reject the others).
+template <typename F>
+void for_float_types(Dtype d, const char* op, F&& fn) {
+  cpu::dispatch_dtype(d, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (cpu::is_half_v<T> || std::is_same_v<T, float>) {
+      fn(tag);
+    } else {
+      throw std::invalid_argument(std::string("[") + op + "] Unsupported dtype " + dtype_name(d) + ".");
+    }
+  });
 }
 
 }  // namespace
@@ -95,7 +79,7 @@ void for_float_types(Dtype d, const char* op, T&& fn) {
 void AffineQuantize::eval_cpu(const std::vector<array>& inputs, array& out) {
   detail::alloc_contiguous(out);
   if (out.size() == 0) return;
-  const array w = contiguous_host(inputs[0]);
+  const array w = cpu::row_contiguous(inputs[0]);
   for_float_types(w.dtype(), "quantize", [&](auto tag) {
     quantize_typed<typename decltype(tag)::type>(w, out, group_size_, bits_, part_);
   });
@@ -104,9 +88,9 @@ void AffineQuantize::eval_cpu(const std::vector<array>& inputs, array& out) {
 void AffineDequantize::eval_cpu(const std::vector<array>& inputs, array& out) {
   detail::alloc_contiguous(out);
   if (out.size() == 0) return;
-  const array w = contiguous_host(inputs[0]);
-  const array scales = contiguous_host(inputs[1]);
-  const array biases = contiguous_host(inputs[2]);
+  const array w = cpu::row_contiguous(inputs[0]);
+  const array scales = cpu::row_contiguous(inputs[1]);
+  const array biases = cpu::row_contiguous(inputs[2]);
   const int64_t k = out.shape(-1);
   const int64_t rows = static_cast<int64_t>(out.size()) / k;
   const int64_t words = w.shape(-1);
@@ -130,10 +114,10 @@ void AffineDequantize::eval_cpu(const std::vector<array>& inputs, array& out) {
 void QuantizedMatmul::eval_cpu(const std::vector<array>& inputs, array& out) {
   detail::alloc_contiguous(out);
   if (out.size() == 0) return;
-  const array x = contiguous_host(inputs[0]);
-  const array w = contiguous_host(inputs[1]);
-  const array scales = contiguous_host(inputs[2]);
-  const array biases = contiguous_host(inputs[3]);
+  const array x = cpu::row_contiguous(inputs[0]);
+  const array w = cpu::row_contiguous(inputs[1]);
+  const array scales = cpu::row_contiguous(inputs[2]);
+  const array biases = cpu::row_contiguous(inputs[3]);
   const int64_t rows = x.shape(0), k = x.shape(1), n = w.shape(0), words = w.shape(1);
   const int64_t groups = k / group_size_;
   for_float_types(out.dtype(), "quantized_matmul", [&](auto tag) {

@@ -28,14 +28,6 @@ Shape dynamic_starts(const array& starts, const std::vector<int>& axes, const Sh
   return start;
 }
 
-// A row-contiguous version of `in` (itself when it already is).
-array row_contiguous(const array& in) {
-  if (in.flags().row_contiguous) return in;
-  array tmp(in.shape(), in.dtype(), nullptr, {});
-  cpu::copy_to_contiguous(in, tmp);
-  return tmp;
-}
-
 }  // namespace
 
 void Squeeze::eval_cpu(const std::vector<array>& inputs, array& out) {
@@ -88,7 +80,7 @@ void Pad::eval_cpu(const std::vector<array>& inputs, array& out) {
 
 void AsStrided::eval_cpu(const std::vector<array>& inputs, array& out) {
   if (!detail::as_strided_view(inputs[0], out, strides_, offset_)) {
-    detail::as_strided_view(row_contiguous(inputs[0]), out, strides_, offset_);
+    detail::as_strided_view(cpu::row_contiguous(inputs[0]), out, strides_, offset_);
   }
 }
 
@@ -110,11 +102,9 @@ void Contiguous::eval_cpu(const std::vector<array>& inputs, array& out) {
 }
 
 void View::eval_cpu(const std::vector<array>& inputs, array& out) {
-  array in = row_contiguous(inputs[0]);
+  array in = cpu::row_contiguous(inputs[0]);
   if (reinterpret_cast<uintptr_t>(in.desc()->data_ptr) % out.itemsize() != 0) {
-    array tmp(in.shape(), in.dtype(), nullptr, {});  // fresh buffers are aligned for any dtype
-    cpu::copy_to_contiguous(in, tmp);
-    in = tmp;
+    in = cpu::contiguous_copy(in);  // fresh buffers are aligned for any dtype
   }
   const Strides st = detail::row_major_strides(out.shape());
   detail::copy_shared_buffer(out, in, st, detail::flags_for(out.shape(), st, out.size()), out.size());

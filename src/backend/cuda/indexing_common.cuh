@@ -26,26 +26,6 @@ struct IndexAxes {
   int64_t stride[kMaxIndexAxes] = {};
 };
 
-/// Carves aligned pieces out of one scratch allocation: sizes are added first (reserve), the
-/// buffer is fetched once, then pieces are handed out in the same order (take).
-class ScratchPlan {
- public:
-  size_t reserve(size_t bytes) {
-    const size_t at = total_;
-    total_ += (bytes + 255) / 256 * 256;
-    return at;
-  }
-  void fetch(const Stream& s) { base_ = total_ ? static_cast<char*>(scratch(s, total_)) : nullptr; }
-  template <typename T>
-  T* at(size_t offset) const {
-    return reinterpret_cast<T*>(base_ + offset);
-  }
-
- private:
-  size_t total_ = 0;
-  char* base_ = nullptr;
-};
-
 /// Converts each index array (inputs[first + k], broadcast views of one shape) to contiguous
 /// int64 at its reserved scratch offset, on `stream`.
 inline void load_indices(const std::vector<array>& inputs, size_t first, size_t count,

@@ -250,6 +250,26 @@ inline unsigned flat_grid(int64_t n, int n_per_vector, int block) {
   return grid_for((nvec + kUnroll - 1) / kUnroll, block);
 }
 
+/// Carves aligned pieces out of one scratch allocation: sizes are added first (reserve), the
+/// buffer is fetched once, then pieces are handed out in the same order (take).
+class ScratchPlan {
+ public:
+  size_t reserve(size_t bytes) {
+    const size_t at = total_;
+    total_ += (bytes + 255) / 256 * 256;
+    return at;
+  }
+  void fetch(const Stream& s) { base_ = total_ ? static_cast<char*>(scratch(s, total_)) : nullptr; }
+  template <typename T>
+  T* at(size_t offset) const {
+    return reinterpret_cast<T*>(base_ + offset);
+  }
+
+ private:
+  size_t total_ = 0;
+  char* base_ = nullptr;
+};
+
 /// Throws if the last kernel launch failed.
 inline void check_launch(const char* what) { check(cudaGetLastError(), what); }
 

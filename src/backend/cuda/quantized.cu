@@ -19,43 +19,37 @@ constexpr int kMaxRows = 8;  // QuantizedMatmul's rows (the op routes more throu
 // Device pointers to row-contiguous copies of `inputs` (the inputs themselves when they
 // already are), the copies carved out of one scratch buffer of `s`.
 std::vector<const void*> contiguous(const std::vector<array>& inputs, const Stream& s) {
-  size_t bytes = 0;
-  for (const array& in : inputs) {
-    if (!in.flags().row_contiguous) bytes += (in.nbytes() + 255) / 256 * 256;
+  ScratchPlan plan;
+  std::vector<size_t> at(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].flags().row_contiguous) at[i] = plan.reserve(inputs[i].nbytes());
   }
-  char* space = bytes ? static_cast<char*>(scratch(s, bytes)) : nullptr;
+  plan.fetch(s);
   std::vector<const void*> ptrs;
-  for (const array& in : inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const array& in = inputs[i];
     if (in.flags().row_contiguous) {
       ptrs.push_back(in.desc()->data_ptr);
       continue;
     }
-    copy_strided(in.desc()->data_ptr, in.dtype(), in.shape(), in.strides(), space, in.dtype(), stream_of(s));
-    ptrs.push_back(space);
-    space += (in.nbytes() + 255) / 256 * 256;
+    char* dst = plan.at<char>(at[i]);
+    copy_strided(in.desc()->data_ptr, in.dtype(), in.shape(), in.strides(), dst, in.dtype(), stream_of(s));
+    ptrs.push_back(dst);
   }
   return ptrs;
 }
 
+// Calls fn(TypeTag<T>{}) for the dtypes quantization takes (the ops reject the others).
 template <typename F>
 void for_float_types(Dtype d, const char* op, F&& fn) {
-  switch (d.val()) {
-    case Dtype::Val::float32: fn(TypeTag<float>{}); return;
-    case Dtype::Val::float16: fn(TypeTag<__half>{}); return;
-    case Dtype::Val::bfloat16: fn(TypeTag<__nv_bfloat16>{}); return;
-    case Dtype::Val::bool_:
-    case Dtype::Val::uint8:
-    case Dtype::Val::uint16:
-    case Dtype::Val::uint32:
-    case Dtype::Val::uint64:
-    case Dtype::Val::int8:
-    case Dtype::Val::int16:
-    case Dtype::Val::int32:
-    case Dtype::Val::int64:
-    case Dtype::Val::float64:
-    case Dtype::Val::complex64: break;
-  }
-  throw std::invalid_argument(std::string("[") + op + "] Unsupported dtype " + dtype_name(d) + ".");
+  dispatch_dtype(d, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_half_v<T> || std::is_same_v<T, float>) {
+      fn(tag);
+    } else {
+      throw std::invalid_argument(std::string("[") + op + "] Unsupported dtype " + dtype_name(d) + ".");
+    }
+  });
 }
 
 template <typename T>
