@@ -598,6 +598,70 @@ TEST(OpsElementwise, LargeOutputsStreamedPastTheCacheAreExact) {
   }
 }
 
+// Long contiguous float32 runs take the CPU's vector kernels (glibc's libmvec on AVX2
+// machines) and the GPU's fast paths: a dense sweep of each function's domain, special values
+// included, against the double-precision result, within 4 ulp (or, where the result passes
+// through zero away from x = 0, within 2^-23 |x|).
+TEST(OpsElementwise, Float32TranscendentalsAreWithinFourUlpOnLongContiguousRuns) {
+  struct Fn {
+    const char* name;
+    std::function<array(const array&, StreamOrDevice)> op;
+    double (*ref)(double);
+    double lo, hi;
+    bool zero_crossings;
+  };
+  const std::vector<Fn> fns = {
+      {"exp", [](const array& x, StreamOrDevice s) { return exp(x, s); }, [](double x) { return std::exp(x); }, -110, 95, false},
+      {"expm1", [](const array& x, StreamOrDevice s) { return expm1(x, s); }, [](double x) { return std::expm1(x); }, -30, 95, false},
+      {"log", [](const array& x, StreamOrDevice s) { return log(x, s); }, [](double x) { return std::log(x); }, 0, 1e30, false},
+      {"log1p", [](const array& x, StreamOrDevice s) { return log1p(x, s); }, [](double x) { return std::log1p(x); }, -1, 1e30, false},
+      {"sin", [](const array& x, StreamOrDevice s) { return sin(x, s); }, [](double x) { return std::sin(x); }, -100, 100, true},
+      {"cos", [](const array& x, StreamOrDevice s) { return cos(x, s); }, [](double x) { return std::cos(x); }, -100, 100, true},
+      {"tanh", [](const array& x, StreamOrDevice s) { return tanh(x, s); }, [](double x) { return std::tanh(x); }, -12, 12, false},
+      {"erf", [](const array& x, StreamOrDevice s) { return erf(x, s); }, [](double x) { return std::erf(x); }, -6, 6, false},
+  };
+  const int n = 1 << 16;
+  for (const Fn& f : fns) {
+    std::vector<float> x;
+    x.reserve(n + 16);
+    const bool log_spaced = f.hi > 1e3;
+    for (int i = 0; i < n; ++i) {
+      const double t = (i + 0.5) / n;
+      x.push_back(static_cast<float>(log_spaced ? f.lo + std::pow(10.0, -30 + 60 * t) : f.lo + (f.hi - f.lo) * t));
+    }
+    for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-45f, 1e-7f, -1e-7f, fInf, -fInf, fNaN, 88.72f, 88.73f, -87.3f,
+                    -103.9f, -1.0f, 1.0f}) {
+      x.push_back(v);
+    }
+    const array in = array(x.data(), {static_cast<int32_t>(x.size())}, float32);
+    for (const Device& dev : test::test_devices()) {
+      const auto got = test::values(f.op(in, dev));
+      int bad = 0;
+      for (size_t i = 0; i < x.size() && bad < 5; ++i) {
+        const double want = f.ref(static_cast<double>(x[i]));
+        const float wf = static_cast<float>(want);
+        const float gf = static_cast<float>(got[i]);
+        if (std::isnan(want) || std::isnan(gf)) {
+          if (std::isnan(want) != std::isnan(gf)) ++bad, ADD_FAILURE() << f.name << "(" << x[i] << ") = " << gf;
+          continue;
+        }
+        if (std::isinf(wf) || std::isinf(gf)) {
+          if (wf != gf) ++bad, ADD_FAILURE() << f.name << "(" << x[i] << ") = " << gf << ", want " << wf;
+          continue;
+        }
+        const double ulp = std::nextafter(std::fabs(wf), fInf) - std::fabs(wf);
+        const double err = std::fabs(static_cast<double>(gf) - want);
+        const double allowed = std::max(4 * ulp, f.zero_crossings ? 0x1p-23 * std::fabs(x[i]) : 0.0);
+        if (err > allowed && err > 1e-44) {
+          ++bad;
+          ADD_FAILURE() << test::device_name(dev) << " " << f.name << "(" << x[i] << ") = " << gf << ", want " << want
+                        << " (" << err / ulp << " ulp)";
+        }
+      }
+    }
+  }
+}
+
 TEST(OpsElementwise, IntegerDivisionTruncatesAndRemainderTakesTheDivisorsSign) {
   for (const Device& dev : test::test_devices()) {
     for (Dtype dt : {int8, int16, int32, int64}) {

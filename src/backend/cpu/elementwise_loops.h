@@ -1,7 +1,8 @@
 // The CPU element-wise loops: apply a functor of backend/common/elementwise_ops.h to every
 // element. Contiguous inputs take a flat loop the compiler vectorizes (a broadcast scalar is
-// hoisted out of it), large outputs are streamed past the cache, anything else walks the
-// collapsed strided layout in runs along the innermost dimension.
+// hoisted out of it; float32 exp, log, tanh, erf and the like go to vector_math.h), large
+// outputs are streamed past the cache, anything else walks the collapsed strided layout in
+// runs along the innermost dimension.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 
 #include "backend/common/elementwise_ops.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/vector_math.h"
 #include "graph/node.h"
 #include "primitives/elementwise_ops.h"
 #include "runtime/pool.h"
@@ -93,6 +95,12 @@ void unary_loop(const array& in, array& out, Op op) {
   R* dst = static_cast<R*>(out.desc()->data_ptr);
   const int64_t n = static_cast<int64_t>(out.size());
   if (flat_readable(in, out)) {
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<R, float> && VectorOpOf<Op>::kHas) {
+      if (const VectorFn f = vector_math(VectorOpOf<Op>::kOp)) {
+        detail::parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { f(src + b, dst + b, e - b); });
+        return;
+      }
+    }
     detail::parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) dst[i] = static_cast<R>(op(static_cast<C>(src[i])));
     });
