@@ -6,23 +6,19 @@
 // Prints a Markdown report: machine, versions, a table of ratios with targets, the spread of
 // every measurement. Options: --runs N, --quick, --plot-data FILE.
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <fstream>
 #include <functional>
-#include <iomanip>
 #include <iostream>
 #include <latch>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <braid/braid.h>
+
+#include "bench_report.h"
 
 #ifdef BRAID_BENCH_HAVE_TORCH
 #include <torch/torch.h>
@@ -31,11 +27,7 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using namespace braid_bench;
 
 struct Config {
   int threads = 1;           // braid's pool and libtorch's intra-op pool
@@ -50,25 +42,6 @@ struct Config {
   int shared_chains = 64;      // (d) total over all threads
   std::string plot_data;
 };
-
-struct Stats {
-  std::vector<double> samples;
-  double median() const {
-    std::vector<double> s = samples;
-    std::sort(s.begin(), s.end());
-    size_t n = s.size();
-    return n == 0 ? 0.0 : (n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]));
-  }
-  double min() const { return *std::min_element(samples.begin(), samples.end()); }
-  double max() const { return *std::max_element(samples.begin(), samples.end()); }
-};
-
-template <typename F>
-Stats sample(int runs, F&& one_run) {
-  Stats st;
-  for (int r = 0; r < runs; ++r) st.samples.push_back(one_run());
-  return st;
-}
 
 // Starts `threads` threads. Each calls prepare(i), waits for the common start, then calls
 // work(i). Returns the wall time from the start signal until the last thread finishes.
@@ -91,13 +64,6 @@ double timed_threads(int threads, const std::function<void(int)>& prepare,
   go.count_down();
   for (auto& t : pool) t.join();
   return seconds_since(t0);
-}
-
-// A wrong answer makes every figure meaningless: count them and report.
-std::atomic<int> g_wrong_answers{0};
-
-void check(bool ok) {
-  if (!ok) g_wrong_answers.fetch_add(1, std::memory_order_relaxed);
 }
 
 // ---- braid ----
@@ -225,47 +191,9 @@ std::string torch_version() { return "not built (libtorch not found at configure
 
 // ---- report ----
 
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto p = line.find(':');
-      if (p != std::string::npos) return line.substr(line.find_first_not_of(" \t", p + 1));
-    }
-  }
-  return "unknown";
-}
-
-std::string load_average() {
-  std::ifstream f("/proc/loadavg");
-  std::string one, five, fifteen;
-  if (!(f >> one >> five >> fifteen)) return "unknown";
-  return one + " " + five + " " + fifteen;
-}
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&t));
-  return buf;
-}
-
-std::string fmt(double v, int precision = 2) {
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(precision) << v;
-  return os.str();
-}
-
-std::string spread(const Stats& s, int precision = 2) {
-  return fmt(s.median(), precision) + " (" + fmt(s.min(), precision) + " .. " + fmt(s.max(), precision) + ")";
-}
-
 struct Row {
   std::string id, figure, braid, torch, ratio, target, result;
 };
-
-std::string verdict(bool pass) { return pass ? "PASS" : "FAIL"; }
 
 Config parse_args(int argc, char** argv) {
   Config cfg;
@@ -294,13 +222,7 @@ Config parse_args(int argc, char** argv) {
 int main(int argc, char** argv) {
   Config cfg = parse_args(argc, argv);
 
-  // One thread count for both libraries: the machine's, unless BRAID_NUM_THREADS says
-  // otherwise. braid's pool reads the variable when it starts (on first use, below).
-  cfg.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (const char* env = std::getenv("BRAID_NUM_THREADS"); env && std::atoi(env) > 0) {
-    cfg.threads = std::atoi(env);
-  }
-  setenv("BRAID_NUM_THREADS", std::to_string(cfg.threads).c_str(), 1);
+  cfg.threads = pool_threads();  // before braid's pool starts (on first use, below)
 #ifdef BRAID_BENCH_HAVE_TORCH
   torch::set_num_threads(cfg.threads);
   const int torch_threads = torch::get_num_threads();
@@ -474,12 +396,7 @@ int main(int argc, char** argv) {
 #endif
   out << "\n";
   out << "- versions: braid " << braid::version() << ", libtorch " << torch_version() << ", compiler "
-#if defined(__clang__)
-      << "clang "
-#elif defined(__GNUC__)
-      << "GCC "
-#endif
-      << __VERSION__ << "\n";
+      << compiler() << "\n";
   out << "- load average (1/5/15 min): " << load_before << " at start, " << load_after << " at end\n";
   out << "- method: median of " << cfg.runs << " samples per figure; a sample is " << cfg.chains_per_run
       << " chains (a), " << cfg.big_iters << " adds (b), " << cfg.chains_per_thread
@@ -487,23 +404,15 @@ int main(int argc, char** argv) {
   out << "- libtorch: eager, NoGradGuard + InferenceMode; (b) uses torch::add_out into a preallocated "
          "output; (c) and (d) give each thread its own chain (libtorch has no streams on the CPU)\n\n";
 
-  out << "| # | figure | braid | libtorch | braid / libtorch | target | result |\n";
-  out << "|---|---|---:|---:|---:|---|---|\n";
-  for (const auto& r : rows) {
-    out << "| " << r.id << " | " << r.figure << " | " << r.braid << " | " << r.torch << " | " << r.ratio
-        << " | " << r.target << " | " << r.result << " |\n";
-  }
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& r : rows) cells.push_back({r.id, r.figure, r.braid, r.torch, r.ratio, r.target, r.result});
+  print_table(out, {"#", "figure", "braid", "libtorch", "braid / libtorch", "target", "result"}, "llrrrll",
+              cells);
 
   out << "\nSpread, median (min .. max) over the samples:\n\n";
-  out << "| figure | braid | libtorch |\n|---|---|---|\n";
+  std::vector<std::vector<std::string>> spreads;
   auto spread_row = [&](const std::string& name, const Stats& b, const Stats& t, double scale, int prec) {
-    auto scaled = [&](const Stats& s) {
-      Stats r;
-      for (double v : s.samples) r.samples.push_back(v * scale);
-      return r;
-    };
-    out << "| " << name << " | " << spread(scaled(b), prec) << " | "
-        << (t.samples.empty() ? na : spread(scaled(t), prec)) << " |\n";
+    spreads.push_back({name, spread(b.scaled(scale), prec), t.empty() ? na : spread(t.scaled(scale), prec)});
   };
   spread_row("a. us/op", braid_a, torch_a, 1.0, 3);
   spread_row("b. GB/s", braid_b, torch_b, 1.0, 2);
@@ -511,8 +420,9 @@ int main(int argc, char** argv) {
   spread_row("c2. Mops/s", braid_c2, torch_c2, 1e-6, 3);
   spread_row("d1. Mops/s", braid_d1, torch_d1, 1e-6, 3);
   spread_row("d" + std::to_string(cfg.shared_threads) + ". Mops/s", braid_d8, torch_d8, 1e-6, 3);
+  print_table(out, {"figure", "braid", "libtorch"}, "lll", spreads);
 
-  const int wrong = g_wrong_answers.load();
+  const int wrong = wrong_answers();
   out << "\nAnswers checked: " << (wrong == 0 ? "all correct" : std::to_string(wrong) + " WRONG") << ".\n";
   if (std::thread::hardware_concurrency() < 2) {
     out << "\nNote: fewer than 2 hardware threads, so figure c cannot show scaling.\n";

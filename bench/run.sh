@@ -1,24 +1,43 @@
 #!/usr/bin/env bash
-# Builds the CPU benchmark (Release, libtorch as the peer) and runs it. The report goes to
-# stdout and to bench/results-cpu.md; with gnuplot installed, a chart of the ratios goes to
-# bench/results-cpu.png.
+# Builds the CPU benchmarks (Release, libtorch as the peer) and runs them, each printing a
+# Markdown report to stdout:
+#   braid_bench_cpu   per-op overhead, bandwidth, threads and streams -> bench/results-cpu.md
+#   braid_bench_ops   the array ops against libtorch and memcpy       -> bench/results-ops-cpu.md
+# With gnuplot installed, a chart of each report's ratios goes next to it (.png).
 #
-#   bench/run.sh               the full run (a minute or two)
+#   bench/run.sh               both, full runs (a few minutes)
 #   bench/run.sh --quick       fewer samples, for a smoke test
 #   bench/run.sh --runs 15     more samples per figure
+#   bench/run.sh --only ops    one of them (cpu or ops); other options as above
 #
 # Environment:
 #   BRAID_BUILD_DIR   build directory (default build/bench). An existing directory configured
 #                     with the bench on is used as it is (this is how `make bench` calls it).
-#   BRAID_BENCH_OUT   report file (default bench/results-cpu.md)
+#   BRAID_BENCH_OUT   directory of the reports (default bench/)
 #   JOBS              parallel compile jobs (default: nproc)
 #   BRAID_NUM_THREADS worker threads for braid and libtorch alike (default: all hardware threads)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BRAID_BUILD_DIR:-$root/build/bench}
-out=${BRAID_BENCH_OUT:-$root/bench/results-cpu.md}
+out_dir=${BRAID_BENCH_OUT:-$root/bench}
 jobs=${JOBS:-$(nproc)}
+
+only=
+args=()
+while [[ $# -gt 0 ]]; do
+  if [[ $1 == --only && $# -gt 1 ]]; then
+    only=$2
+    shift 2
+  else
+    args+=("$1")
+    shift
+  fi
+done
+case $only in
+  ''|cpu|ops) ;;
+  *) echo "bench/run.sh: --only takes cpu or ops, not '$only'" >&2; exit 2 ;;
+esac
 
 if ! grep -qs '^BRAID_BUILD_BENCH:BOOL=ON' "$build/CMakeCache.txt"; then
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBRAID_BUILD_BENCH=ON \
@@ -31,7 +50,21 @@ if [[ "$build_type" != "Release" || -n "$sanitize" ]]; then
        "figures need a plain Release build (unset BRAID_BUILD_DIR to use build/bench)" >&2
   exit 1
 fi
-cmake --build "$build" --target braid_bench_cpu -j "$jobs"
+# braid_bench_ops exists only when libtorch was found at configure time.
+programs=()
+[[ $only != ops ]] && programs+=(cpu)
+if [[ $only != cpu ]]; then
+  torch_dir=$(sed -n 's/^Torch_DIR:PATH=//p' "$build/CMakeCache.txt")
+  if [[ -n $torch_dir && $torch_dir != *NOTFOUND ]]; then
+    programs+=(ops)
+  else
+    echo "bench/run.sh: libtorch was not found when $build was configured; skipping braid_bench_ops" >&2
+  fi
+fi
+[[ ${#programs[@]} -gt 0 ]] || exit 1
+targets=()
+for name in "${programs[@]}"; do targets+=(--target "braid_bench_$name"); done
+cmake --build "$build" -j "$jobs" "${targets[@]}"
 
 # Figures taken while the machine is busy are noise; say so up front (the report also records
 # the load average at start and end).
@@ -41,21 +74,20 @@ if awk -v l="$load" -v c="$cores" 'BEGIN { exit !(l > 0.5 * c) }'; then
   echo "bench/run.sh: warning: load average $load on $cores hardware threads; figures will be noisy" >&2
 fi
 
-plot_data=$(mktemp)
-report=$(mktemp)
-trap 'rm -f "$plot_data" "$report"' EXIT
-
-status=0
-"$build/bench/braid_bench_cpu" --plot-data "$plot_data" "$@" | tee "$report" || status=$?
-cp "$report" "$out"
-echo "bench/run.sh: report written to $out" >&2
-
-if command -v gnuplot >/dev/null && [[ -s "$plot_data" ]]; then
-  png=${out%.md}.png
-  gnuplot <<GNUPLOT || echo "bench/run.sh: gnuplot failed; no chart" >&2
+# run_one NAME REPORT TITLE: runs braid_bench_NAME, writes REPORT and, with gnuplot, its chart.
+run_one() {
+  local name=$1 report_file=$2 title=$3 plot_data report status=0
+  plot_data=$(mktemp)
+  report=$(mktemp)
+  "$build/bench/braid_bench_$name" --plot-data "$plot_data" ${args[@]+"${args[@]}"} | tee "$report" || status=$?
+  cp "$report" "$report_file"
+  echo "bench/run.sh: report written to $report_file" >&2
+  if command -v gnuplot >/dev/null && [[ -s "$plot_data" ]]; then
+    local png=${report_file%.md}.png
+    gnuplot <<GNUPLOT || echo "bench/run.sh: gnuplot failed; no chart" >&2
 set terminal pngcairo size 900,420
 set output '$png'
-set title 'braid on the CPU: each figure and its target'
+set title '$title'
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
@@ -64,6 +96,17 @@ set grid ytics
 set key top left
 plot '$plot_data' using 2:xtic(1) title 'braid (ratio)', '' using 3 title 'target'
 GNUPLOT
-  [[ -f "$png" ]] && echo "bench/run.sh: chart written to $png" >&2
-fi
+    [[ -f "$png" ]] && echo "bench/run.sh: chart written to $png" >&2
+  fi
+  rm -f "$plot_data" "$report"
+  return "$status"
+}
+
+status=0
+for name in "${programs[@]}"; do
+  case $name in
+    cpu) run_one cpu "$out_dir/results-cpu.md" 'braid on the CPU: each figure and its target' || status=$? ;;
+    ops) run_one ops "$out_dir/results-ops-cpu.md" 'braid ops on the CPU: ratio to the peer and target' || status=$? ;;
+  esac
+done
 exit "$status"

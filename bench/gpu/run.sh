@@ -1,16 +1,33 @@
 #!/usr/bin/env bash
-# Builds bench/gpu/bench_gpu.cpp against braid's CUDA build (build/gpu) and the libtorch that
-# ships inside the torch Python package, then runs it. Usage: bench/gpu/run.sh [section]
+# Builds the GPU benchmarks against braid's CUDA build (build/gpu) and the libtorch that ships
+# inside the torch Python package, then runs them:
+#   bench/gpu/bench_gpu.cpp       bandwidth, matmul, per-op overhead, serving
+#   bench/gpu/bench_ops_gpu.cpp   the array ops (bandwidth-bound ops, sort, indexing, 4-bit matmul)
+# Usage: bench/gpu/run.sh [all|bandwidth|matmul|overhead|serving|ops] [--quick | --runs N]
+# "all" runs every section of bench_gpu, then bench_ops_gpu; options after the section go to
+# bench_ops_gpu.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 TORCH=$(python3 -c 'import torch, os; print(os.path.dirname(torch.__file__))')
 CUDA_LIBS=$TORCH/../nvidia/cu13/lib
 ABI=$(python3 -c 'import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))')
+section=${1:-all}
+[[ $# -gt 0 ]] && shift
 mkdir -p build/gpu-bench
-g++ -O2 -std=c++20 -D_GLIBCXX_USE_CXX11_ABI="$ABI" bench/gpu/bench_gpu.cpp -o build/gpu-bench/bench_gpu \
-  -I"$ROOT/include" -I"$TORCH/include" -I"$TORCH/include/torch/csrc/api/include" -I/usr/local/cuda/include \
-  -L"$ROOT/build/gpu" -lbraid -L"$TORCH/lib" -ltorch -ltorch_cpu -ltorch_cuda -lc10 -lc10_cuda \
-  -L"$CUDA_LIBS" -L/usr/local/cuda/lib64 -lcudart \
-  -Wl,-rpath,"$ROOT/build/gpu:$TORCH/lib:$CUDA_LIBS:$ROOT/.deps/rt" -Wl,--no-as-needed
-./build/gpu-bench/bench_gpu "${1:-all}"
+build() {
+  g++ -O2 -std=c++20 -D_GLIBCXX_USE_CXX11_ABI="$ABI" "bench/gpu/$1.cpp" -o "build/gpu-bench/$1" \
+    -I"$ROOT/include" -I"$ROOT/bench" -I"$TORCH/include" -I"$TORCH/include/torch/csrc/api/include" \
+    -I/usr/local/cuda/include \
+    -L"$ROOT/build/gpu" -lbraid -L"$TORCH/lib" -ltorch -ltorch_cpu -ltorch_cuda -lc10 -lc10_cuda \
+    -L"$CUDA_LIBS" -L/usr/local/cuda/lib64 -lcudart \
+    -Wl,-rpath,"$ROOT/build/gpu:$TORCH/lib:$CUDA_LIBS:$ROOT/.deps/rt" -Wl,--no-as-needed
+}
+if [[ $section != ops ]]; then
+  build bench_gpu
+  ./build/gpu-bench/bench_gpu "$section"
+fi
+if [[ $section == ops || $section == all ]]; then
+  build bench_ops_gpu
+  ./build/gpu-bench/bench_ops_gpu "$@"
+fi
