@@ -157,12 +157,34 @@ void binary_loop(const array& a, const array& b, array& out, Op op) {
   }
   StridedLayout<2> layout(out.shape(), {broadcast_strides(a, out.shape()), broadcast_strides(b, out.shape())});
   const int64_t sa = layout.inner_stride(0), sb = layout.inner_stride(1);
+  const bool stream = static_cast<size_t>(n) * sizeof(R) >= kStreamBytes && sizeof(R) <= 8;
+  // One run of `len` outputs at dst + o whose element i is f(i); f's loop is one the compiler
+  // vectorizes when the inner strides are 0 or 1 (the cases spelled out below).
+  auto write_run = [&](int64_t o, int64_t len, auto f) {
+    if (stream) {
+      streamed(dst + o, 0, len, f);
+    } else {
+      for (int64_t i = 0; i < len; ++i) dst[o + i] = f(i);
+    }
+  };
   detail::parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
     int64_t o = s;
     layout.for_each_run(s, e, [&](const std::array<int64_t, 2>& off, int64_t len) {
       const T* xa = pa + off[0];
       const T* xb = pb + off[1];
-      for (int64_t i = 0; i < len; ++i) dst[o + i] = static_cast<R>(op(static_cast<C>(xa[i * sa]), static_cast<C>(xb[i * sb])));
+      if (sa == 1 && sb == 1) {
+        write_run(o, len, [&](int64_t i) { return static_cast<R>(op(static_cast<C>(xa[i]), static_cast<C>(xb[i]))); });
+      } else if (sa == 0 && sb == 1) {
+        const C va = static_cast<C>(xa[0]);
+        write_run(o, len, [&](int64_t i) { return static_cast<R>(op(va, static_cast<C>(xb[i]))); });
+      } else if (sa == 1 && sb == 0) {
+        const C vb = static_cast<C>(xb[0]);
+        write_run(o, len, [&](int64_t i) { return static_cast<R>(op(static_cast<C>(xa[i]), vb)); });
+      } else {
+        write_run(o, len, [&](int64_t i) {
+          return static_cast<R>(op(static_cast<C>(xa[i * sa]), static_cast<C>(xb[i * sb])));
+        });
+      }
       o += len;
     });
   });
