@@ -65,7 +65,8 @@ Host ref_matmul(Host a, Host b) {
   if (bv) b.shape = Shape{b.shape[0], 1};
   const size_t na = a.shape.size(), nb = b.shape.size();
   const int64_t m = a.shape[na - 2], k = a.shape[na - 1], n = b.shape[nb - 1];
-  Shape batch = na > nb ? Shape(a.shape.begin(), a.shape.end() - 2) : Shape(b.shape.begin(), b.shape.end() - 2);
+  Shape batch =
+      na > nb ? Shape(a.shape.begin(), a.shape.end() - 2) : Shape(b.shape.begin(), b.shape.end() - 2);
   for (size_t i = 0; i < batch.size(); ++i) {
     const size_t ia = i + na - 2 - batch.size(), ib = i + nb - 2 - batch.size();
     const int32_t da = i + na >= batch.size() + 2 ? a.shape[ia] : 1;
@@ -128,15 +129,19 @@ TEST(OpsLinalg, Float64MatmulIsComputedInDouble) {
     array a = test::make({x, x}, {1, 2}, float64);
     array b = test::make({x, x}, {2, 1}, float64);
     EXPECT_EQ(test::values(matmul(a, b, dev))[0], 2 * x * x) << test::device_name(dev);
-    for (const auto& [sa, sb] : std::vector<std::pair<Shape, Shape>>{
-             {{5, 7}, {7, 3}}, {{2, 3, 4}, {4, 5}}, {{4}, {2, 4, 3}}, {{3, 4}, {4}}, {{2, 1, 3, 6}, {4, 6, 2}}}) {
+    for (const auto& [sa, sb] : std::vector<std::pair<Shape, Shape>>{{{5, 7}, {7, 3}},
+                                                                     {{2, 3, 4}, {4, 5}},
+                                                                     {{4}, {2, 4, 3}},
+                                                                     {{3, 4}, {4}},
+                                                                     {{2, 1, 3, 6}, {4, 6, 2}}}) {
       array p = random_array(sa, float64, 1), q = random_array(sb, float64, 2);
       expect_matches(matmul(p, q, dev), ref_matmul(host(p), host(q)), float64, sa.back(),
                      name_of(dev, float64, "batched"));
     }
     array t = transpose(random_array({6, 5}, float64, 3));
     array s = slice(random_array({7, 8}, float64, 4), {0, 0}, {6, 8}, {1, 2});
-    expect_matches(matmul(t, s, dev), ref_matmul(host(t), host(s)), float64, 6, name_of(dev, float64, "views"));
+    expect_matches(matmul(t, s, dev), ref_matmul(host(t), host(s)), float64, 6,
+                   name_of(dev, float64, "views"));
   }
 }
 
@@ -152,7 +157,8 @@ TEST(OpsLinalg, Complex64MatmulKeepsImaginaryParts) {
         im.push_back(c.imag());
       }
       array i(complex64_t(0.0f, 1.0f));
-      return add(astype(test::make(re, shape, float32), complex64), multiply(i, test::make(im, shape, float32)));
+      return add(astype(test::make(re, shape, float32), complex64),
+                 multiply(i, test::make(im, shape, float32)));
     };
     array a = build(av, {2, 3}), b = build(bv, {3, 2});
     // b also as a column-major view.
@@ -179,24 +185,35 @@ TEST(OpsLinalg, AddmmMatchesBetaCPlusAlphaAB) {
   struct Case {
     Shape c, a, b;
   };
-  const std::vector<Case> cases = {
-      {{4, 5}, {4, 3}, {3, 5}},       {{5}, {4, 3}, {3, 5}},     {{4, 1}, {4, 3}, {3, 5}},  {{}, {4, 3}, {3, 5}},
-      {{2, 4, 5}, {2, 4, 3}, {3, 5}}, {{4, 5}, {2, 4, 3}, {2, 3, 5}}, {{5}, {3}, {3, 5}},  {{4}, {4, 3}, {3}},
-      {{}, {3}, {3}},                 {{0, 5}, {0, 3}, {3, 5}},  {{2, 1, 5}, {2, 4, 0}, {0, 5}}, {{40, 33}, {40, 70}, {70, 33}}};
+  const std::vector<Case> cases = {{{4, 5}, {4, 3}, {3, 5}},
+                                   {{5}, {4, 3}, {3, 5}},
+                                   {{4, 1}, {4, 3}, {3, 5}},
+                                   {{}, {4, 3}, {3, 5}},
+                                   {{2, 4, 5}, {2, 4, 3}, {3, 5}},
+                                   {{4, 5}, {2, 4, 3}, {2, 3, 5}},
+                                   {{5}, {3}, {3, 5}},
+                                   {{4}, {4, 3}, {3}},
+                                   {{}, {3}, {3}},
+                                   {{0, 5}, {0, 3}, {3, 5}},
+                                   {{2, 1, 5}, {2, 4, 0}, {0, 5}},
+                                   {{40, 33}, {40, 70}, {70, 33}}};
   const std::vector<std::pair<float, float>> scales = {{1.f, 1.f}, {2.f, -0.5f}, {0.5f, 0.f}};
   for (Device dev : test::test_devices()) {
     for (Dtype dt : kFloats) {
       for (size_t i = 0; i < cases.size(); ++i) {
         const Case& cs = cases[i];
-        array c = random_array(cs.c, dt, 10 + i), a = random_array(cs.a, dt, 20 + i), b = random_array(cs.b, dt, 30 + i);
+        array c = random_array(cs.c, dt, 10 + i), a = random_array(cs.a, dt, 20 + i),
+              b = random_array(cs.b, dt, 30 + i);
         for (const auto& [alpha, beta] : scales) {
-          const std::string what = name_of(dev, dt, "case " + std::to_string(i) + " alpha " + std::to_string(alpha) +
-                                                        " beta " + std::to_string(beta));
+          const std::string what = name_of(dev, dt,
+                                           "case " + std::to_string(i) + " alpha " + std::to_string(alpha) +
+                                               " beta " + std::to_string(beta));
           Host want = ref_matmul(host(a), host(b));
           const Host hc = host(c);
           std::vector<int64_t> idx;
           for (size_t j = 0; j < want.v.size(); ++j) {
-            want.v[j] = alpha * want.v[j] + beta * broadcast_at(hc, unravel(static_cast<int64_t>(j), want.shape));
+            want.v[j] =
+                alpha * want.v[j] + beta * broadcast_at(hc, unravel(static_cast<int64_t>(j), want.shape));
           }
           expect_matches(addmm(c, a, b, alpha, beta, dev), want, dt, cs.a.back() + 2, what);
         }
@@ -210,7 +227,8 @@ TEST(OpsLinalg, AddmmMatchesBetaCPlusAlphaAB) {
     const Host hc = host(c);
     for (size_t j = 0; j < want.v.size(); ++j) want.v[j] = 3 * want.v[j] + 2 * hc.v[j];
     expect_matches(addmm(c, at, bs, 3.f, 2.f, dev), want, float32, 8, test::device_name(dev) + " views");
-    EXPECT_EQ(addmm(zeros({2, 2}, float16), zeros({2, 2}, float16), zeros({2, 2}, bfloat16)).dtype(), float32);
+    EXPECT_EQ(addmm(zeros({2, 2}, float16), zeros({2, 2}, float16), zeros({2, 2}, bfloat16)).dtype(),
+              float32);
   }
 }
 
@@ -234,7 +252,8 @@ TEST(OpsLinalg, TensordotContractsTheNamedAxes) {
       for (int i = 0; i < 3; ++i)
         for (int j = 0; j < 2; ++j)
           for (int p = 0; p < 4; ++p)
-            for (int q = 0; q < 5; ++q) want.v[i * 2 + j] += ha.v[(i * 4 + p) * 5 + q] * hb.v[(p * 5 + q) * 2 + j];
+            for (int q = 0; q < 5; ++q)
+              want.v[i * 2 + j] += ha.v[(i * 4 + p) * 5 + q] * hb.v[(p * 5 + q) * 2 + j];
       expect_matches(tensordot(a, b, 2, dev), want, dt, 20, name_of(dev, dt, "tensordot axis 2"));
       // Pairs of axes, in a different order: a's (2, 0) with c's (0, 2).
       array c = random_array({5, 6, 3}, dt, 3);
@@ -243,8 +262,10 @@ TEST(OpsLinalg, TensordotContractsTheNamedAxes) {
       for (int i = 0; i < 4; ++i)
         for (int j = 0; j < 6; ++j)
           for (int p = 0; p < 5; ++p)
-            for (int q = 0; q < 3; ++q) want2.v[i * 6 + j] += ha.v[(q * 4 + i) * 5 + p] * hcc.v[(p * 6 + j) * 3 + q];
-      expect_matches(tensordot(a, c, {2, 0}, {0, -1}, dev), want2, dt, 15, name_of(dev, dt, "tensordot pairs"));
+            for (int q = 0; q < 3; ++q)
+              want2.v[i * 6 + j] += ha.v[(q * 4 + i) * 5 + p] * hcc.v[(p * 6 + j) * 3 + q];
+      expect_matches(tensordot(a, c, {2, 0}, {0, -1}, dev), want2, dt, 15,
+                     name_of(dev, dt, "tensordot pairs"));
       // axis 0 is the outer product; contracting everything is a scalar.
       EXPECT_EQ(tensordot(a, b, 0, dev).shape(), (Shape{3, 4, 5, 4, 5, 2}));
       array full_dot = tensordot(a, a, {0, 1, 2}, {0, 1, 2}, dev);
@@ -284,7 +305,8 @@ TEST(OpsLinalg, InnerSumsOverTheLastAxes) {
 TEST(OpsLinalg, OuterOfFlattenedInputsInAnyDtype) {
   for (Device dev : test::test_devices()) {
     for (Dtype dt : {int32, float16, float32, float64}) {
-      array a = astype(random_array({2, 2}, float32, 8) * 4, dt), b = astype(random_array({3}, float32, 9) * 4, dt);
+      array a = astype(random_array({2, 2}, float32, 8) * 4, dt),
+            b = astype(random_array({3}, float32, 9) * 4, dt);
       const Host ha = host(a), hb = host(b);
       Host want{{4, 3}, {}};
       for (double x : ha.v)
@@ -330,7 +352,8 @@ double mask_at(const Host& mask, std::vector<int64_t> idx, int block) {
 
 // block_masked_mm's reference: masked operands, product, masked result (a zero mask block is
 // exactly zero; another value scales).
-Host ref_block_masked(const Host& a, const Host& b, int block, const Host* mo, const Host* ml, const Host* mr) {
+Host ref_block_masked(const Host& a, const Host& b, int block, const Host* mo, const Host* ml,
+                      const Host* mr) {
   const auto masked = [&](const Host& x, const Host* m) {
     if (!m) return x;
     Host y = x;
@@ -361,7 +384,8 @@ TEST(OpsLinalg, BlockMaskedMmMasksBlocksOfOperandsAndResult) {
         array ml = less(random_array({tm, tk}, float32, 23), array(0.5f));
         array mr = astype(random_array({2, tk, tn}, float32, 24), dt);
         // b is shared by both batches, while mask_rhs differs between them.
-        const Host ha = host(a), hb = host(broadcast_to(b, {2, k, n})), hmo = host(mo), hml = host(ml), hmr = host(mr);
+        const Host ha = host(a), hb = host(broadcast_to(b, {2, k, n})), hmo = host(mo), hml = host(ml),
+                   hmr = host(mr);
         const std::string what = name_of(dev, dt, "block " + std::to_string(block));
         expect_matches(block_masked_mm(a, b, block, mo, std::nullopt, std::nullopt, dev),
                        ref_block_masked(ha, hb, block, &hmo, nullptr, nullptr), dt, k, what + " out mask");
@@ -382,7 +406,8 @@ TEST(OpsLinalg, BlockMaskedMmMasksBlocksOfOperandsAndResult) {
     const auto v = test::values(out);
     EXPECT_EQ(v[0], 0.0);
     EXPECT_TRUE(std::isnan(v[39]));
-    EXPECT_EQ(block_masked_mm(ones({3, 4}), ones({4, 2}), 64, std::nullopt, std::nullopt, std::nullopt, dev).shape(),
+    EXPECT_EQ(block_masked_mm(ones({3, 4}), ones({4, 2}), 64, std::nullopt, std::nullopt, std::nullopt, dev)
+                  .shape(),
               (Shape{3, 2}));
     // Vectors: the masks lose the vector's dimension.
     array vec = random_array({40}, float32, 30), mat = random_array({40, 20}, float32, 31);
@@ -415,7 +440,8 @@ Host ref_gather(const Host& a, const Host& b, const Host& li, const Host& ri) {
   out.shape.push_back(static_cast<int32_t>(n));
   for (int64_t t = 0; t < count(batch); ++t) {
     const std::vector<int64_t> idx = unravel(t, batch);
-    const int64_t ia = static_cast<int64_t>(broadcast_at(li, idx)), ib = static_cast<int64_t>(broadcast_at(ri, idx));
+    const int64_t ia = static_cast<int64_t>(broadcast_at(li, idx)),
+                  ib = static_cast<int64_t>(broadcast_at(ri, idx));
     for (int64_t r = 0; r < m; ++r)
       for (int64_t c = 0; c < n; ++c) {
         double acc = 0;
@@ -431,18 +457,20 @@ Host ref_gather(const Host& a, const Host& b, const Host& li, const Host& ri) {
 TEST(OpsLinalg, GatherMmPicksMatricesByIndex) {
   for (Device dev : test::test_devices()) {
     for (Dtype dt : kFloats) {
-      array a = random_array({3, 5, 6}, dt, 40);  // 3 matrices [5, 6]
+      array a = random_array({3, 5, 6}, dt, 40);     // 3 matrices [5, 6]
       array w = random_array({2, 2, 6, 4}, dt, 41);  // 4 matrices [6, 4]
       array li = array({2, 0, 1, 2, 2, 0}, {2, 3}, int32);
       array ri = array({3, 1, 0}, {3}, uint32);  // broadcast against li
       const Host ha = host(a), hw = host(w);
       const std::string what = name_of(dev, dt, "gather");
-      expect_matches(gather_mm(a, w, li, ri, false, dev), ref_gather(ha, hw, host(li), host(ri)), dt, 6, what);
+      expect_matches(gather_mm(a, w, li, ri, false, dev), ref_gather(ha, hw, host(li), host(ri)), dt, 6,
+                     what);
       // Sorted rhs indices only (lhs: every row block of a in turn), as a mixture of experts does.
       array x = random_array({4, 1, 6}, dt, 42);
       array sorted = array({0, 0, 2, 3}, {4}, uint32);
       expect_matches(gather_mm(x, w, std::nullopt, sorted, true, dev),
-                     ref_gather(host(x), hw, host(arange(4.0, float32)), host(sorted)), dt, 6, what + " sorted");
+                     ref_gather(host(x), hw, host(arange(4.0, float32)), host(sorted)), dt, 6,
+                     what + " sorted");
       // Weights stored transposed (column-major matrices) give the same products.
       array wt = transpose(contiguous(transpose(w, {0, 1, 3, 2})), {0, 1, 3, 2});
       expect_matches(gather_mm(a, wt, li, ri, false, dev), ref_gather(ha, hw, host(li), host(ri)), dt, 6,
@@ -456,9 +484,10 @@ TEST(OpsLinalg, GatherMmPicksMatricesByIndex) {
     want.shape = Shape{3, 2};
     expect_matches(out, want, float32, 6, test::device_name(dev) + " vector lhs");
     // Empty index arrays and an inner dimension of zero.
-    EXPECT_EQ(gather_mm(ones({2, 3, 4}), ones({2, 4, 5}), array({0}, {1}, uint32), zeros({0}, uint32), false, dev)
-                  .shape(),
-              (Shape{0, 3, 5}));
+    EXPECT_EQ(
+        gather_mm(ones({2, 3, 4}), ones({2, 4, 5}), array({0}, {1}, uint32), zeros({0}, uint32), false, dev)
+            .shape(),
+        (Shape{0, 3, 5}));
     EXPECT_EQ(test::values(gather_mm(ones({2, 3, 0}), ones({2, 0, 2}), array({1}, {1}, uint32), std::nullopt,
                                      false, dev)),
               std::vector<double>(2 * 3 * 2, 0.0));

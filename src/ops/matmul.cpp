@@ -52,17 +52,19 @@ ProductShapes product_shapes(const char* op, const array& a, const array& b) {
   p.b = p.b_vector ? Shape{b.shape()[0], 1} : b.shape();
   if (p.a.back() != p.b[p.b.size() - 2]) {
     throw_invalid(op, "Last dimension of first input with shape " + shape_str(p.a) +
-                          " must match second to last dimension of second input with shape " + shape_str(p.b) + ".");
+                          " must match second to last dimension of second input with shape " +
+                          shape_str(p.b) + ".");
   }
-  p.batch = detail::broadcast_shapes(Shape(p.a.begin(), p.a.end() - 2), Shape(p.b.begin(), p.b.end() - 2), op);
+  p.batch =
+      detail::broadcast_shapes(Shape(p.a.begin(), p.a.end() - 2), Shape(p.b.begin(), p.b.end() - 2), op);
   return p;
 }
 
 void check_real_floating(const char* op, const std::string& inputs, Dtype t) {
   if (issubdtype(t, Dtype::Category::floating)) return;
   std::ostringstream msg;
-  msg << "Only real floating point types are supported but " << inputs << " were provided which results in " << t
-      << ", which is not a real floating point type.";
+  msg << "Only real floating point types are supported but " << inputs << " were provided which results in "
+      << t << ", which is not a real floating point type.";
   throw_invalid(op, msg.str());
 }
 
@@ -78,7 +80,8 @@ std::string dtype_list(std::initializer_list<Dtype> dtypes) {
 
 // `x` converted to t (before broadcasting, so a shared operand converts once) as [..., R, C],
 // with the product's batch dimensions.
-array product_operand(const array& x, const Shape& matrix_shape, const Shape& batch, Dtype t, const Stream& st) {
+array product_operand(const array& x, const Shape& matrix_shape, const Shape& batch, Dtype t,
+                      const Stream& st) {
   Shape full = batch;
   full.push_back(matrix_shape[matrix_shape.size() - 2]);
   full.push_back(matrix_shape.back());
@@ -95,7 +98,8 @@ Shape index_shape(const char* op, const std::optional<array>& indices, const Sha
 }
 
 // The indices as uint32 (MLX's gather indices), or every matrix of x in turn, broadcast.
-array index_array(const std::optional<array>& indices, const Shape& x_shape, const Shape& batch, const Stream& st) {
+array index_array(const std::optional<array>& indices, const Shape& x_shape, const Shape& batch,
+                  const Stream& st) {
   if (indices) return broadcast_to(astype(*indices, uint32, st), batch, st);
   const Shape own(x_shape.begin(), x_shape.end() - 2);
   const int64_t total = std::accumulate(own.begin(), own.end(), int64_t{1}, std::multiplies<int64_t>());
@@ -169,8 +173,8 @@ array tensordot(const array& a, const array& b, const int axis, StreamOrDevice s
   return tensordot(a, b, axes_a, axes_b, std::move(s));
 }
 
-array tensordot(const array& a, const array& b, const std::vector<int>& axes_a, const std::vector<int>& axes_b,
-                StreamOrDevice s) {
+array tensordot(const array& a, const array& b, const std::vector<int>& axes_a,
+                const std::vector<int>& axes_b, StreamOrDevice s) {
   if (axes_a.size() != axes_b.size()) throw_invalid("tensordot", "axes must have the same size.");
   const int na = static_cast<int>(a.ndim()), nb = static_cast<int>(b.ndim());
   std::vector<int> ca, cb;
@@ -276,12 +280,12 @@ array apply_block_mask(const array& x, const array& mask, int block, const Strea
 
 }  // namespace
 
-array block_masked_mm(array a, array b, int block_size, std::optional<array> mask_out, std::optional<array> mask_lhs,
-                      std::optional<array> mask_rhs, StreamOrDevice s) {
+array block_masked_mm(array a, array b, int block_size, std::optional<array> mask_out,
+                      std::optional<array> mask_lhs, std::optional<array> mask_rhs, StreamOrDevice s) {
   if (!mask_out && !mask_lhs && !mask_rhs) return matmul(a, b, std::move(s));
   if (block_size != 32 && block_size != 64) {
-    throw_invalid("block_masked_mm",
-                  "Only block_sizes 32, 64 are supported. Got block size " + std::to_string(block_size) + ".");
+    throw_invalid("block_masked_mm", "Only block_sizes 32, 64 are supported. Got block size " +
+                                         std::to_string(block_size) + ".");
   }
   const ProductShapes p = product_shapes("block_masked_mm", a, b);
   const Dtype t = promote_types(a.dtype(), b.dtype());
@@ -358,8 +362,8 @@ array gather_mm(array a, array b, std::optional<array> lhs_indices, std::optiona
 array segmented_mm(array a, array b, array segments, StreamOrDevice s) {
   if (a.ndim() != 2 || b.ndim() != 2) throw_invalid("segmented_mm", "Batched matmul not supported");
   if (segments.ndim() < 1 || segments.shape().back() != 2) {
-    throw_invalid("segmented_mm", "The segments should have shape (..., 2) but " + shape_str(segments.shape()) +
-                                      " was provided.");
+    throw_invalid("segmented_mm", "The segments should have shape (..., 2) but " +
+                                      shape_str(segments.shape()) + " was provided.");
   }
   const Dtype t = promote_types(a.dtype(), b.dtype());
   check_real_floating("segmented_mm", dtype_list({a.dtype(), b.dtype()}), t);

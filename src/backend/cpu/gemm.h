@@ -67,6 +67,7 @@ class GemmResult {
 /// blocks when few products cannot keep the workers busy (k_hint sizes that decision). A task
 /// with k_t == 0 scales its C by beta. BLAS sizes that do not fit int throw "[op] ...".
 void run_gemms(const GemmResult& result, const GemmOperand& a, const GemmOperand& b, int64_t count, int64_t m,
-               int64_t n, int64_t k_hint, double alpha, double beta, const std::function<GemmTask(int64_t)>& task);
+               int64_t n, int64_t k_hint, double alpha, double beta,
+               const std::function<GemmTask(int64_t)>& task);
 
 }  // namespace braid::cpu

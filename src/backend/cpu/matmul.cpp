@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <complex>
 #include <cstring>
-#include <type_traits>
 #include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "backend/cpu/convert.h"
 #include "backend/cpu/dispatch.h"
@@ -72,7 +72,8 @@ GemmOperand gemm_operand(const array& in, Dtype type) {
   if (in.dtype() == type &&
       blas_layout(rows, cols, in.strides()[nd - 2], in.strides()[nd - 1], op.layout.trans, op.layout.ld)) {
     op.data = in.desc()->data_ptr;
-    op.batch_offsets = common::row_major_offsets(batch, Strides(in.strides().begin(), in.strides().end() - 2));
+    op.batch_offsets =
+        common::row_major_offsets(batch, Strides(in.strides().begin(), in.strides().end() - 2));
     return op;
   }
   // Broadcast batch dimensions are squeezed, so a shared matrix is copied once and read by
@@ -84,7 +85,8 @@ GemmOperand gemm_operand(const array& in, Dtype type) {
   array copy(compact, type, nullptr, {});
   detail::alloc_contiguous(copy);
   if (copy.size() > 0) {
-    copy_region(in.desc()->data_ptr, in.dtype(), in.strides(), copy.desc()->data_ptr, type, copy.strides(), compact);
+    copy_region(in.desc()->data_ptr, in.dtype(), in.strides(), copy.desc()->data_ptr, type, copy.strides(),
+                compact);
   }
   Strides batch_strides(copy.strides().begin(), copy.strides().end() - 2);
   for (int i = 0; i < nd - 2; ++i) {
@@ -118,7 +120,8 @@ void GemmResult::finish() {
   char* dst = static_cast<char*>(out_.desc()->data_ptr);
   const size_t src_item = size_of(type_), dst_item = out_.itemsize();
   detail::parallel_for(static_cast<int64_t>(out_.size()), kElementwiseGrain, [&](int64_t b, int64_t e) {
-    detail::convert_contiguous(src + b * src_item, type_, dst + b * dst_item, out_.dtype(), static_cast<size_t>(e - b));
+    detail::convert_contiguous(src + b * src_item, type_, dst + b * dst_item, out_.dtype(),
+                               static_cast<size_t>(e - b));
   });
 }
 
@@ -145,19 +148,20 @@ struct GemmCall {
 };
 
 template <typename T>
-void blas_gemm(const GemmCall& g, const common::MatrixLayout& la, const common::MatrixLayout& lb, double alpha,
-               double beta) {
+void blas_gemm(const GemmCall& g, const common::MatrixLayout& la, const common::MatrixLayout& lb,
+               double alpha, double beta) {
   if constexpr (std::is_same_v<T, float>) {
     cblas_sgemm(CblasRowMajor, blas_trans(la), blas_trans(lb), g.rows, g.n, g.k, static_cast<float>(alpha),
-                static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb, static_cast<float>(beta),
-                static_cast<float*>(g.c), g.n);
+                static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb,
+                static_cast<float>(beta), static_cast<float*>(g.c), g.n);
   } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, blas_trans(la), blas_trans(lb), g.rows, g.n, g.k, alpha, static_cast<const double*>(g.a),
-                g.lda, static_cast<const double*>(g.b), g.ldb, beta, static_cast<double*>(g.c), g.n);
+    cblas_dgemm(CblasRowMajor, blas_trans(la), blas_trans(lb), g.rows, g.n, g.k, alpha,
+                static_cast<const double*>(g.a), g.lda, static_cast<const double*>(g.b), g.ldb, beta,
+                static_cast<double*>(g.c), g.n);
   } else {
     const std::complex<float> al(static_cast<float>(alpha)), be(static_cast<float>(beta));
-    cblas_cgemm(CblasRowMajor, blas_trans(la), blas_trans(lb), g.rows, g.n, g.k, &al, g.a, g.lda, g.b, g.ldb, &be, g.c,
-                g.n);
+    cblas_cgemm(CblasRowMajor, blas_trans(la), blas_trans(lb), g.rows, g.n, g.k, &al, g.a, g.lda, g.b, g.ldb,
+                &be, g.c, g.n);
   }
 }
 
@@ -178,8 +182,8 @@ void scale_result(T* c, int64_t count, double beta) {
 }
 
 template <typename T>
-void run_typed(const cpu::GemmResult& result, const cpu::GemmOperand& a, const cpu::GemmOperand& b, int64_t count,
-               int64_t m, int64_t n, int64_t k_hint, double alpha, double beta,
+void run_typed(const cpu::GemmResult& result, const cpu::GemmOperand& a, const cpu::GemmOperand& b,
+               int64_t count, int64_t m, int64_t n, int64_t k_hint, double alpha, double beta,
                const std::function<cpu::GemmTask(int64_t)>& task) {
   const int blas_n = cpu::blas_int(n, "column count");
   cpu::blas_int(m, "row count");
@@ -211,8 +215,14 @@ void run_typed(const cpu::GemmResult& result, const cpu::GemmOperand& a, const c
         scale_result(c, rows * n, beta);
         continue;
       }
-      const GemmCall call{static_cast<int>(rows), blas_n, cpu::blas_int(t.k, "inner dimension"), lda, ldb,
-                          pa + t.a + a.major_offset(m0), pb + t.b, c};
+      const GemmCall call{static_cast<int>(rows),
+                          blas_n,
+                          cpu::blas_int(t.k, "inner dimension"),
+                          lda,
+                          ldb,
+                          pa + t.a + a.major_offset(m0),
+                          pb + t.b,
+                          c};
       blas_gemm<T>(call, a.layout, b.layout, alpha, beta);
     }
   });
@@ -223,7 +233,8 @@ void run_typed(const cpu::GemmResult& result, const cpu::GemmOperand& a, const c
 namespace cpu {
 
 void run_gemms(const GemmResult& result, const GemmOperand& a, const GemmOperand& b, int64_t count, int64_t m,
-               int64_t n, int64_t k_hint, double alpha, double beta, const std::function<GemmTask(int64_t)>& task) {
+               int64_t n, int64_t k_hint, double alpha, double beta,
+               const std::function<GemmTask(int64_t)>& task) {
   if (count == 0 || m == 0 || n == 0) return;
   pin_blas_to_one_thread();
   dispatch_dtype(result.type(), [&](auto tag) {

@@ -70,7 +70,8 @@ struct SegmentBatch {
 // block and step (grid strides over tiles and products), accumulated in float (double for
 // float64) through shared-memory tiles of A and B.
 template <typename T, typename Batch>
-__global__ void tiled_gemm(Batch batch, int64_t count, int64_t m, int64_t n, MatrixStrides sa, MatrixStrides sb) {
+__global__ void tiled_gemm(Batch batch, int64_t count, int64_t m, int64_t n, MatrixStrides sa,
+                           MatrixStrides sb) {
   using Acc = compute_t<T>;
   __shared__ Acc tile_a[kTile][kTile + 1];
   __shared__ Acc tile_b[kTile][kTile + 1];
@@ -143,7 +144,8 @@ GatherSource gather_source(const array& x, const GemmOperand& op) {
 // Pointer z = begin + i for the i-th position of the index layout.
 __global__ void gather_pointers(Strided<2> layout, const uint32_t* lhs, const uint32_t* rhs, int64_t base_l,
                                 int64_t base_r, int64_t begin, int64_t count, GatherSource a, GatherSource b,
-                                char* d, int64_t d_stride_bytes, const void** pa, const void** pb, void** pd) {
+                                char* d, int64_t d_stride_bytes, const void** pa, const void** pb,
+                                void** pd) {
   for (int64_t i = thread_index(); i < count; i += thread_count()) {
     int64_t off[2];
     offsets_of<int64_t>(layout, i, off);
@@ -191,8 +193,8 @@ void GatherMM::eval_gpu(const std::vector<array>& inputs, array& out) {
   const cuda::HostLayout<2> layout(batch, {lhs.strides(), rhs.strides()});
   const auto* lhs_data = static_cast<const uint32_t*>(lhs.desc()->data_ptr);
   const auto* rhs_data = static_cast<const uint32_t*>(rhs.desc()->data_ptr);
-  cuda::for_each_launch(layout, [&](const std::array<int64_t, 2>& base, const cuda::Strided<2>& inner, int64_t begin,
-                                    int64_t n_items) {
+  cuda::for_each_launch(layout, [&](const std::array<int64_t, 2>& base, const cuda::Strided<2>& inner,
+                                    int64_t begin, int64_t n_items) {
     cuda::gather_pointers<<<cuda::grid_for(n_items, cuda::kPointerBlock), cuda::kPointerBlock, 0, stream>>>(
         inner, lhs_data, rhs_data, base[0], base[1], begin, n_items, src_a, src_b, d,
         m * n * static_cast<int64_t>(item), ptr_a, ptr_b, ptr_d);
@@ -224,8 +226,8 @@ void GatherMM::eval_gpu(const std::vector<array>& inputs, array& out) {
   // No pointer-array algorithm (it is the same for every chunk, so none ran): the tiled kernel.
   cuda::for_real_floats(out.dtype(), "gather_mm", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    cuda::launch_tiled<T>(cuda::PointerBatch<T>{ptr_a, ptr_b, ptr_d, k}, count, m, n, cuda::strides_of(pa.layout),
-                          cuda::strides_of(pb.layout), stream);
+    cuda::launch_tiled<T>(cuda::PointerBatch<T>{ptr_a, ptr_b, ptr_d, k}, count, m, n,
+                          cuda::strides_of(pa.layout), cuda::strides_of(pb.layout), stream);
   });
 }
 
@@ -239,7 +241,8 @@ void SegmentedMM::eval_gpu(const std::vector<array>& inputs, array& out) {
   const int64_t m = a.shape()[0], n = b.shape()[1], k = a.shape()[1];
   const int64_t count = static_cast<int64_t>(out.size()) / (m * n);
   if (k == 0) {
-    cuda::check(cudaMemsetAsync(out.desc()->data_ptr, 0, out.nbytes(), stream), "[SegmentedMM] cudaMemsetAsync");
+    cuda::check(cudaMemsetAsync(out.desc()->data_ptr, 0, out.nbytes(), stream),
+                "[SegmentedMM] cudaMemsetAsync");
     return;
   }
   const cuda::OperandPlan plan_a = cuda::plan_operand(a), plan_b = cuda::plan_operand(b);
@@ -258,9 +261,14 @@ void SegmentedMM::eval_gpu(const std::vector<array>& inputs, array& out) {
   }
   cuda::for_real_floats(out.dtype(), "segmented_mm", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const cuda::SegmentBatch<T> batch{reinterpret_cast<const T*>(pa.data), reinterpret_cast<const T*>(pb.data),
-                                      static_cast<T*>(out.desc()->data_ptr), seg, k, m * n};
-    cuda::launch_tiled<T>(batch, count, m, n, cuda::strides_of(pa.layout), cuda::strides_of(pb.layout), stream);
+    const cuda::SegmentBatch<T> batch{reinterpret_cast<const T*>(pa.data),
+                                      reinterpret_cast<const T*>(pb.data),
+                                      static_cast<T*>(out.desc()->data_ptr),
+                                      seg,
+                                      k,
+                                      m * n};
+    cuda::launch_tiled<T>(batch, count, m, n, cuda::strides_of(pa.layout), cuda::strides_of(pb.layout),
+                          stream);
   });
 }
 

@@ -60,7 +60,7 @@ struct LtProblem {
 /// Whether BRAID_ALLOW_TF32=1 lets float32 products use TF32.
 bool tf32_allowed();
 
-bool run_lt(const LtProblem& p, const void* a, const void* b, void* d, double alpha, double beta, void* workspace,
-            cudaStream_t stream);
+bool run_lt(const LtProblem& p, const void* a, const void* b, void* d, double alpha, double beta,
+            void* workspace, cudaStream_t stream);
 
 }  // namespace braid::cuda

@@ -4,8 +4,8 @@
 // broadcast batch dimensions squeezed so a shared operand is copied once. Batch dimensions
 // that do not collapse to one stride become a loop of calls. Algorithms come from cuBLASLt's
 // heuristic, cached per problem.
-#include <cublasLt.h>
 #include <cuComplex.h>
+#include <cublasLt.h>
 
 #include <algorithm>
 #include <array>
@@ -77,9 +77,26 @@ struct Scale {
 using ProblemKey = std::array<int64_t, 20>;
 
 ProblemKey key_of(const LtProblem& p) {
-  return {static_cast<int64_t>(p.dtype.val()), p.tf32, p.m, p.n, p.k, p.a.trans, p.b.trans, p.a.ld, p.b.ld,
-          p.batch, p.stride_a, p.stride_b, p.stride_d, p.pointer_array, p.align_a, p.align_b, p.align_d,
-          static_cast<int64_t>(p.workspace), 0, 0};
+  return {static_cast<int64_t>(p.dtype.val()),
+          p.tf32,
+          p.m,
+          p.n,
+          p.k,
+          p.a.trans,
+          p.b.trans,
+          p.a.ld,
+          p.b.ld,
+          p.batch,
+          p.stride_a,
+          p.stride_b,
+          p.stride_d,
+          p.pointer_array,
+          p.align_a,
+          p.align_b,
+          p.align_d,
+          static_cast<int64_t>(p.workspace),
+          0,
+          0};
 }
 
 // Descriptors released on every path.
@@ -106,20 +123,23 @@ void set_layout(LayoutDesc& l, cublasLtMatrixLayoutAttribute_t attr, const void*
   check(cublasLtMatrixLayoutSetAttribute(l.desc, attr, value, bytes), "cublasLtMatrixLayoutSetAttribute");
 }
 
-void make_layout(LayoutDesc& l, const LtProblem& p, cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld,
-                 int64_t stride) {
-  check(cublasLtMatrixLayoutCreate(&l.desc, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld),
-        "cublasLtMatrixLayoutCreate");
+// False when this cuBLASLt refuses pointer-array batches (the caller falls back).
+bool make_layout(LayoutDesc& l, const LtProblem& p, cudaDataType_t type, int64_t rows, int64_t cols,
+                 int64_t ld, int64_t stride) {
+  check(
+      cublasLtMatrixLayoutCreate(&l.desc, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld),
+      "cublasLtMatrixLayoutCreate");
   if (p.batch > 1 || p.pointer_array) {
     const int32_t count = checked_int32(p.batch, "matmul", "batch count");
     set_layout(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count));
   }
   if (p.pointer_array) {
     const uint32_t mode = CUBLASLT_BATCH_MODE_POINTER_ARRAY;
-    set_layout(l, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &mode, sizeof(mode));
-  } else if (p.batch > 1) {
-    set_layout(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride));
+    return cublasLtMatrixLayoutSetAttribute(l.desc, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &mode, sizeof(mode)) ==
+           CUBLAS_STATUS_SUCCESS;
   }
+  if (p.batch > 1) set_layout(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride));
+  return true;
 }
 
 class AlgoCache {
@@ -166,8 +186,8 @@ OperandPlan plan_operand(const array& in, bool dense) {
   OperandPlan plan;
   const int nd = static_cast<int>(in.ndim());
   common::MatrixLayout l;
-  const bool direct =
-      common::matrix_layout(in.shape()[nd - 2], in.shape()[nd - 1], in.strides()[nd - 2], in.strides()[nd - 1], l);
+  const bool direct = common::matrix_layout(in.shape()[nd - 2], in.shape()[nd - 1], in.strides()[nd - 2],
+                                            in.strides()[nd - 1], l);
   const common::Layout<1> batch(Shape(in.shape().begin(), in.shape().end() - 2),
                                 {Strides(in.strides().begin(), in.strides().end() - 2)});
   if (direct && (!dense || batch.ndim() <= 1)) return plan;
@@ -207,8 +227,8 @@ GemmOperand prepare_operand(const array& in, const OperandPlan& plan, char* buff
 }
 
 // D = op(B) op(A) in cuBLASLt's column-major terms: its "A" is our B, its "B" is our A.
-bool run_lt(const LtProblem& p, const void* a, const void* b, void* d, double alpha, double beta, void* workspace,
-            cudaStream_t stream) {
+bool run_lt(const LtProblem& p, const void* a, const void* b, void* d, double alpha, double beta,
+            void* workspace, cudaStream_t stream) {
   const LtTypes types = lt_types(p.dtype, p.tf32);
   MatmulDesc op;
   check(cublasLtMatmulDescCreate(&op.desc, types.compute, types.scale), "cublasLtMatmulDescCreate");
@@ -220,10 +240,12 @@ bool run_lt(const LtProblem& p, const void* a, const void* b, void* d, double al
         "cublasLtMatmulDescSetAttribute");
   LayoutDesc la, lb, ld;
   // Our B is [K, N]: stored row-major it is the column-major [N, K]; column-major, [K, N].
-  make_layout(la, p, types.data, p.b.trans ? p.k : p.n, p.b.trans ? p.n : p.k, p.b.ld, p.stride_b);
   // Our A is [M, K]: row-major it is the column-major [K, M]; column-major, [M, K].
-  make_layout(lb, p, types.data, p.a.trans ? p.m : p.k, p.a.trans ? p.k : p.m, p.a.ld, p.stride_a);
-  make_layout(ld, p, types.data, p.n, p.m, p.n, p.stride_d);
+  const bool layouts =
+      make_layout(la, p, types.data, p.b.trans ? p.k : p.n, p.b.trans ? p.n : p.k, p.b.ld, p.stride_b) &&
+      make_layout(lb, p, types.data, p.a.trans ? p.m : p.k, p.a.trans ? p.k : p.m, p.a.ld, p.stride_a) &&
+      make_layout(ld, p, types.data, p.n, p.m, p.n, p.stride_d);
+  if (!layouts) return false;
 
   cublasLtMatmulAlgo_t algo{};
   bool found = false;
@@ -232,7 +254,8 @@ bool run_lt(const LtProblem& p, const void* a, const void* b, void* d, double al
     PreferenceDesc pref;
     check(cublasLtMatmulPreferenceCreate(&pref.desc), "cublasLtMatmulPreferenceCreate");
     const uint64_t ws = p.workspace;
-    check(cublasLtMatmulPreferenceSetAttribute(pref.desc, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)),
+    check(cublasLtMatmulPreferenceSetAttribute(pref.desc, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                               sizeof(ws)),
           "cublasLtMatmulPreferenceSetAttribute");
     const std::array<std::pair<cublasLtMatmulPreferenceAttributes_t, uint32_t>, 4> aligns = {
         {{CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, p.align_b},
@@ -245,18 +268,20 @@ bool run_lt(const LtProblem& p, const void* a, const void* b, void* d, double al
     }
     cublasLtMatmulHeuristicResult_t result{};
     int count = 0;
-    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(lt_handle(), op.desc, la.desc, lb.desc, ld.desc,
-                                                                 ld.desc, pref.desc, 1, &result, &count);
-    // NOT_SUPPORTED is how cuBLASLt says it has nothing for this problem.
-    if (status != CUBLAS_STATUS_NOT_SUPPORTED) check(status, "cublasLtMatmulAlgoGetHeuristic");
+    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+        lt_handle(), op.desc, la.desc, lb.desc, ld.desc, ld.desc, pref.desc, 1, &result, &count);
+    // NOT_SUPPORTED is how cuBLASLt says it has nothing for this problem; a pointer-array
+    // problem it rejects in any way falls back as well.
+    if (status != CUBLAS_STATUS_NOT_SUPPORTED && !p.pointer_array)
+      check(status, "cublasLtMatmulAlgoGetHeuristic");
     found = status == CUBLAS_STATUS_SUCCESS && count > 0;
     if (found) algo = result.algo;
     AlgoCache::instance().insert(key, found, algo);
   }
   if (!found) return false;
   const Scale al(alpha, types.scale), be(beta, types.scale);
-  check(cublasLtMatmul(lt_handle(), op.desc, al.bytes, b, la.desc, a, lb.desc, be.bytes, d, ld.desc, d, ld.desc, &algo,
-                       workspace, p.workspace, stream),
+  check(cublasLtMatmul(lt_handle(), op.desc, al.bytes, b, la.desc, a, lb.desc, be.bytes, d, ld.desc, d,
+                       ld.desc, &algo, workspace, p.workspace, stream),
         "cublasLtMatmul");
   return true;
 }
@@ -271,8 +296,8 @@ struct BatchDim {
   std::array<int64_t, 3> stride;
 };
 
-std::vector<BatchDim> collapse_batch(const Shape& out_shape, const cuda::GemmOperand& a, const cuda::GemmOperand& b,
-                                     const Strides& out_strides) {
+std::vector<BatchDim> collapse_batch(const Shape& out_shape, const cuda::GemmOperand& a,
+                                     const cuda::GemmOperand& b, const Strides& out_strides) {
   std::vector<BatchDim> dims;
   for (size_t i = 0; i + 2 < out_shape.size(); ++i) {
     const int64_t n = out_shape[i];
@@ -304,8 +329,9 @@ void batched_product(const Stream& s, const array& a, const array& b, array& out
     return;
   }
   const cuda::OperandPlan plan_a = cuda::plan_operand(a), plan_b = cuda::plan_operand(b);
-  char* tmp = plan_a.bytes + plan_b.bytes > 0 ? static_cast<char*>(cuda::scratch(s, plan_a.bytes + plan_b.bytes))
-                                              : nullptr;
+  char* tmp = plan_a.bytes + plan_b.bytes > 0
+                  ? static_cast<char*>(cuda::scratch(s, plan_a.bytes + plan_b.bytes))
+                  : nullptr;
   const cuda::GemmOperand pa = cuda::prepare_operand(a, plan_a, tmp, stream);
   const cuda::GemmOperand pb = cuda::prepare_operand(b, plan_b, tmp + plan_a.bytes, stream);
 
@@ -344,8 +370,8 @@ void batched_product(const Stream& s, const array& a, const array& b, array& out
       p.align_d = cuda::alignment(ptr_d, p.n, p.batch > 1 ? p.stride_d : 0, item);
       if (!cuda::run_lt(p, ptr_a, ptr_b, ptr_d, alpha, beta, workspace, stream)) {
         throw std::runtime_error("[Matmul] cuBLASLt has no algorithm for a " + std::to_string(m) + "x" +
-                                 std::to_string(k) + " by " + std::to_string(k) + "x" + std::to_string(n) + " " +
-                                 dtype_name(out.dtype()) + " product.");
+                                 std::to_string(k) + " by " + std::to_string(k) + "x" + std::to_string(n) +
+                                 " " + dtype_name(out.dtype()) + " product.");
       }
     }
     int i = outer_dims - 1;
