@@ -201,12 +201,61 @@ TEST(BadInput, MatmulRejectsScalarsMismatchesAndNonFloatTypes) {
   EXPECT_BUILD_THROWS("[matmul] Last dimension", matmul(in.m34, in.m34));
   EXPECT_BUILD_THROWS("[matmul] Last dimension", matmul(in.v4, zeros({3})));
   EXPECT_BUILD_THROWS("[matmul]", matmul(zeros({2, 2, 3}), zeros({3, 3, 4})));  // batch mismatch
-  EXPECT_BUILD_THROWS("[matmul] Only real floating point types are supported",
-                      matmul(in.i23, zeros({3, 2}, int32)));
-  EXPECT_BUILD_THROWS("[matmul] Only real floating point types", matmul(in.b23, zeros({3, 2}, bool_)));
-  EXPECT_BUILD_THROWS("[matmul] Only real floating point types",
-                      matmul(zeros({2, 3}, uint8), zeros({3}, int64)));
-  EXPECT_BUILD_THROWS("[matmul] Only real floating point types", matmul(in.i23, in.b23));
+  EXPECT_BUILD_THROWS("[matmul] Only inexact types are supported", matmul(in.i23, zeros({3, 2}, int32)));
+  EXPECT_BUILD_THROWS("[matmul] Only inexact types", matmul(in.b23, zeros({3, 2}, bool_)));
+  EXPECT_BUILD_THROWS("[matmul] Only inexact types", matmul(zeros({2, 3}, uint8), zeros({3}, int64)));
+  EXPECT_BUILD_THROWS("[matmul] Only inexact types", matmul(in.i23, zeros({3, 2}, bool_)));
+  in.expect_unevaluated();
+}
+
+TEST(BadInput, MatrixProductFamilyRejectsBadShapesDtypesAndParameters) {
+  LazyInputs in;
+  const array idx = zeros({2}, uint32);
+  // addmm: as matmul, and c must broadcast to the result.
+  EXPECT_BUILD_THROWS("[addmm] Got 0 dimension input", addmm(in.m23, in.s, in.m34));
+  EXPECT_BUILD_THROWS("[addmm] Last dimension of first input with shape (2, 3)",
+                      addmm(in.m23, in.m23, in.m23));
+  EXPECT_BUILD_THROWS("[addmm] Only real floating point types", addmm(in.i23, in.i23, zeros({3, 3}, int32)));
+  EXPECT_BUILD_THROWS("[addmm] input c must broadcast", addmm(zeros({3, 2, 4}), in.m23, in.m34));
+  EXPECT_BUILD_THROWS("[addmm]", addmm(zeros({3, 4}), in.m23, in.m34));
+  EXPECT_BUILD_THROWS("[addmm]", addmm(in.m23, zeros({2, 2, 3}), zeros({3, 3, 4})));
+  // tensordot, inner, kron.
+  EXPECT_BUILD_THROWS("[tensordot] axis must be greater", tensordot(in.m23, in.m34, -1));
+  EXPECT_BUILD_THROWS("[tensordot] axis must be less", tensordot(in.m23, in.m34, 3));
+  EXPECT_BUILD_THROWS("[tensordot] axes must have the same size", tensordot(in.m23, in.m34, {1}, {0, 1}));
+  EXPECT_BUILD_THROWS("[tensordot] a and b must have the same shape", tensordot(in.m23, in.m34, {0}, {0}));
+  EXPECT_BUILD_THROWS("[tensordot]", tensordot(in.m23, in.m34, {2}, {0}));
+  EXPECT_BUILD_THROWS("[tensordot]", tensordot(in.m23, zeros({3, 3}), {1, 1}, {0, 1}));
+  EXPECT_BUILD_THROWS("[matmul] Only inexact types", tensordot(in.i23, zeros({3, 2}, int32), 1));
+  EXPECT_BUILD_THROWS("[inner] a and b must have the same last dimension", inner(in.m23, in.m34));
+  EXPECT_BUILD_THROWS("[kron] Input arrays cannot be empty", kron(in.empty, in.m23));
+  // block_masked_mm.
+  EXPECT_BUILD_THROWS("[block_masked_mm] Only block_sizes 32, 64",
+                      block_masked_mm(in.m23, in.m34, 16, in.b23));
+  EXPECT_BUILD_THROWS("[block_masked_mm] Got 0 dimension input", block_masked_mm(in.s, in.m34, 32, in.b23));
+  EXPECT_BUILD_THROWS("[block_masked_mm] Last dimension", block_masked_mm(in.m23, in.m23, 32, in.b23));
+  EXPECT_BUILD_THROWS("[block_masked_mm] Only real floating point types",
+                      block_masked_mm(in.i23, zeros({3, 4}, int32), 32, std::nullopt, in.b23));
+  EXPECT_BUILD_THROWS("[broadcast_to]", block_masked_mm(in.m23, in.m34, 32, zeros({2, 2}, bool_)));
+  // gather_mm.
+  EXPECT_BUILD_THROWS("[gather_mm] Got 0 dimension input", gather_mm(in.s, in.m34, idx));
+  EXPECT_BUILD_THROWS("[gather_mm] Last dimension", gather_mm(in.m23, in.m23, idx));
+  EXPECT_BUILD_THROWS("[gather_mm] Only real floating point types",
+                      gather_mm(in.i23, zeros({3, 4}, int32), idx));
+  EXPECT_BUILD_THROWS("[gather_mm] Got indices with invalid dtype", gather_mm(in.m23, in.m34, in.m23));
+  EXPECT_BUILD_THROWS("[gather_mm] Got indices with invalid dtype", gather_mm(in.m23, in.m34, idx, in.b23));
+  EXPECT_BUILD_THROWS("[gather_mm]", gather_mm(in.m23, in.m34, zeros({3}, uint32), idx));
+  // segmented_mm.
+  EXPECT_BUILD_THROWS("[segmented_mm] Batched matmul not supported",
+                      segmented_mm(zeros({2, 2, 3}), in.m34, zeros({1, 2}, int32)));
+  EXPECT_BUILD_THROWS("[segmented_mm] The segments should have shape (..., 2)",
+                      segmented_mm(in.m23, in.m34, zeros({3}, uint32)));
+  EXPECT_BUILD_THROWS("[segmented_mm] The segments should have shape", segmented_mm(in.m23, in.m34, in.s));
+  EXPECT_BUILD_THROWS("[segmented_mm] Only real floating point types",
+                      segmented_mm(in.i23, zeros({3, 4}, int32), zeros({1, 2}, int32)));
+  EXPECT_BUILD_THROWS("[segmented_mm] Got segments with invalid dtype",
+                      segmented_mm(in.m23, in.m34, zeros({1, 2})));
+  EXPECT_BUILD_THROWS("[segmented_mm] Last dimension", segmented_mm(in.m23, in.m23, zeros({1, 2}, int32)));
   in.expect_unevaluated();
 }
 
@@ -251,6 +300,15 @@ TEST(BadInput, EveryOpNamesItselfWhenTheDeviceIsUnavailable) {
   EXPECT_BUILD_THROWS("[max]", braid::max(in.m23, 0, false, gpu));
   EXPECT_BUILD_THROWS("[mean]", mean(in.m23, gpu));
   EXPECT_BUILD_THROWS("[matmul]", matmul(in.m23, in.m34, gpu));
+  EXPECT_BUILD_THROWS("[addmm]", addmm(in.m23, in.m23, zeros({3, 3}), 1.f, 1.f, gpu));
+  EXPECT_BUILD_THROWS("[tensordot]", tensordot(in.m23, in.m34, 1, gpu));
+  EXPECT_BUILD_THROWS("[inner]", inner(in.m23, in.m23, gpu));
+  EXPECT_BUILD_THROWS("[outer]", outer(in.v4, in.v4, gpu));
+  EXPECT_BUILD_THROWS("[kron]", kron(in.m23, in.m23, gpu));
+  EXPECT_BUILD_THROWS("[block_masked_mm]",
+                      block_masked_mm(in.m23, in.m34, 32, in.b23, std::nullopt, std::nullopt, gpu));
+  EXPECT_BUILD_THROWS("[gather_mm]", gather_mm(in.m23, in.m34, zeros({1}, uint32), std::nullopt, false, gpu));
+  EXPECT_BUILD_THROWS("[segmented_mm]", segmented_mm(in.m23, in.m34, zeros({1, 2}, uint32), gpu));
   EXPECT_BUILD_THROWS("[softmax]", softmax(in.m23, -1, false, gpu));
   in.expect_unevaluated();
 }

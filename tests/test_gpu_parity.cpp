@@ -509,13 +509,22 @@ TEST(GpuParity, SoftmaxAcrossRowWidthsAndDtypes) {
   EXPECT_NEAR(gv[0] + gv[1] + gv[2] + gv[3], 1.0, 1e-6);
 }
 
+namespace {
+
+Tolerance product_tolerance(Dtype dt) {
+  if (dt == float64) return {1e-12, 1e-12};
+  if (dt == float32) return {1e-4, 1e-4};
+  return dt == float16 ? Tolerance{4e-3, 2e-2} : Tolerance{2e-2, 1e-1};
+}
+
+}  // namespace
+
 TEST(GpuParity, MatmulShapesLayoutsAndDtypes) {
   SKIP_WITHOUT_GPU();
   const std::vector<std::array<int, 3>> mkn = {{1, 1, 1}, {1, 64, 1}, {7, 13, 5},   {64, 64, 64},
                                                {1, 300, 200}, {200, 300, 1}, {129, 257, 65}};
-  for (Dtype dt : kFloatDtypes) {
-    const Tolerance tol = dt == float32 ? Tolerance{1e-4, 1e-4}
-                                        : (dt == float16 ? Tolerance{4e-3, 2e-2} : Tolerance{2e-2, 1e-1});
+  for (Dtype dt : {float16, bfloat16, float32, float64}) {
+    const Tolerance tol = product_tolerance(dt);
     for (const auto& [m, k, n] : mkn) {
       const array a = random_array({m, k}, dt, kSeed, -1, 1);
       const array b = random_array({k, n}, dt, kSeed + 1, -1, 1);
@@ -555,6 +564,52 @@ TEST(GpuParity, MatmulShapesLayoutsAndDtypes) {
   const array big_b = random_array({1024, 768}, float32, kSeed + 1, -1, 1);
   expect_parity([&](StreamOrDevice s) { return matmul(big_a, big_b, s); }, "large float32 (no TF32)",
                 Tolerance{1e-4, 1e-4});
+}
+
+TEST(GpuParity, MatrixProductFamilyMatchesCpu) {
+  SKIP_WITHOUT_GPU();
+  for (Dtype dt : {float16, bfloat16, float32, float64}) {
+    const Tolerance tol = product_tolerance(dt);
+    const std::string tag = " " + name_of(dt);
+    const array a = random_array({3, 40, 70}, dt, kSeed, -1, 1);
+    const array b = random_array({70, 33}, dt, kSeed + 1, -1, 1);
+    const array c = random_array({33}, dt, kSeed + 2, -1, 1);
+    expect_parity([&](StreamOrDevice s) { return addmm(c, a, b, 0.5f, 2.f, s); }, "addmm" + tag, tol);
+    expect_parity(
+        [&](StreamOrDevice s) {
+          return addmm(reshape(c, {33, 1}, s), transpose(b, s), transpose(a, {0, 2, 1}, s), 1.f, 1.f, s);
+        },
+        "addmm transposed" + tag, tol);
+    // A mixture of experts: 64 tokens, each routed to one of 8 experts (sorted), and products
+    // with both index arrays over column-major weights.
+    const array tokens = random_array({64, 1, 70}, dt, kSeed + 3, -1, 1);
+    const array experts = random_array({8, 70, 33}, dt, kSeed + 4, -1, 1);
+    std::vector<uint32_t> route(64);
+    for (int i = 0; i < 64; ++i) route[i] = static_cast<uint32_t>(i / 8);
+    const array sorted(route.begin(), Shape{64}, uint32);
+    expect_parity([&](StreamOrDevice s) { return gather_mm(tokens, experts, std::nullopt, sorted, true, s); },
+                  "gather_mm sorted rhs" + tag, tol);
+    const array lhs = astype(random_array({4, 16}, float32, kSeed + 5, 0, 63.9), uint32);
+    const array rhs = astype(random_array({16}, float32, kSeed + 6, 0, 7.9), int32);
+    expect_parity(
+        [&](StreamOrDevice s) {
+          const array col_major =
+              transpose(contiguous(transpose(experts, {0, 2, 1}, s), false, s), {0, 2, 1}, s);
+          return gather_mm(tokens, col_major, lhs, rhs, false, s);
+        },
+        "gather_mm both indices, column-major weights" + tag, tol);
+    const array segments = array({0, 10, 10, 70, 5, 5, 33, 64}, Shape{2, 2, 2}, int32);
+    expect_parity(
+        [&](StreamOrDevice s) {
+          return segmented_mm(reshape(a, {120, 70}, s), b, segments, s);
+        },
+        "segmented_mm" + tag, tol);
+    const array mask_out = astype(random_array({3, 1, 1}, float32, kSeed + 7, 0, 2), bool_);
+    const array mask_lhs = random_array({2, 3}, dt, kSeed + 8, -1, 1);
+    expect_parity(
+        [&](StreamOrDevice s) { return block_masked_mm(a, b, 32, mask_out, mask_lhs, std::nullopt, s); },
+        "block_masked_mm" + tag, tol);
+  }
 }
 
 TEST(GpuParity, ChainedGraphMatchesCpu) {

@@ -96,6 +96,12 @@ const std::map<std::string, OpFn>& ops() {
       {"diagonal", [](const auto& x, const Params& p, Device d) { return diagonal(x[0], p.integer("offset"), 0, 1, d); }},
       {"sort", [](const auto& x, const Params& p, Device d) { return sort(x[0], p.integer("axis"), d); }},
       {"argsort", [](const auto& x, const Params& p, Device d) { return argsort(x[0], p.integer("axis"), d); }},
+      BINARY(matmul), BINARY(inner), BINARY(outer), BINARY(kron),
+      {"tensordot",
+       [](const auto& x, const Params& p, Device d) {
+         if (p.kv.count("axis")) return tensordot(x[0], x[1], p.integer("axis"), d);
+         return tensordot(x[0], x[1], p.ints("axes_a"), p.ints("axes_b"), d);
+       }},
   };
   return table;
 }

@@ -508,7 +508,38 @@ array topk(const array& a, int k, int axis, StreamOrDevice s = {});
 
 // ---- linear algebra and nn ----
 /// Matrix product with NumPy semantics: 1-d operands are promoted, batch dims broadcast.
+/// Inexact dtypes (the floats and complex64); float64 is computed in double.
 array matmul(const array& a, const array& b, StreamOrDevice s = {});
+/// beta * c + alpha * (a @ b) in one product (c broadcasts to the result's shape).
+array addmm(array c, array a, array b, const float& alpha = 1.f, const float& beta = 1.f,
+            StreamOrDevice s = {});
+/// Sums products over the last `axis` axes of a and the first `axis` axes of b.
+array tensordot(const array& a, const array& b, const int axis = 2, StreamOrDevice s = {});
+/// Sums products over axes_a of a paired with axes_b of b; the result has a's other axes,
+/// then b's.
+array tensordot(const array& a, const array& b, const std::vector<int>& axes_a,
+                const std::vector<int>& axes_b, StreamOrDevice s = {});
+/// a.flatten()[:, None] * b.flatten() (any dtype).
+array outer(const array& a, const array& b, StreamOrDevice s = {});
+/// Sum of products over the last axes of a and b (a 0-d operand multiplies).
+array inner(const array& a, const array& b, StreamOrDevice s = {});
+/// The Kronecker product (any dtype; empty inputs throw).
+array kron(const array& a, const array& b, StreamOrDevice s = {});
+/// a @ b with block_size x block_size (32 or 64) blocks of a, b and the result masked:
+/// mask_lhs [..., ceil(M/bs), ceil(K/bs)], mask_rhs [..., ceil(K/bs), ceil(N/bs)] and mask_out
+/// [..., ceil(M/bs), ceil(N/bs)]; a false bool block is zero, a float mask scales its block.
+array block_masked_mm(array a, array b, int block_size, std::optional<array> mask_out = std::nullopt,
+                      std::optional<array> mask_lhs = std::nullopt,
+                      std::optional<array> mask_rhs = std::nullopt, StreamOrDevice s = {});
+/// out[i] = a[lhs_indices[i]] @ b[rhs_indices[i]] with the integer indices broadcast together
+/// and counting a's and b's matrices in row-major order (absent: every matrix in turn).
+/// Out-of-range indices are clamped. sorted_indices is a hint and never changes the result.
+array gather_mm(array a, array b, std::optional<array> lhs_indices = std::nullopt,
+                std::optional<array> rhs_indices = std::nullopt, bool sorted_indices = false,
+                StreamOrDevice s = {});
+/// For every (start, end) pair in segments [..., 2]: a[:, start:end] @ b[start:end, :], of
+/// a [M, K] and b [K, N]; zeros where end <= start; bounds are clamped into [0, K].
+array segmented_mm(array a, array b, array segments, StreamOrDevice s = {});
 /// exp(a - max) / sum(exp(a - max)) over `axes`.
 array softmax(const array& a, const std::vector<int>& axes, bool precise = false, StreamOrDevice s = {});
 array softmax(const array& a, int axis, bool precise = false, StreamOrDevice s = {});

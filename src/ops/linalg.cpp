@@ -1,4 +1,4 @@
-// matmul and softmax.
+// softmax (the matrix products are in ops/matmul.cpp).
 #include <numeric>
 
 #include "braid/ops.h"
@@ -8,60 +8,6 @@
 #include "primitives/primitives.h"
 
 namespace braid {
-
-using detail::shape_str;
-using detail::throw_invalid;
-
-array matmul(const array& a_in, const array& b_in, StreamOrDevice s) {
-  if (a_in.ndim() == 0 || b_in.ndim() == 0) {
-    throw_invalid("matmul", "Got 0 dimension input. Inputs must have at least one dimension.");
-  }
-  const Dtype t = promote_types(a_in.dtype(), b_in.dtype());
-  if (!is_floating_point(t)) {
-    std::ostringstream msg;
-    msg << "Only real floating point types are supported but " << a_in.dtype() << " and " << b_in.dtype()
-        << " were provided which results in " << t << ", which is not a real floating point type.";
-    throw_invalid("matmul", msg.str());
-  }
-  // NumPy's rule for vectors: [K] is [1, K] on the left and [K, 1] on the right, and the
-  // added dimension is removed from the result.
-  Shape a_shape = a_in.shape();
-  Shape b_shape = b_in.shape();
-  if (a_in.ndim() == 1) a_shape = Shape{1, a_shape[0]};
-  if (b_in.ndim() == 1) b_shape = Shape{b_shape[0], 1};
-  const size_t an = a_shape.size(), bn = b_shape.size();
-  if (a_shape[an - 1] != b_shape[bn - 2]) {
-    throw_invalid("matmul", "Last dimension of first input with shape " + shape_str(a_shape) +
-                                " must match second to last dimension of second input with shape " +
-                                shape_str(b_shape) + ".");
-  }
-  const Shape a_batch(a_shape.begin(), a_shape.end() - 2);
-  const Shape b_batch(b_shape.begin(), b_shape.end() - 2);
-  Shape batch = detail::broadcast_shapes(a_batch, b_batch, "matmul");
-  const int32_t m = a_shape[an - 2], k = a_shape[an - 1], n = b_shape[bn - 1];
-
-  Shape a_full = batch, b_full = batch, out_shape = batch;
-  a_full.push_back(m);
-  a_full.push_back(k);
-  b_full.push_back(k);
-  b_full.push_back(n);
-  out_shape.push_back(m);
-  out_shape.push_back(n);
-  detail::checked_size(out_shape, t, "matmul");
-  Stream st = detail::op_stream(std::move(s), "matmul");
-
-  // Convert before broadcasting, so a broadcast operand is converted once, not per batch.
-  array a = broadcast_to(reshape(astype(a_in, t, st), a_shape, st), a_full, st);
-  array b = broadcast_to(reshape(astype(b_in, t, st), b_shape, st), b_full, st);
-  array out(out_shape, t, detail::make_pooled<Matmul>(st), {a, b});
-  if (a_in.ndim() == 1 || b_in.ndim() == 1) {
-    Shape squeezed = batch;
-    if (a_in.ndim() != 1) squeezed.push_back(m);
-    if (b_in.ndim() != 1) squeezed.push_back(n);
-    out = reshape(out, std::move(squeezed), st);
-  }
-  return out;
-}
 
 array softmax(const array& a, const std::vector<int>& axes, bool precise, StreamOrDevice s) {
   const int nd = static_cast<int>(a.ndim());

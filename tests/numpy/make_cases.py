@@ -335,6 +335,35 @@ def sort_cases(w):
                 w.add("argsort", "axis=-1", [dt], [u], "uint32", np.argsort(u, axis=-1, kind="stable").astype(np.uint32))
 
 
+def linalg_cases(w):
+    # Matrix products: float64 in double (dgemm), float32 in float; broadcasting, vectors, empty.
+    # Values in [-1, 1] keep float32's accumulated rounding within the suite's tolerance.
+    for dt in ["float32", "float64"]:
+        for sa, sb in [((3, 4), (4, 5)), ((2, 3, 4), (4, 2)), ((4,), (4, 3)), ((3, 4), (4,)), ((4,), (4,)),
+                       ((2, 1, 3, 5), (4, 5, 2)), ((0, 3), (3, 2)), ((3, 0), (0, 2)), ((17, 33), (33, 9))]:
+            a, b = draw(sa, dt, lo=-1.0, hi=1.0, special=False), draw(sb, dt, lo=-1.0, hi=1.0, special=False)
+            w.add("matmul", "", [dt, dt], [a, b], dt, np.matmul(as_f64(a), as_f64(b)))
+    for dt in FLOATS:
+        for sa, sb in [((2, 3, 4), (5, 4)), ((4,), (4,)), ((3, 4), (4,)), ((0, 4), (2, 4))]:
+            a, b = draw(sa, dt, lo=-1.0, hi=1.0, special=False), draw(sb, dt, lo=-1.0, hi=1.0, special=False)
+            w.add("inner", "", [dt, dt], [a, b], dt, np.inner(as_f64(a), as_f64(b)))
+        a, b, c = draw((3, 4, 5), dt, lo=-1.0, hi=1.0, special=False), draw((4, 5, 2), dt, lo=-1.0, hi=1.0, special=False), draw((5, 6, 3), dt, lo=-1.0, hi=1.0, special=False)
+        w.add("tensordot", "axis=2", [dt, dt], [a, b], dt, np.tensordot(as_f64(a), as_f64(b), axes=2))
+        w.add("tensordot", "axis=1", [dt, dt], [b, c[:2].copy()], dt, np.tensordot(as_f64(b), as_f64(c[:2]), axes=1))
+        w.add("tensordot", "axis=0", [dt, dt], [a[0, :2], b[0, 0]], dt, np.tensordot(as_f64(a[0, :2]), as_f64(b[0, 0]), axes=0))
+        w.add("tensordot", "axes_a=2,0;axes_b=0,2", [dt, dt], [a, c], dt,
+              np.tensordot(as_f64(a), as_f64(c), axes=([2, 0], [0, 2])))
+    for dt in ["int32", "float16", "float32", "float64"]:
+        for sa, sb in [((2, 3), (4,)), ((5,), (3, 2)), ((), (3,)), ((0,), (3,))]:
+            a, b = draw(sa, dt, lo=-1.0, hi=1.0, special=False), draw(sb, dt, lo=-1.0, hi=1.0, special=False)
+            exp = np.outer(a.astype(np.int64), b.astype(np.int64)) if dt == "int32" else np.outer(as_f64(a), as_f64(b))
+            w.add("outer", "", [dt, dt], [a, b], dt, wrap(exp, dt))
+        for sa, sb in [((2, 3), (2, 2)), ((2,), (3, 1, 2)), ((2, 1, 2), (3,))]:
+            a, b = draw(sa, dt, lo=-1.0, hi=1.0, special=False), draw(sb, dt, lo=-1.0, hi=1.0, special=False)
+            exp = np.kron(a.astype(np.int64), b.astype(np.int64)) if dt == "int32" else np.kron(as_f64(a), as_f64(b))
+            w.add("kron", "", [dt, dt], [a, b], dt, wrap(exp, dt))
+
+
 def main():
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
@@ -367,6 +396,7 @@ def main():
     scan_cases(w)
     shape_cases(w)
     sort_cases(w)
+    linalg_cases(w)
     w.finish()
     print(f"make_cases: {len(w.lines)} cases in {outdir}")
 
