@@ -391,6 +391,14 @@ array mean(const array& a, bool keepdims, StreamOrDevice s = {});
 array mean(const array& a, StreamOrDevice s = {});
 array mean(const array& a, const std::vector<int>& axes, bool keepdims = false, StreamOrDevice s = {});
 array mean(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
+/// Median over the axes: the middle of the sorted values, or the mean of the two middle ones
+/// for an even count, in the float dtype of a. NaNs sort last (counted as the largest values,
+/// so unlike np.median a NaN shows only when it reaches the middle). An empty axis list (of an
+/// array with dimensions) or an empty reduced axis throws.
+array median(const array& a, bool keepdims, StreamOrDevice s = {});
+array median(const array& a, StreamOrDevice s = {});
+array median(const array& a, const std::vector<int>& axes, bool keepdims = false, StreamOrDevice s = {});
+array median(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
 /// Variance: sum((a - mean)^2) / max(N - ddof, 0), in the float dtype of a.
 array var(const array& a, bool keepdims, int ddof = 0, StreamOrDevice s = {});
 array var(const array& a, StreamOrDevice s = {});
