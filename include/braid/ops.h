@@ -522,6 +522,13 @@ array softmax(const array& a, const std::vector<int>& axes, bool precise = false
 array softmax(const array& a, int axis, bool precise = false, StreamOrDevice s = {});
 array softmax(const array& a, bool precise = false, StreamOrDevice s = {});
 
+/// a times the Hadamard matrix of order n = a.shape(-1) along the last axis, times `scale`
+/// (default 1/sqrt(n), which makes the transform orthonormal). n must be m * 2^k with m in
+/// {1, 12, 20, 28} and 2^k <= 2^26; the order-2^k part is Sylvester's matrix and H_n is
+/// H_m (x) H_(2^k). Real floating dtypes are kept, any other becomes float32; an empty array
+/// throws. For n == 1 the result is a * scale (a itself when scale is 1).
+array hadamard_transform(const array& a, std::optional<float> scale = std::nullopt, StreamOrDevice s = {});
+
 // (linear algebra: more ops above this line)
 
 // ---- quantization (MLX's "affine" mode and packed layout) ----
