@@ -550,6 +550,24 @@ array quantized_matmul(array x, array w, array scales, std::optional<array> bias
                        bool transpose = true, std::optional<int> group_size = std::nullopt,
                        std::optional<int> bits = std::nullopt, const std::string& mode = "affine",
                        StreamOrDevice s = {});
+/// For each pair of batch indices (lhs_indices into the flattened batch axes of x,
+/// rhs_indices into those of w; broadcast together, each defaulting to every batch of its
+/// operand): x[lhs] @ dequantize(w[rhs]).T (transpose) or x[lhs] @ dequantize(w[rhs]). The
+/// result has the indices' shape followed by the product's two axes. Without either index
+/// array this is quantized_matmul. Negative indices wrap once; others out of range are
+/// clamped. `sorted_indices` is a hint braid does not need.
+array gather_qmm(const array& x, const array& w, const array& scales, const std::optional<array>& biases = std::nullopt,
+                 std::optional<array> lhs_indices = std::nullopt, std::optional<array> rhs_indices = std::nullopt,
+                 bool transpose = true, std::optional<int> group_size = std::nullopt,
+                 std::optional<int> bits = std::nullopt, const std::string& mode = "affine",
+                 bool sorted_indices = false, StreamOrDevice s = {});
+/// float8 e4m3 codes (uint8) of a real floating array, MLX's "fn" format (no infinities;
+/// S.1111.111 is NaN; largest finite 448), rounded to nearest even. Magnitudes of 448 and up,
+/// infinities and NaN saturate to +-448 by their sign.
+array to_fp8(array x, StreamOrDevice s = {});
+/// The values of float8 e4m3 codes (a uint8 array) as `dtype` (real floating); every code
+/// is exact in each of them, and 0x7F and 0xFF are NaN.
+array from_fp8(array x, Dtype dtype, StreamOrDevice s = {});
 // (quantization: more ops above this line)
 
 // ---- operators ----
