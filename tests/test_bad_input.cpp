@@ -388,6 +388,36 @@ TEST(BadInput, SortingOpsRejectBadAxesAndKth) {
   in.expect_unevaluated();
 }
 
+TEST(BadInput, MedianHadamardFp8AndGatherQmmRejectBadArguments) {
+  LazyInputs in;
+  EXPECT_BUILD_THROWS("[median]", median(in.m23, 2));
+  EXPECT_BUILD_THROWS("[median]", median(in.m23, std::vector<int>{0, 0}));
+  EXPECT_BUILD_THROWS("[median]", median(in.m23, std::vector<int>{}));
+  EXPECT_BUILD_THROWS("[median]", median(in.empty));
+  EXPECT_BUILD_THROWS("[median]", median(in.empty, 0, true));
+  EXPECT_BUILD_THROWS("[hadamard_transform]", hadamard_transform(in.m23));
+  EXPECT_BUILD_THROWS("[hadamard_transform]", hadamard_transform(in.empty));
+  EXPECT_BUILD_THROWS("[hadamard_transform]", hadamard_transform(zeros({5, 36}), 0.5f));
+  EXPECT_BUILD_THROWS("[to_fp8]", to_fp8(in.i23));
+  EXPECT_BUILD_THROWS("[to_fp8]", to_fp8(in.b23));
+  EXPECT_BUILD_THROWS("[from_fp8]", from_fp8(in.m23, float32));
+  EXPECT_BUILD_THROWS("[from_fp8]", from_fp8(zeros({2}, uint8), int8));
+  const array w = zeros({2, 4, 8}, uint32);  // 2 batches of [4, 64] at 4 bits
+  const array sc = zeros({2, 4, 1});
+  const array x = zeros({2, 3, 64});
+  const array idx = zeros({2}, int32);
+  EXPECT_BUILD_THROWS("[gather_qmm]", gather_qmm(x, w, sc, sc, in.m23, idx));
+  EXPECT_BUILD_THROWS("[gather_qmm]", gather_qmm(x, w, sc, sc, idx, zeros({3}, int32)));
+  EXPECT_BUILD_THROWS("[gather_qmm]", gather_qmm(zeros({64}), w, sc, sc, idx, idx));
+  EXPECT_BUILD_THROWS("[gather_qmm]", gather_qmm(in.m34, w, sc, sc, idx, idx));
+  EXPECT_BUILD_THROWS("[gather_qmm]", gather_qmm(x, w, sc, std::nullopt, idx, idx));
+  EXPECT_BUILD_THROWS("[gather_qmm]", gather_qmm(x, w, zeros({2, 4, 2}), zeros({2, 4, 2}), idx, idx));
+  EXPECT_BUILD_THROWS("[gather_qmm]", gather_qmm(x, astype(w, int32), sc, sc, idx, idx));
+  EXPECT_BUILD_THROWS("[gather_qmm]", gather_qmm(x, w, sc, sc, idx, idx, true, 64, 4, "nvfp4"));
+  EXPECT_BUILD_THROWS("[gather_qmm]", gather_qmm(x, w, sc, sc, idx, idx, true, 64, 7));
+  in.expect_unevaluated();
+}
+
 TEST(BadInput, IndexingAndSortingOpsNameThemselvesWhenTheDeviceIsUnavailable) {
   if (is_available(Device::gpu)) GTEST_SKIP() << "a GPU is available";
   LazyInputs in;

@@ -73,6 +73,7 @@ const std::map<std::string, OpFn>& ops() {
       UNARY(floor), UNARY(ceil), UNARY(round), UNARY(isnan), UNARY(isinf), UNARY(isfinite), UNARY(isposinf),
       UNARY(isneginf), UNARY(logical_not), UNARY(bitwise_invert),
       REDUCE(sum), REDUCE(max), REDUCE(min), REDUCE(prod), REDUCE(mean), REDUCE(all), REDUCE(any), REDUCE(logsumexp),
+      REDUCE(median),
       {"var", [](const auto& x, const Params& p, Device d) { return var(x[0], p.ints("axes"), p.integer("keepdims"), 0, d); }},
       {"std", [](const auto& x, const Params& p, Device d) { return braid::std(x[0], p.ints("axes"), p.integer("keepdims"), 0, d); }},
       {"argmax", [](const auto& x, const Params& p, Device d) { return argmax(x[0], p.integer("axis"), false, d); }},

@@ -1,9 +1,12 @@
 // Affine quantization in MLX's packed layout, on every device: round trips within half a
 // step, the exact bit layout, quantized_matmul against matmul of the dequantized weights on
-// both of its paths, and the invalid calls.
+// both of its paths, gather_qmm against gathers of the dequantized weights, the float8 e4m3
+// conversions against the format's definition, and the invalid calls.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
 
 #include "support.h"
@@ -145,4 +148,208 @@ TEST(OpsQuantized, InvalidCallsThrowNamedErrors) {
   expect_invalid("quantized_matmul", [&] { quantized_matmul(random_weights({2, 32}, 3), q[0], q[1], q[2]); });
   expect_invalid("quantized_matmul", [&] { quantized_matmul(astype(random_weights({2, 64}, 3), int32), q[0], q[1], q[2]); });
   expect_invalid("quantized_matmul", [&] { quantized_matmul(random_weights({2, 64}, 3), q[0], q[1], std::nullopt); });
+}
+
+// ---- gather_qmm ----
+
+namespace {
+
+// x[lhs] @ dequantize(w)[rhs] (transposed when asked), from take and matmul.
+array gathered_reference(const array& x, const array& w_deq, const array& lhs, const array& rhs, bool transpose,
+                         Device dev) {
+  const int xb = static_cast<int>(x.size() / (x.shape(-2) * x.shape(-1)));
+  const int wb = static_cast<int>(w_deq.size() / (w_deq.shape(-2) * w_deq.shape(-1)));
+  array xs = take(reshape(x, {xb, x.shape(-2), x.shape(-1)}, dev), lhs, 0, dev);
+  array ws = take(reshape(w_deq, {wb, w_deq.shape(-2), w_deq.shape(-1)}, dev), rhs, 0, dev);
+  return matmul(xs, transpose ? swapaxes(ws, -1, -2, dev) : ws, dev);
+}
+
+}  // namespace
+
+TEST(OpsQuantized, GatherQmmMatchesGathersOfTheDequantizedWeights) {
+  for (Device dev : test::test_devices()) {
+    for (Dtype dt : {float32, float16, bfloat16}) {
+      for (bool transpose : {true, false}) {
+        for (int rows : {1, 3, 10}) {
+          const std::string what = test::device_name(dev) + " " + dtype_name(dt) + (transpose ? " T" : " N") +
+                                   " rows " + std::to_string(rows);
+          // 4 experts of [48, 128] (transposed: 48 outputs of 128 inputs) or [128, 64].
+          array w = transpose ? random_weights({4, 48, 128}, 11, dt) : random_weights({4, 128, 64}, 12, dt);
+          auto q = quantize(w, 64, 4, "affine", std::nullopt, dev);
+          array wd = dequantize(q[0], q[1], q[2], 64, 4, "affine", std::nullopt, std::nullopt, dev);
+          array x = random_weights({5, rows, 128}, 13 + rows, dt);
+          array lhs = array({4u, 0u, 2u, 2u, 1u, 3u}, {6});
+          array rhs = array({3, 3, 0, 1, 2, 0}, {6});
+          array got = gather_qmm(x, q[0], q[1], q[2], lhs, rhs, transpose, 64, 4, "affine", false, dev);
+          const int n = transpose ? 48 : 64;
+          EXPECT_EQ(got.shape(), (Shape{6, rows, n})) << what;
+          EXPECT_EQ(got.dtype(), dt) << what;
+          array want = gathered_reference(x, wd, lhs, rhs, transpose, dev);
+          const double tol = dt == float32 ? 1e-3 : (dt == float16 ? 5e-2 : 0.25);
+          test::expect_close(test::values(got), test::values(want), tol, tol, what);
+        }
+      }
+    }
+  }
+}
+
+TEST(OpsQuantized, GatherQmmIndicesBroadcastDefaultAndWrap) {
+  for (Device dev : test::test_devices()) {
+    array w = random_weights({3, 32, 64}, 21);
+    auto q = quantize(w, 32, 8, "affine", std::nullopt, dev);
+    array wd = dequantize(q[0], q[1], q[2], 32, 8, "affine", std::nullopt, std::nullopt, dev);
+    // Broadcast index shapes [2, 1] and [1, 3] give products of shape [2, 3].
+    array x = random_weights({2, 2, 64}, 22);
+    array lhs = array({1, 0}, {2, 1});
+    array rhs = array({0, 2, 1}, {1, 3});
+    array got = gather_qmm(x, q[0], q[1], q[2], lhs, rhs, true, 32, 8, "affine", false, dev);
+    EXPECT_EQ(got.shape(), (Shape{2, 3, 2, 32}));
+    array want = gathered_reference(x, wd, reshape(broadcast_to(lhs, {2, 3}), {6}), reshape(broadcast_to(rhs, {2, 3}), {6}),
+                                    true, dev);
+    test::expect_close(test::values(got), test::values(want), 1e-4, 1e-4, "broadcast");
+    // Only rhs: x's single batch for every product; -1 wraps to the last expert.
+    array x2 = random_weights({3, 64}, 23);
+    array rhs2 = array({-1, 0, 1, 2}, {4});
+    array got2 = gather_qmm(x2, q[0], q[1], q[2], std::nullopt, rhs2, true, 32, 8, "affine", true, dev);
+    EXPECT_EQ(got2.shape(), (Shape{4, 3, 32}));
+    array want2 = gathered_reference(x2, wd, array({0, 0, 0, 0}, {4}), array({2, 0, 1, 2}, {4}), true, dev);
+    test::expect_close(test::values(got2), test::values(want2), 1e-4, 1e-4, "rhs only");
+    // Neither: quantized_matmul.
+    array plain = gather_qmm(x2, q[0], q[1], q[2], std::nullopt, std::nullopt, true, 32, 8, "affine", false, dev);
+    EXPECT_EQ(plain.shape(), (Shape{3, 3, 32}));
+  }
+}
+
+// ---- float8 e4m3 ----
+
+namespace {
+
+// The e4m3 ("fn") value of a code from the format's definition: sign, 4 exponent bits with
+// bias 7, 3 mantissa bits; exponent 0 is subnormal; S.1111.111 is NaN.
+double e4m3_value(int code) {
+  const int e = (code >> 3) & 15, m = code & 7;
+  if (e == 15 && m == 7) return std::numeric_limits<double>::quiet_NaN();
+  const double mag = e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1 + m / 8.0, e - 7);
+  return code & 0x80 ? -mag : mag;
+}
+
+// The code MLX gives a float32 value: the nearest finite value, ties to the even code (even
+// mantissa); magnitudes of 448 and beyond, infinities and NaN give +-448 by the sign bit.
+int e4m3_code(float f) {
+  const int sign = std::signbit(f) ? 0x80 : 0;
+  const double a = std::fabs(static_cast<double>(f));
+  if (std::isnan(f) || a >= 448) return sign | 0x7E;
+  int best = 0;
+  for (int c = 1; c <= 0x7E; ++c) {
+    const double d = std::fabs(e4m3_value(c) - a), db = std::fabs(e4m3_value(best) - a);
+    if (d < db || (d == db && c % 2 == 0)) best = c;
+  }
+  return sign | best;
+}
+
+}  // namespace
+
+TEST(OpsQuantized, FromFp8DecodesEveryCodeExactly) {
+  std::vector<double> codes(256), want(256);
+  for (int c = 0; c < 256; ++c) {
+    codes[c] = c;
+    want[c] = e4m3_value(c);
+  }
+  EXPECT_EQ(want[0x7E], 448.0);
+  EXPECT_EQ(want[0x01], std::ldexp(1.0, -9));
+  array x = test::make(codes, {16, 16}, uint8);
+  for (Device dev : test::test_devices()) {
+    for (Dtype dt : test::kRealFloatDtypes) {
+      array y = from_fp8(x, dt, dev);
+      EXPECT_EQ(y.dtype(), dt);
+      EXPECT_EQ(y.shape(), (Shape{16, 16}));
+      test::expect_close(test::values(y), want, 0, 0, test::device_name(dev) + " " + dtype_name(dt));
+      // A transposed view decodes as its values.
+      test::expect_close(test::values(from_fp8(transpose(x), dt, dev)), test::values(transpose(from_fp8(x, dt, dev))),
+                         0, 0, "transposed");
+    }
+  }
+}
+
+TEST(OpsQuantized, ToFp8RoundsToNearestEvenAndSaturates) {
+  std::vector<float> v;
+  for (int c = 0; c <= 0x7E; ++c) {
+    const float x = static_cast<float>(e4m3_value(c));
+    v.push_back(x);
+    v.push_back(-x);
+    if (c < 0x7E) {
+      // The midpoint to the next code (a tie), and just either side of it.
+      const float mid = static_cast<float>((e4m3_value(c) + e4m3_value(c + 1)) / 2);
+      v.push_back(mid);
+      v.push_back(-mid);
+      v.push_back(std::nextafter(mid, 0.0f));
+      v.push_back(std::nextafter(mid, 1000.0f));
+    }
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float x : {0.0f, -0.0f, std::ldexp(1.0f, -10), std::ldexp(1.0f, -11), std::ldexp(1.0f, -20), 1e-30f, 449.0f,
+                  463.9f, 464.0f, 480.0f, 500.0f, -1e6f, 3e38f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
+                  -std::numeric_limits<float>::quiet_NaN()}) {
+    v.push_back(x);
+  }
+  for (Device dev : test::test_devices()) {
+    for (Dtype dt : test::kRealFloatDtypes) {
+      std::vector<double> in(v.begin(), v.end());
+      array x = test::make(in, {static_cast<int>(in.size())}, dt);
+      std::vector<double> want;
+      for (double held : test::values(x)) want.push_back(e4m3_code(static_cast<float>(held)));
+      if (dt != float32) {
+        // A NaN's sign is not kept by every conversion to float32: compare those by magnitude.
+        for (size_t i = 0; i < in.size(); ++i) {
+          if (std::isnan(in[i])) want[i] = -1;
+        }
+      }
+      array y = to_fp8(x, dev);
+      EXPECT_EQ(y.dtype(), uint8);
+      std::vector<double> got = test::values(y);
+      for (size_t i = 0; i < want.size(); ++i) {
+        if (want[i] < 0) {
+          EXPECT_EQ(static_cast<int>(got[i]) & 0x7F, 0x7E) << i;
+          want[i] = got[i];
+        }
+      }
+      test::expect_close(got, want, 0, 0, test::device_name(dev) + " " + dtype_name(dt));
+      // Codes round-trip through their values.
+      std::vector<double> all(256);
+      for (int c = 0; c < 256; ++c) all[c] = c;
+      array codes = test::make(all, {256}, uint8);
+      std::vector<double> back = test::values(to_fp8(from_fp8(codes, float32, dev), dev));
+      for (int c = 0; c < 256; ++c) {
+        if ((c & 0x7F) != 0x7F) EXPECT_EQ(back[c], c) << "code " << c;
+      }
+    }
+  }
+}
+
+TEST(OpsQuantized, GatherQmmAndFp8InvalidCallsThrowNamedErrors) {
+  auto expect_invalid = [](const char* op, const std::function<void()>& f) {
+    try {
+      f();
+      ADD_FAILURE() << op << ": no error";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(std::string("[") + op + "]", 0), 0u) << e.what();
+    }
+  };
+  array w = random_weights({2, 8, 64}, 31);
+  auto q = quantize(w, 64, 4);
+  array x = random_weights({2, 3, 64}, 32);
+  array idx = array({0, 1}, {2});
+  expect_invalid("gather_qmm", [&] { gather_qmm(x, q[0], q[1], q[2], astype(idx, float32), idx); });
+  expect_invalid("gather_qmm", [&] { gather_qmm(x, q[0], q[1], q[2], idx, astype(idx, bool_)); });
+  expect_invalid("gather_qmm", [&] { gather_qmm(random_weights({64}, 33), q[0], q[1], q[2], idx, idx); });
+  expect_invalid("gather_qmm", [&] { gather_qmm(random_weights({2, 3, 32}, 34), q[0], q[1], q[2], idx, idx); });
+  expect_invalid("gather_qmm", [&] { gather_qmm(x, q[0], q[1], std::nullopt, idx, idx); });
+  expect_invalid("gather_qmm", [&] { gather_qmm(x, q[0], q[1], q[2], idx, idx, true, 64, 4, "mxfp4"); });
+  expect_invalid("gather_qmm", [&] { gather_qmm(astype(x, float64), q[0], q[1], q[2], idx, idx); });
+  expect_invalid("gather_qmm", [&] { gather_qmm(x, q[0], q[1], q[2], array({0, 1, 0}, {3}), idx); });
+  expect_invalid("to_fp8", [&] { to_fp8(array({1, 2})); });
+  expect_invalid("to_fp8", [&] { to_fp8(zeros({2}, complex64)); });
+  expect_invalid("from_fp8", [&] { from_fp8(array({1, 2}), float32); });
+  expect_invalid("from_fp8", [&] { from_fp8(zeros({2}, uint8), int32); });
+  expect_invalid("from_fp8", [&] { from_fp8(zeros({2}, uint8), complex64); });
 }

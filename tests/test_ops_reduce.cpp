@@ -131,6 +131,14 @@ double ref_logsumexp(const std::vector<double>& g) {
   return m + std::log(s);
 }
 
+// MLX's median: the values sorted with NaNs last, then the middle one or the mean of the
+// two middle ones.
+double ref_median(std::vector<double> g) {
+  std::sort(g.begin(), g.end(), [](double a, double b) { return !std::isnan(a) && (std::isnan(b) || a < b); });
+  const size_t mid = g.size() / 2;
+  return g.size() % 2 ? g[mid] : (g[mid - 1] + g[mid]) / 2;
+}
+
 // One reduction: the braid call, its reference over one output's values, its output dtype,
 // the dtypes it accepts, and whether a size-0 input throws.
 struct ReduceRow {
@@ -171,6 +179,8 @@ const std::vector<ReduceRow>& reduce_rows() {
        [](auto& g) { return std::sqrt(ref_var(g, 2)); }, float_of, kRealDtypes, false, 8},
       {"logsumexp", [](auto& a, auto& ax, bool k, StreamOrDevice s) { return logsumexp(a, ax, k, s); },
        ref_logsumexp, float_of, kRealDtypes, true, 4},
+      {"median", [](auto& a, auto& ax, bool k, StreamOrDevice s) { return median(a, ax, k, s); }, ref_median,
+       float_of, kRealDtypes, true, 2},
   };
   return rows;
 }
@@ -263,6 +273,7 @@ TEST(OpsReduce, LargeInputsTakeTheParallelPaths) {
   for (const Device& dev : test_devices()) {
     for (const auto& row : reduce_rows()) {
       if (row.name == "prod") continue;  // products of thousands of values only overflow
+      if (row.name == "median") continue;  // sort's own tests cover its large inputs
       const std::vector<Dtype> dtypes =
           test::kSanitized ? std::vector<Dtype>{float32} : std::vector<Dtype>{int32, float32, bfloat16};
       for (Dtype dt : dtypes) {
@@ -320,6 +331,29 @@ TEST(OpsReduce, ScalarsReduceOverNoAxes) {
   }
 }
 
+TEST(OpsReduce, MedianCountsNaNsAsTheLargestValues) {
+  for (const Device& dev : test_devices()) {
+    const auto med = [&](std::vector<double> v) {
+      return values(median(make(v, {static_cast<int>(v.size())}, float32), dev))[0];
+    };
+    EXPECT_EQ(med({1, kNaN, 3}), 3.0);        // sorted 1, 3, NaN
+    EXPECT_EQ(med({1, 2, kNaN, 4}), 3.0);     // (2 + 4) / 2
+    EXPECT_TRUE(std::isnan(med({kNaN, kNaN, 1})));
+    EXPECT_TRUE(std::isnan(med({1, kNaN})));  // (1 + NaN) / 2
+    EXPECT_EQ(med({kInf, -kInf, 0}), 0.0);
+    // Over several axes at once, and the overloads.
+    array a = make({5, 1, 4, 2, 8, 7, 3, 6}, {2, 2, 2}, int32);
+    EXPECT_EQ(values(median(a, std::vector<int>{0, 2}, false, dev)), (std::vector<double>{6, 3.5}));
+    EXPECT_EQ(median(a, std::vector<int>{0, 2}, true, dev).shape(), (Shape{1, 2, 1}));
+    EXPECT_EQ(values(median(a, dev)), std::vector<double>{4.5});
+    EXPECT_EQ(median(a, true, dev).shape(), (Shape{1, 1, 1}));
+    EXPECT_EQ(values(median(a, -1, false, dev)), (std::vector<double>{3, 3, 7.5, 4.5}));
+    EXPECT_EQ(median(array(7), dev).dtype(), float32);
+    EXPECT_EQ(median(array(7), dev).item<float>(), 7.0f);
+    EXPECT_EQ(median(zeros({0, 3}), 1, false, dev).shape(), (Shape{0}));
+  }
+}
+
 TEST(OpsReduce, OutputDtypesFollowMlx) {
   const std::vector<std::pair<Dtype, Dtype>> sums = {
       {bool_, int32},       {int8, int32},      {int16, int32},     {int32, int32},        {int64, int64},
@@ -334,6 +368,7 @@ TEST(OpsReduce, OutputDtypesFollowMlx) {
     EXPECT_EQ(argmax(zeros({2}, in)).dtype(), uint32) << in;
     EXPECT_EQ(mean(zeros({2}, in)).dtype(), float_of(in)) << in;
     EXPECT_EQ(var(zeros({2}, in)).dtype(), float_of(in)) << in;
+    EXPECT_EQ(median(zeros({2}, in)).dtype(), float_of(in)) << in;
   }
 }
 
@@ -724,6 +759,17 @@ TEST(OpsReduce, BadInputThrowsWithTheOpName) {
       {"[argmin]", [&] { argmin(e); }},
       {"[argmax]", [&] { argmax(e, 1); }},
       {"[argmin]", [&] { argmin(array(1), 0); }},
+      {"[median]", [&] { median(m, 2); }},
+      {"[median]",
+       [&] {
+         median(m, std::vector<int>{1, -1});
+       }},
+      {"[median]",
+       [&] {
+         median(m, std::vector<int>{});
+       }},
+      {"[median]", [&] { median(e); }},
+      {"[median]", [&] { median(e, 0); }},
       {"[logsumexp]", [&] { logsumexp(e); }},
       {"[logsumexp]", [&] { logsumexp(m, 3); }},
       {"[cumsum]", [&] { cumsum(m, 2); }},

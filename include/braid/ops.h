@@ -391,6 +391,14 @@ array mean(const array& a, bool keepdims, StreamOrDevice s = {});
 array mean(const array& a, StreamOrDevice s = {});
 array mean(const array& a, const std::vector<int>& axes, bool keepdims = false, StreamOrDevice s = {});
 array mean(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
+/// Median over the axes: the middle of the sorted values, or the mean of the two middle ones
+/// for an even count, in the float dtype of a. NaNs sort last (counted as the largest values,
+/// so unlike np.median a NaN shows only when it reaches the middle). An empty axis list (of an
+/// array with dimensions) or an empty reduced axis throws.
+array median(const array& a, bool keepdims, StreamOrDevice s = {});
+array median(const array& a, StreamOrDevice s = {});
+array median(const array& a, const std::vector<int>& axes, bool keepdims = false, StreamOrDevice s = {});
+array median(const array& a, int axis, bool keepdims = false, StreamOrDevice s = {});
 /// Variance: sum((a - mean)^2) / max(N - ddof, 0), in the float dtype of a.
 array var(const array& a, bool keepdims, int ddof = 0, StreamOrDevice s = {});
 array var(const array& a, StreamOrDevice s = {});
@@ -545,6 +553,13 @@ array softmax(const array& a, const std::vector<int>& axes, bool precise = false
 array softmax(const array& a, int axis, bool precise = false, StreamOrDevice s = {});
 array softmax(const array& a, bool precise = false, StreamOrDevice s = {});
 
+/// a times the Hadamard matrix of order n = a.shape(-1) along the last axis, times `scale`
+/// (default 1/sqrt(n), which makes the transform orthonormal). n must be m * 2^k with m in
+/// {1, 12, 20, 28} and 2^k <= 2^26; the order-2^k part is Sylvester's matrix and H_n is
+/// H_m (x) H_(2^k). Real floating dtypes are kept, any other becomes float32; an empty array
+/// throws. For n == 1 the result is a * scale (a itself when scale is 1).
+array hadamard_transform(const array& a, std::optional<float> scale = std::nullopt, StreamOrDevice s = {});
+
 // (linear algebra: more ops above this line)
 
 // ---- quantization (MLX's "affine" mode and packed layout) ----
@@ -566,6 +581,24 @@ array quantized_matmul(array x, array w, array scales, std::optional<array> bias
                        bool transpose = true, std::optional<int> group_size = std::nullopt,
                        std::optional<int> bits = std::nullopt, const std::string& mode = "affine",
                        StreamOrDevice s = {});
+/// For each pair of batch indices (lhs_indices into the flattened batch axes of x,
+/// rhs_indices into those of w; broadcast together, each defaulting to every batch of its
+/// operand): x[lhs] @ dequantize(w[rhs]).T (transpose) or x[lhs] @ dequantize(w[rhs]). The
+/// result has the indices' shape followed by the product's two axes. Without either index
+/// array this is quantized_matmul. Negative indices wrap once; others out of range are
+/// clamped. `sorted_indices` is a hint braid does not need.
+array gather_qmm(const array& x, const array& w, const array& scales, const std::optional<array>& biases = std::nullopt,
+                 std::optional<array> lhs_indices = std::nullopt, std::optional<array> rhs_indices = std::nullopt,
+                 bool transpose = true, std::optional<int> group_size = std::nullopt,
+                 std::optional<int> bits = std::nullopt, const std::string& mode = "affine",
+                 bool sorted_indices = false, StreamOrDevice s = {});
+/// float8 e4m3 codes (uint8) of a real floating array, MLX's "fn" format (no infinities;
+/// S.1111.111 is NaN; largest finite 448), rounded to nearest even. Magnitudes of 448 and up,
+/// infinities and NaN saturate to +-448 by their sign.
+array to_fp8(array x, StreamOrDevice s = {});
+/// The values of float8 e4m3 codes (a uint8 array) as `dtype` (real floating); every code
+/// is exact in each of them, and 0x7F and 0xFF are NaN.
+array from_fp8(array x, Dtype dtype, StreamOrDevice s = {});
 // (quantization: more ops above this line)
 
 // ---- operators ----

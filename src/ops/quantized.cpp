@@ -1,10 +1,14 @@
 // Quantization ops (MLX's "affine" mode): validate, then build AffineQuantize /
-// AffineDequantize / QuantizedMatmul nodes. Products with many rows dequantize once and use
-// the ordinary matmul (BLAS / cuBLASLt); few rows read the packed weights directly.
+// AffineDequantize / QuantizedMatmul / GatherQMM nodes. Products with many rows dequantize
+// once and use the ordinary matmul (BLAS / cuBLASLt); few rows read the packed weights
+// directly. The float8 conversions are element-wise (Unary rows to_fp8 and from_fp8).
+#include <limits>
 #include <string>
 
 #include "braid/ops.h"
+#include "graph/node.h"
 #include "memory/object_pool.h"
+#include "ops/elementwise_utils.h"
 #include "ops/utils.h"
 #include "primitives/primitives.h"
 
@@ -136,6 +140,110 @@ array quantized_matmul(array x, array w, array scales, std::optional<array> bias
   array out({static_cast<int32_t>(rows), w_out}, t, detail::make_pooled<QuantizedMatmul>(st, g, b),
             {x2, w, astype(scales, t, st), astype(*biases, t, st)});
   return reshape(out, out_shape, st);
+}
+
+namespace {
+
+// The product of `shape`'s dimensions [0, end), checked to fit one dimension.
+int32_t batch_count(const Shape& shape, size_t end, const char* op) {
+  int64_t n = 1;
+  for (size_t i = 0; i < end; ++i) n *= shape[i];
+  if (n > std::numeric_limits<int32_t>::max()) throw_invalid(op, "Too many batches (" + std::to_string(n) + ").");
+  return static_cast<int32_t>(n);
+}
+
+// `indices` (integers) as uint32 batch numbers below `count`: negative ones wrap once, the
+// rest are clamped into range.
+array batch_indices(const array& indices, int32_t count, const Stream& st) {
+  array i = astype(indices, int64, st);
+  i = where(less(i, array(int64_t{0}), st), add(i, array(static_cast<int64_t>(count)), st), i, st);
+  i = minimum(maximum(i, array(int64_t{0}), st), array(static_cast<int64_t>(count) - 1), st);
+  return astype(i, uint32, st);
+}
+
+}  // namespace
+
+array gather_qmm(const array& x, const array& w, const array& scales, const std::optional<array>& biases,
+                 std::optional<array> lhs_indices, std::optional<array> rhs_indices, bool transpose,
+                 std::optional<int> group_size, std::optional<int> bits, const std::string& mode,
+                 bool sorted_indices, StreamOrDevice s) {
+  (void)sorted_indices;  // a scheduling hint in MLX; every order is handled alike here
+  if (!lhs_indices && !rhs_indices) {
+    return quantized_matmul(x, w, scales, biases, transpose, group_size, bits, mode, std::move(s));
+  }
+  const char* op = "gather_qmm";
+  check_mode(mode, op);
+  auto [g, b] = group_and_bits(group_size, bits, op);
+  const int32_t k_w = check_packed(w, scales, biases, g, b, op);
+  if (x.ndim() < 2) {
+    throw_invalid(op, "Non-quantized input must have at least two dimensions but got input with shape " +
+                          shape_str(x.shape()) + ".");
+  }
+  const Dtype t = promote_types(x.dtype(), scales.dtype());
+  if (!quantizable(t)) {
+    throw_invalid(op, "Only float32, float16 and bfloat16 products are supported (x is " + dtype_name(x.dtype()) +
+                          ", scales " + dtype_name(scales.dtype()) + ").");
+  }
+  const int32_t w_in = transpose ? k_w : w.shape(-2);
+  const int32_t w_out = transpose ? w.shape(-2) : k_w;
+  if (x.shape(-1) != w_in) {
+    throw_invalid(op, "Last dimension of first input with shape " + shape_str(x.shape()) +
+                          " does not match the expanded quantized matrix with " + std::to_string(w_in) + " inputs.");
+  }
+  for (const auto* idx : {&lhs_indices, &rhs_indices}) {
+    if (*idx && !issubdtype((*idx)->dtype(), integer)) {
+      throw_invalid(op, std::string(idx == &lhs_indices ? "lhs" : "rhs") + "_indices must be integral (got " +
+                            dtype_name((*idx)->dtype()) + ").");
+    }
+  }
+  const Shape x_batch(x.shape().begin(), x.shape().end() - 2);
+  const Shape w_batch(w.shape().begin(), w.shape().end() - 2);
+  const int32_t bx = batch_count(x.shape(), x.ndim() - 2, op);
+  const int32_t bw = batch_count(w.shape(), w.ndim() - 2, op);
+  const Shape batch = detail::broadcast_shapes(lhs_indices ? lhs_indices->shape() : x_batch,
+                                               rhs_indices ? rhs_indices->shape() : w_batch, op);
+  const int32_t nb = batch_count(batch, batch.size(), op);
+  Shape out_shape = batch;
+  out_shape.push_back(x.shape(-2));
+  out_shape.push_back(w_out);
+  detail::checked_size(out_shape, t, op);
+  Stream st = detail::op_stream(std::move(s), op);
+
+  auto flat_indices = [&](const std::optional<array>& given, int32_t count, const Shape& own_batch) {
+    array i = given ? batch_indices(*given, count, st)
+                    : reshape(arange(0.0, static_cast<double>(count), 1.0, uint32, st), own_batch, st);
+    return reshape(broadcast_to(i, batch, st), {nb}, st);
+  };
+  array lhs = flat_indices(lhs_indices, bx, x_batch);
+  array rhs = flat_indices(rhs_indices, bw, w_batch);
+  const int32_t m = x.shape(-2), k = x.shape(-1);
+  array x3 = reshape(astype(x, t, st), {bx, m, k}, st);
+  array w3 = reshape(w, {bw, w.shape(-2), w.shape(-1)}, st);
+  const Shape params{bw, scales.shape(-2), scales.shape(-1)};
+  array s3 = reshape(astype(scales, t, st), params, st);
+  array b3 = reshape(astype(*biases, t, st), params, st);
+  array out({nb, m, w_out}, t, detail::make_pooled<GatherQMM>(st, g, b, transpose), {x3, w3, s3, b3, lhs, rhs});
+  return reshape(out, out_shape, st);
+}
+
+array to_fp8(array x, StreamOrDevice s) {
+  if (!is_floating_point(x.dtype()) || x.dtype() == complex64) {
+    throw_invalid("to_fp8", "Only real floating types are supported but x.dtype() == " + dtype_name(x.dtype()) + ".");
+  }
+  const Stream st = detail::op_stream(std::move(s), "to_fp8");
+  return detail::unary_node(x, Unary::Op::to_fp8, x.dtype(), uint8, "to_fp8", st);
+}
+
+array from_fp8(array x, Dtype dtype, StreamOrDevice s) {
+  if (x.dtype() != uint8) {
+    throw_invalid("from_fp8", "Input must have type uint8 but x.dtype() == " + dtype_name(x.dtype()) + ".");
+  }
+  if (!is_floating_point(dtype) || dtype == complex64) {
+    throw_invalid("from_fp8", "Only real floating types are supported but dtype == " + dtype_name(dtype) + ".");
+  }
+  const Stream st = detail::op_stream(std::move(s), "from_fp8");
+  // Decoded as float32, which holds every code exactly, as do the other float dtypes.
+  return astype(detail::unary_node(x, Unary::Op::from_fp8, uint8, float32, "from_fp8", st), dtype, st);
 }
 
 }  // namespace braid

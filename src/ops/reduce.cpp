@@ -1,9 +1,11 @@
 // Reductions. One Reduce (or ArgReduce) node keeps the reduced axes as size 1; dropping them
 // (keepdims = false) is a reshape, which is a view of the fresh contiguous output. mean, var,
 // std and logsumexp compose other ops, as MLX does.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <string>
 
 #include "braid/ops.h"
 #include "memory/object_pool.h"
@@ -166,6 +168,54 @@ array mean(const array& a, bool keepdims, StreamOrDevice s) {
 array mean(const array& a, StreamOrDevice s) { return mean(a, all_axes(a), false, std::move(s)); }
 array mean(const array& a, int axis, bool keepdims, StreamOrDevice s) {
   return mean(a, std::vector<int>{axis}, keepdims, std::move(s));
+}
+
+// MLX's composition: the reduced axes moved last and flattened, sorted, and the middle one
+// (or the mean of the two middle ones) taken.
+array median(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
+  const int nd = static_cast<int>(a.ndim());
+  std::vector<int> ax = detail::normalize_axes(axes, nd, "median");
+  if (nd > 0 && ax.empty()) throw_invalid("median", "Received no axes to reduce over.");
+  int64_t count = 1;
+  for (int i : ax) count *= a.shape()[i];
+  if (count == 0) throw_invalid("median", "Cannot take median along empty axis.");
+  if (count > std::numeric_limits<int32_t>::max()) {
+    throw_invalid("median", "The reduced axes hold " + std::to_string(count) + " elements, more than one axis can.");
+  }
+  Stream st = detail::op_stream(std::move(s), "median");
+  const Dtype t = float_dtype(a.dtype());
+  array flat = a;
+  if (nd == 0) {
+    flat = reshape(a, {1}, st);
+  } else {
+    std::vector<int> perm;
+    for (int i = 0; i < nd; ++i) {
+      if (!std::binary_search(ax.begin(), ax.end(), i)) perm.push_back(i);
+    }
+    const int kept = static_cast<int>(perm.size());
+    perm.insert(perm.end(), ax.begin(), ax.end());
+    flat = flatten(transpose(a, perm, st), kept, nd - 1, st);
+  }
+  array sorted = sort(flat, -1, st);
+  const int32_t mid = static_cast<int32_t>(count / 2);
+  Shape start(sorted.ndim(), 0), stop = sorted.shape();
+  start.back() = mid;
+  stop.back() = mid + 1;
+  array med = astype(slice(sorted, start, stop, st), t, st);
+  if (count % 2 == 0) {
+    start.back() = mid - 1;
+    stop.back() = mid;
+    med = multiply(add(med, astype(slice(sorted, start, stop, st), t, st), st), array(0.5, t), st);
+  }
+  med = squeeze(med, -1, st);
+  return keepdims && nd > 0 ? expand_dims(med, ax, st) : med;
+}
+array median(const array& a, bool keepdims, StreamOrDevice s) {
+  return median(a, all_axes(a), keepdims, std::move(s));
+}
+array median(const array& a, StreamOrDevice s) { return median(a, all_axes(a), false, std::move(s)); }
+array median(const array& a, int axis, bool keepdims, StreamOrDevice s) {
+  return median(a, std::vector<int>{axis}, keepdims, std::move(s));
 }
 
 array var(const array& a, const std::vector<int>& axes, bool keepdims, int ddof, StreamOrDevice s) {

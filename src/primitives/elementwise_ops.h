@@ -54,7 +54,9 @@
   X(imag, Imag, complex)                    \
   X(conjugate, Conjugate, complex)          \
   X(logical_not, LogicalNot, boolean)       \
-  X(bitwise_invert, BitwiseInvert, ints)
+  X(bitwise_invert, BitwiseInvert, ints)    \
+  X(to_fp8, ToFp8, floating)                \
+  X(from_fp8, FromFp8, ints)
 
 #define BRAID_BINARY_OPS(X)                 \
   X(add, Add, all)                          \

@@ -69,7 +69,20 @@ class Softmax : public UnaryPrimitive {
   bool precise_;
 };
 
+/// The Hadamard transform of every row along the last axis (n = m * 2^k elements; the op
+/// checks n), times `scale`; real floating inputs, output of the same dtype.
+class Hadamard : public UnaryPrimitive {
+ public:
+  Hadamard(Stream s, float scale) : UnaryPrimitive(std::move(s)), scale_(scale) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "Hadamard"; }
+  float scale() const { return scale_; }
+
+ private:
+  float scale_;
+};
+
 /// Every primitive of this family, for code that handles each one (e.g. the no_gpu stubs).
-#define BRAID_LINALG_PRIMITIVES(X) X(Matmul) X(AddMM) X(GatherMM) X(SegmentedMM) X(Softmax)
+#define BRAID_LINALG_PRIMITIVES(X) X(Matmul) X(AddMM) X(GatherMM) X(SegmentedMM) X(Softmax) X(Hadamard)
 
 }  // namespace braid

@@ -58,7 +58,27 @@ class QuantizedMatmul : public UnaryPrimitive {
   int bits_;
 };
 
+/// x [Bx, M, K] times w of batch rhs[b] for every b, with x of batch lhs[b]: out [B, M, N].
+/// inputs: x, w [Bw, N, K * bits / 32] (transpose) or [Bw, K, N * bits / 32], scales and
+/// biases ([Bw, rows of w, groups], in the output dtype), lhs and rhs (uint32 [B]); indices
+/// past the end are clamped to the last batch.
+class GatherQMM : public UnaryPrimitive {
+ public:
+  GatherQMM(Stream s, int group_size, int bits, bool transpose)
+      : UnaryPrimitive(std::move(s)), group_size_(group_size), bits_(bits), transpose_(transpose) {}
+  BRAID_PRIMITIVE_EVALS
+  const char* name() const override { return "GatherQMM"; }
+  int group_size() const { return group_size_; }
+  int bits() const { return bits_; }
+  bool transpose() const { return transpose_; }
+
+ private:
+  int group_size_;
+  int bits_;
+  bool transpose_;
+};
+
 /// Every primitive of this family, for code that handles each one (e.g. the no_gpu stubs).
-#define BRAID_QUANTIZED_PRIMITIVES(X) X(AffineQuantize) X(AffineDequantize) X(QuantizedMatmul)
+#define BRAID_QUANTIZED_PRIMITIVES(X) X(AffineQuantize) X(AffineDequantize) X(QuantizedMatmul) X(GatherQMM)
 
 }  // namespace braid

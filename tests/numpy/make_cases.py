@@ -187,8 +187,8 @@ def reduce_cases(w, op, fn, dtypes, out_rule):
                 for keep in (False, True):
                     if not axes:
                         continue
-                    if 0 in s and op in ("max", "min", "logsumexp"):
-                        continue  # MLX rejects these over any empty input
+                    if 0 in s and op in ("max", "min", "logsumexp", "median"):
+                        continue  # MLX rejects these over any empty input (median: any empty axis)
                     with np.errstate(all="ignore"):
                         exp = fn(as_f64(a), axis=axes, keepdims=keep)
                     out = out_rule(dt)
@@ -268,6 +268,8 @@ def reduction_cases(w):
     reduce_cases(w, "any", np.any, ["bool", "int32", "float32"], to_bool)
     reduce_cases(w, "var", np.var, ["float32", "float64"], same)
     reduce_cases(w, "std", np.std, ["float32", "float64"], same)
+    # np.median with NaN-free inputs (MLX sorts NaNs last instead of propagating them).
+    reduce_cases(w, "median", np.median, ["uint8", "int32", "float16", "bfloat16", "float32", "float64"], inexact)
     reduce_cases(w, "logsumexp", lambda x, axis, keepdims: np.log(np.sum(np.exp(x), axis=axis, keepdims=keepdims)),
                  ["float32", "float64"], same)
     # Arg reductions over one axis (uint32 indices; ties resolve to the first).

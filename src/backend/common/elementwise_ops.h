@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #if !defined(__CUDACC__)
 #include <complex>
@@ -522,6 +523,65 @@ struct BitwiseInvert {
   template <typename C>
   BRAID_HD C operator()(C x) const {
     return static_cast<C>(~x);
+  }
+};
+
+// ---- float8 e4m3, MLX's "fn" variant: 1 sign, 4 exponent (bias 7) and 3 mantissa bits; no
+// infinities; S.1111.111 is NaN, so the largest finite value is 448 (S.1111.110) ----
+BRAID_HD uint32_t float_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+#endif
+}
+BRAID_HD float float_from_bits(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
+
+/// The e4m3 code of x (taken as float32, as MLX does for float64), rounded to nearest even.
+/// Magnitudes from 448 up (which would round to 448 or past it), infinities and NaN saturate
+/// to +-448 by their sign bit, as MLX's CPU backend does.
+struct ToFp8 {
+  template <typename C>
+  BRAID_HD uint8_t operator()(C x) const {
+    const uint32_t bits = float_bits(static_cast<float>(x));
+    const uint32_t sign = (bits >> 24) & 0x80u;
+    const uint32_t mag = bits & 0x7FFFFFFFu;
+    if (mag >= 0x43E00000u) return static_cast<uint8_t>(sign | 0x7Eu);  // 448.0f
+    if (mag < 0x3C800000u) {
+      // Below 2^-6, the smallest normal: a multiple of 2^-9 (8 of them reach 2^-6 itself,
+      // whose code 0x08 follows on). Scaling by 2^9 is exact; rint rounds half to even.
+      const float units = ::rintf(float_from_bits(mag) * 512.0f);
+      return static_cast<uint8_t>(sign | static_cast<uint32_t>(units));
+    }
+    // Normal: rebias the exponent (127 -> 7) and round the 23 mantissa bits to 3, half to
+    // even; a carry out of the mantissa moves on into the exponent.
+    const uint32_t exponent = (mag >> 23) - 120u;
+    const uint32_t kept = (mag >> 20) & 7u;
+    const uint32_t rest = mag & 0xFFFFFu;
+    const uint32_t up = rest > 0x80000u || (rest == 0x80000u && (kept & 1u)) ? 1u : 0u;
+    return static_cast<uint8_t>(sign | ((exponent << 3) + kept + up));
+  }
+};
+/// The value of an e4m3 code (the low 8 bits of x) as float32, exactly.
+struct FromFp8 {
+  template <typename C>
+  BRAID_HD float operator()(C x) const {
+    const uint32_t code = static_cast<uint32_t>(x) & 0xFFu;
+    const uint32_t exponent = (code >> 3) & 15u, mantissa = code & 7u;
+    if (exponent == 15u && mantissa == 7u) return float_from_bits(((code & 0x80u) << 24) | 0x7FC00000u);
+    const float v = exponent == 0 ? ::ldexpf(static_cast<float>(mantissa), -9)
+                                  : ::ldexpf(static_cast<float>(8u + mantissa), static_cast<int>(exponent) - 10);
+    return code & 0x80u ? -v : v;
   }
 };
 

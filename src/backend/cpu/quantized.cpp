@@ -1,6 +1,6 @@
 // Affine quantization on the CPU: quantize and dequantize split by groups across the pool;
-// the few-row product dequantizes one weight row at a time into L1 and dots it with every
-// row of x, so the packed weights are read once.
+// the few-row product (and each product of gather_qmm) dequantizes one weight row at a time
+// into L1 and uses it for every row of x, so the packed weights are read once.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -74,6 +74,55 @@ void for_float_types(Dtype d, const char* op, F&& fn) {
   });
 }
 
+// Columns [jb, je) of x [rows, K] times the transposed dequantized w [N, K] (n columns in
+// all): each weight row is dequantized once into `row` and dotted with every row of x.
+template <typename T>
+void columns_transposed(const float* xf, int64_t rows, const uint32_t* w, const T* scales, const T* biases, int64_t k,
+                        int64_t words, int group, int bits, int64_t jb, int64_t je, int64_t n, T* dst, float* row) {
+  const int64_t groups = k / group;
+  for (int64_t j = jb; j < je; ++j) {
+    dequantize_row(w + j * words, scales + j * groups, biases + j * groups, k, group, bits, row);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = xf + r * k;
+      float acc[8] = {};
+      int64_t i = 0;
+      for (; i + 8 <= k; i += 8) {
+        for (int l = 0; l < 8; ++l) acc[l] += xr[i + l] * row[i + l];
+      }
+      float total = 0;
+      for (; i < k; ++i) total += xr[i] * row[i];
+      for (float a : acc) total += a;
+      dst[r * n + j] = static_cast<T>(total);
+    }
+  }
+}
+
+// x [rows, K] times the dequantized w [K, N]: each weight row k is dequantized once and
+// added, scaled by x[r, k], into every output row (accumulated in `acc`, rows * n floats).
+template <typename T>
+void product_untransposed(const float* xf, int64_t rows, const uint32_t* w, const T* scales, const T* biases,
+                          int64_t k, int64_t n, int64_t words, int group, int bits, T* dst, float* row, float* acc) {
+  std::fill(acc, acc + rows * n, 0.0f);
+  for (int64_t kk = 0; kk < k; ++kk) {
+    dequantize_row(w + kk * words, scales + kk * (n / group), biases + kk * (n / group), n, group, bits, row);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float xv = xf[r * k + kk];
+      float* out_row = acc + r * n;
+      for (int64_t j = 0; j < n; ++j) out_row[j] += xv * row[j];
+    }
+  }
+  for (int64_t i = 0; i < rows * n; ++i) dst[i] = static_cast<T>(acc[i]);
+}
+
+// The elements of a contiguous array of T as floats.
+template <typename T>
+std::vector<float> as_floats(const array& a) {
+  const T* p = static_cast<const T*>(a.desc()->data_ptr);
+  std::vector<float> out(a.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(p[i]);
+  return out;
+}
+
 }  // namespace
 
 void AffineQuantize::eval_cpu(const std::vector<array>& inputs, array& out) {
@@ -119,35 +168,69 @@ void QuantizedMatmul::eval_cpu(const std::vector<array>& inputs, array& out) {
   const array scales = cpu::row_contiguous(inputs[2]);
   const array biases = cpu::row_contiguous(inputs[3]);
   const int64_t rows = x.shape(0), k = x.shape(1), n = w.shape(0), words = w.shape(1);
-  const int64_t groups = k / group_size_;
   for_float_types(out.dtype(), "quantized_matmul", [&](auto tag) {
     using T = typename decltype(tag)::type;
     // x as float once: every weight row is dotted with every row of x.
-    std::vector<float> xf(static_cast<size_t>(rows * k));
-    const T* px = static_cast<const T*>(x.desc()->data_ptr);
-    for (int64_t i = 0; i < rows * k; ++i) xf[i] = static_cast<float>(px[i]);
+    const std::vector<float> xf = as_floats<T>(x);
     const auto* pw = static_cast<const uint32_t*>(w.desc()->data_ptr);
     const T* ps = static_cast<const T*>(scales.desc()->data_ptr);
     const T* pb = static_cast<const T*>(biases.desc()->data_ptr);
     T* dst = static_cast<T*>(out.desc()->data_ptr);
     detail::parallel_for(n, std::max<int64_t>(1, 65536 / k), [&](int64_t b, int64_t e) {
       std::vector<float> row(static_cast<size_t>(k));
-      for (int64_t j = b; j < e; ++j) {
-        dequantize_row(pw + j * words, ps + j * groups, pb + j * groups, k, group_size_, bits_, row.data());
-        for (int64_t r = 0; r < rows; ++r) {
-          const float* xr = xf.data() + r * k;
-          float acc[8] = {};
-          int64_t i = 0;
-          for (; i + 8 <= k; i += 8) {
-            for (int l = 0; l < 8; ++l) acc[l] += xr[i + l] * row[i + l];
-          }
-          float total = 0;
-          for (; i < k; ++i) total += xr[i] * row[i];
-          for (float a : acc) total += a;
-          dst[r * n + j] = static_cast<T>(total);
-        }
-      }
+      columns_transposed(xf.data(), rows, pw, ps, pb, k, words, group_size_, bits_, b, e, n, dst, row.data());
     });
+  });
+}
+
+void GatherQMM::eval_cpu(const std::vector<array>& inputs, array& out) {
+  detail::alloc_contiguous(out);
+  if (out.size() == 0) return;
+  const array x = cpu::row_contiguous(inputs[0]);
+  const array w = cpu::row_contiguous(inputs[1]);
+  const array scales = cpu::row_contiguous(inputs[2]);
+  const array biases = cpu::row_contiguous(inputs[3]);
+  const array lhs = cpu::row_contiguous(inputs[4]);
+  const array rhs = cpu::row_contiguous(inputs[5]);
+  const int64_t batches = out.shape(0), m = out.shape(1), n = out.shape(2), k = x.shape(2);
+  const int64_t x_batches = x.shape(0), w_batches = w.shape(0);
+  const int64_t w_rows = w.shape(1), words = w.shape(2), groups = scales.shape(2);
+  const auto* li = static_cast<const uint32_t*>(lhs.desc()->data_ptr);
+  const auto* ri = static_cast<const uint32_t*>(rhs.desc()->data_ptr);
+  for_float_types(out.dtype(), "gather_qmm", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const std::vector<float> xf = as_floats<T>(x);
+    const auto* pw = static_cast<const uint32_t*>(w.desc()->data_ptr);
+    const T* ps = static_cast<const T*>(scales.desc()->data_ptr);
+    const T* pb = static_cast<const T*>(biases.desc()->data_ptr);
+    T* dst = static_cast<T*>(out.desc()->data_ptr);
+    // Operands of product b (indices past the end clamped to the last batch).
+    auto x_of = [&](int64_t b) { return xf.data() + std::min<int64_t>(li[b], x_batches - 1) * m * k; };
+    auto w_batch = [&](int64_t b) { return std::min<int64_t>(ri[b], w_batches - 1); };
+    if (transpose_) {
+      // Tasks are (product, output column) pairs, so a few products still spread out.
+      detail::parallel_for(batches * n, std::max<int64_t>(1, 65536 / (k * m)), [&](int64_t tb, int64_t te) {
+        std::vector<float> row(static_cast<size_t>(k));
+        for (int64_t t = tb; t < te;) {
+          const int64_t b = t / n, jb = t - b * n, je = std::min(n, jb + (te - t));
+          const int64_t wb = w_batch(b);
+          columns_transposed(x_of(b), m, pw + wb * w_rows * words, ps + wb * w_rows * groups,
+                             pb + wb * w_rows * groups, k, words, group_size_, bits_, jb, je, n, dst + b * m * n,
+                             row.data());
+          t += je - jb;
+        }
+      });
+    } else {
+      detail::parallel_for(batches, 1, [&](int64_t bb, int64_t be) {
+        std::vector<float> row(static_cast<size_t>(n)), acc(static_cast<size_t>(m * n));
+        for (int64_t b = bb; b < be; ++b) {
+          const int64_t wb = w_batch(b);
+          product_untransposed(x_of(b), m, pw + wb * w_rows * words, ps + wb * w_rows * groups,
+                               pb + wb * w_rows * groups, k, n, words, group_size_, bits_, dst + b * m * n,
+                               row.data(), acc.data());
+        }
+      });
+    }
   });
 }
 

@@ -1,6 +1,6 @@
-// Affine quantization on the GPU: a thread per group for quantize, a thread per packed word
-// for dequantize, and for quantized_matmul with few rows a warp per output column that reads
-// its packed weight row once and dots it with every row of x.
+// Affine quantization on the GPU: a thread per group for quantize, a thread per element for
+// dequantize, and for quantized_matmul with few rows (and gather_qmm's transposed products)
+// a warp per output column that reads its packed weight row once per eight rows of x.
 #include <cstdint>
 #include <vector>
 
@@ -14,7 +14,7 @@ namespace cuda {
 namespace {
 
 constexpr int kBlock = 256;
-constexpr int kMaxRows = 8;  // QuantizedMatmul's rows (the op routes more through matmul)
+constexpr int kMaxRows = 8;  // rows of x a warp of qmv accumulates at once
 
 // Device pointers to row-contiguous copies of `inputs` (the inputs themselves when they
 // already are), the copies carved out of one scratch buffer of `s`.
@@ -90,33 +90,75 @@ __global__ void dequantize_elements(const uint32_t* __restrict__ w, const T* __r
   }
 }
 
-// A warp per output column n: out[r, n] = sum_k x[r, k] * (s * q[n, k] + b).
+// Where operand batches come from: product b reads x batch lhs[b] and w batch rhs[b] (both
+// clamped to the last batch); without index arrays there is one product of batch 0 and 0.
+struct BatchIndices {
+  const uint32_t* lhs = nullptr;
+  const uint32_t* rhs = nullptr;
+  int64_t x_batches = 1, w_batches = 1;
+  __device__ __forceinline__ int64_t x_of(int64_t b) const { return lhs ? min64(lhs[b], x_batches - 1) : 0; }
+  __device__ __forceinline__ int64_t w_of(int64_t b) const { return rhs ? min64(rhs[b], w_batches - 1) : 0; }
+};
+
+// A warp per (product b, output column col), over rows in chunks of kMaxRows:
+// out[b, r, col] = sum_k x[r, k] * (s * q[col, k] + bias), x and w of product b's batches.
 template <typename T>
 __global__ void qmv(const T* __restrict__ x, const uint32_t* __restrict__ w, const T* __restrict__ scales,
-                    const T* __restrict__ biases, T* __restrict__ out, int rows, int64_t n, int64_t k, int64_t words,
-                    int group, int bits) {
+                    const T* __restrict__ biases, T* __restrict__ out, BatchIndices idx, int64_t batches, int64_t rows,
+                    int64_t n, int64_t k, int64_t words, int group, int bits) {
   const int lane = threadIdx.x & 31;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
-  for (int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; col < n; col += warps) {
-    const uint32_t* row = w + col * words;
-    const T* s = scales + col * (k / group);
-    const T* b = biases + col * (k / group);
-    float acc[kMaxRows] = {};
-    for (int64_t j = lane; j < k; j += 32) {
-      const int64_t g = j / group;
-      const float wv = to_compute(s[g]) * static_cast<float>(common::unpack(row, j, bits)) + to_compute(b[g]);
+  const int64_t groups = k / group;
+  for (int64_t t = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; t < batches * n; t += warps) {
+    const int64_t b = t / n, col = t - b * n;
+    const int64_t w_row = idx.w_of(b) * n + col;
+    const uint32_t* row = w + w_row * words;
+    const T* s = scales + w_row * groups;
+    const T* bias = biases + w_row * groups;
+    const T* xb = x + idx.x_of(b) * rows * k;
+    T* ob = out + b * rows * n;
+    for (int64_t r0 = 0; r0 < rows; r0 += kMaxRows) {
+      const int chunk = static_cast<int>(min64(kMaxRows, rows - r0));
+      float acc[kMaxRows] = {};
+      for (int64_t j = lane; j < k; j += 32) {
+        const int64_t g = j / group;
+        const float wv = to_compute(s[g]) * static_cast<float>(common::unpack(row, j, bits)) + to_compute(bias[g]);
+#pragma unroll
+        for (int r = 0; r < kMaxRows; ++r) {
+          if (r < chunk) acc[r] += to_compute(xb[(r0 + r) * k + j]) * wv;
+        }
+      }
 #pragma unroll
       for (int r = 0; r < kMaxRows; ++r) {
-        if (r < rows) acc[r] += to_compute(x[r * k + j]) * wv;
+        if (r >= chunk) break;
+        float v = acc[r];
+        for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
+        if (lane == 0) ob[(r0 + r) * n + col] = from_compute<T>(v);
       }
     }
-#pragma unroll
-    for (int r = 0; r < kMaxRows; ++r) {
-      if (r >= rows) break;
-      float v = acc[r];
-      for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
-      if (lane == 0) out[r * n + col] = from_compute<T>(v);
+  }
+}
+
+// gather_qmm without the transpose: a thread per output element out[b, r, col] =
+// sum_k x[r, k] * (s[k, col / group] * q[k, col] + bias), w of product b being [K, N].
+template <typename T>
+__global__ void qmm_untransposed(const T* __restrict__ x, const uint32_t* __restrict__ w, const T* __restrict__ scales,
+                                 const T* __restrict__ biases, T* __restrict__ out, BatchIndices idx, int64_t batches,
+                                 int64_t rows, int64_t n, int64_t k, int64_t words, int group, int bits) {
+  const int64_t groups = n / group;
+  for (int64_t t = thread_index(); t < batches * rows * n; t += thread_count()) {
+    const int64_t b = t / (rows * n), rc = t - b * rows * n, r = rc / n, col = rc - r * n;
+    const int64_t wb = idx.w_of(b);
+    const T* xr = x + (idx.x_of(b) * rows + r) * k;
+    const uint32_t* wm = w + wb * k * words;
+    const T* s = scales + wb * k * groups + col / group;
+    const T* bias = biases + wb * k * groups + col / group;
+    float acc = 0;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const float q = static_cast<float>(common::unpack(wm + kk * words, col, bits));
+      acc += to_compute(xr[kk]) * (to_compute(s[kk * groups]) * q + to_compute(bias[kk * groups]));
     }
+    out[t] = from_compute<T>(acc);
   }
 }
 
@@ -155,16 +197,45 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
   cuda::alloc_output(out);
   if (out.size() == 0) return;
   const auto ptrs = cuda::contiguous(inputs, stream());
-  const int rows = inputs[0].shape(0);
-  if (rows > cuda::kMaxRows) throw std::invalid_argument("[quantized_matmul] Too many rows for the direct path.");
-  const int64_t k = inputs[0].shape(1), n = inputs[1].shape(0), words = inputs[1].shape(1);
+  const int64_t rows = inputs[0].shape(0), k = inputs[0].shape(1), n = inputs[1].shape(0), words = inputs[1].shape(1);
   cuda::for_float_types(out.dtype(), "quantized_matmul", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const unsigned grid = cuda::grid_for(n * 32, cuda::kBlock);
     cuda::qmv<T><<<grid, cuda::kBlock, 0, cuda::stream_of(stream())>>>(
         static_cast<const T*>(ptrs[0]), static_cast<const uint32_t*>(ptrs[1]), static_cast<const T*>(ptrs[2]),
-        static_cast<const T*>(ptrs[3]), static_cast<T*>(out.desc()->data_ptr), rows, n, k, words, group_size_, bits_);
+        static_cast<const T*>(ptrs[3]), static_cast<T*>(out.desc()->data_ptr), cuda::BatchIndices{}, 1, rows, n, k,
+        words, group_size_, bits_);
     cuda::check_launch("quantized_matmul");
+  });
+}
+
+void GatherQMM::eval_gpu(const std::vector<array>& inputs, array& out) {
+  cuda::alloc_output(out);
+  if (out.size() == 0) return;
+  const auto ptrs = cuda::contiguous(inputs, stream());
+  const int64_t batches = out.shape(0), rows = out.shape(1), n = out.shape(2), k = inputs[0].shape(2);
+  const int64_t words = inputs[1].shape(2);
+  cuda::BatchIndices idx;
+  idx.lhs = static_cast<const uint32_t*>(ptrs[4]);
+  idx.rhs = static_cast<const uint32_t*>(ptrs[5]);
+  idx.x_batches = inputs[0].shape(0);
+  idx.w_batches = inputs[1].shape(0);
+  cuda::for_float_types(out.dtype(), "gather_qmm", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto* x = static_cast<const T*>(ptrs[0]);
+    const auto* w = static_cast<const uint32_t*>(ptrs[1]);
+    const auto* scales = static_cast<const T*>(ptrs[2]);
+    const auto* biases = static_cast<const T*>(ptrs[3]);
+    T* dst = static_cast<T*>(out.desc()->data_ptr);
+    const cudaStream_t cs = cuda::stream_of(stream());
+    if (transpose_) {
+      cuda::qmv<T><<<cuda::grid_for(batches * n * 32, cuda::kBlock), cuda::kBlock, 0, cs>>>(
+          x, w, scales, biases, dst, idx, batches, rows, n, k, words, group_size_, bits_);
+    } else {
+      cuda::qmm_untransposed<T><<<cuda::grid_for(batches * rows * n, cuda::kBlock), cuda::kBlock, 0, cs>>>(
+          x, w, scales, biases, dst, idx, batches, rows, n, k, words, group_size_, bits_);
+    }
+    cuda::check_launch("gather_qmm");
   });
 }
 
