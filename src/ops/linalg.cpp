@@ -13,6 +13,8 @@
 
 namespace braid {
 
+using detail::throw_invalid;
+
 array softmax(const array& a, const std::vector<int>& axes, bool precise, StreamOrDevice s) {
   const int nd = static_cast<int>(a.ndim());
   std::vector<int> ax = detail::normalize_axes(axes, nd, "softmax");
