@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "backend/cpu/blas.h"
 #include "backend/cpu/convert.h"
 #include "backend/cpu/dispatch.h"
 #include "graph/node.h"
@@ -22,14 +23,21 @@ namespace cpu {
 
 // CBLAS takes every size and leading dimension as int. m, n and k are shape dimensions
 // (int32, so they always fit); a leading dimension is a stride, which may not, and then the
-// operand is copied (blas_layout says no). Both are declared by the tests, which check them.
+// operand is copied (blas_layout says no). The tests check both (backend/cpu/blas.h).
 
-int blas_int(int64_t value, const char* what) {
+int blas_int(int64_t value, const char* what, const char* op) {
   if (value < 0 || value > std::numeric_limits<int>::max()) {
-    throw std::invalid_argument("[matmul] The " + std::string(what) + " " + std::to_string(value) +
+    throw std::invalid_argument("[" + std::string(op) + "] The " + std::string(what) + " " + std::to_string(value) +
                                 " does not fit in BLAS's int.");
   }
   return static_cast<int>(value);
+}
+
+int blas_int(int64_t value, const char* what) { return blas_int(value, what, "matmul"); }
+
+void pin_blas_to_one_thread() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
 }
 
 // Whether a [rows, cols] matrix with strides (sr, sc) goes to BLAS as it is, and how.
@@ -52,13 +60,8 @@ bool blas_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc, bool& trans
 
 namespace {
 
-constexpr int64_t kMinBlockRows = 32;      // fewer rows per sgemm lose its efficiency
-constexpr int64_t kMinTaskWork = 1 << 18;  // multiply-adds that pay for waking a worker
-
-void pin_blas_to_one_thread() {
-  static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
-}
+using cpu::kMinBlasRows;
+using cpu::kMinBlasTaskWork;
 
 // A float32 operand as sgemm takes it: a matrix per batch at data + batch_offsets[b].
 struct Operand {
@@ -135,7 +138,7 @@ void Matmul::eval_cpu(const std::vector<array>& inputs, array& out) {
     std::memset(out.desc()->data_ptr, 0, out.nbytes());
     return;
   }
-  pin_blas_to_one_thread();
+  cpu::pin_blas_to_one_thread();
   const Operand pa = prepare(a);
   const Operand pb = prepare(b);
   const int blas_n = cpu::blas_int(n, "column count");
@@ -159,11 +162,11 @@ void Matmul::eval_cpu(const std::vector<array>& inputs, array& out) {
   int64_t row_blocks = 1;
   if (batches < 2 * workers) {
     const int64_t wanted = (2 * workers + batches - 1) / batches;
-    row_blocks = std::max<int64_t>(1, std::min({wanted, m / kMinBlockRows, m * n * k / kMinTaskWork}));
+    row_blocks = std::max<int64_t>(1, std::min({wanted, m / kMinBlasRows, m * n * k / kMinBlasTaskWork}));
   }
   const int64_t block_rows = (m + row_blocks - 1) / row_blocks;
   row_blocks = (m + block_rows - 1) / block_rows;
-  const int64_t grain = std::max<int64_t>(1, kMinTaskWork / std::max<int64_t>(1, block_rows * n * k));
+  const int64_t grain = std::max<int64_t>(1, kMinBlasTaskWork / std::max<int64_t>(1, block_rows * n * k));
 
   detail::parallel_for(batches * row_blocks, grain, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {

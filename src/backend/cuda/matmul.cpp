@@ -21,6 +21,7 @@
 
 #include "backend/cuda/copy.h"
 #include "backend/cuda/cuda_utils.h"
+#include "backend/cuda/gemm.h"
 #include "primitives/primitives.h"
 
 namespace braid {
@@ -150,14 +151,14 @@ struct Problem {
   cublasComputeType_t compute;
   int64_t m, n, k;
   bool trans_a, trans_b;
-  int64_t lda, ldb;
+  int64_t lda, ldb, ldd;
   int64_t batch, stride_a, stride_b, stride_d;
   uint32_t align_a, align_b, align_d;
   size_t workspace;
 
-  std::array<int64_t, 17> key() const {
-    return {static_cast<int64_t>(type), static_cast<int64_t>(compute), m, n, k, trans_a, trans_b, lda, ldb, batch,
-            stride_a, stride_b, stride_d, align_a, align_b, align_d, static_cast<int64_t>(workspace)};
+  std::array<int64_t, 18> key() const {
+    return {static_cast<int64_t>(type), static_cast<int64_t>(compute), m, n, k, trans_a, trans_b, lda, ldb, ldd,
+            batch, stride_a, stride_b, stride_d, align_a, align_b, align_d, static_cast<int64_t>(workspace)};
   }
 };
 
@@ -201,25 +202,26 @@ class AlgoCache {
     static AlgoCache* cache = new AlgoCache();  // deliberately leaked: no destruction at exit
     return *cache;
   }
-  bool find(const std::array<int64_t, 17>& key, cublasLtMatmulAlgo_t& algo) {
+  bool find(const std::array<int64_t, 18>& key, cublasLtMatmulAlgo_t& algo) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = algos_.find(key);
     if (it == algos_.end()) return false;
     algo = it->second;
     return true;
   }
-  void insert(const std::array<int64_t, 17>& key, const cublasLtMatmulAlgo_t& algo) {
+  void insert(const std::array<int64_t, 18>& key, const cublasLtMatmulAlgo_t& algo) {
     std::lock_guard<std::mutex> lock(mu_);
     algos_.emplace(key, algo);
   }
 
  private:
   std::mutex mu_;
-  std::map<std::array<int64_t, 17>, cublasLtMatmulAlgo_t> algos_;  // guarded by mu_
+  std::map<std::array<int64_t, 18>, cublasLtMatmulAlgo_t> algos_;  // guarded by mu_
 };
 
 // D = op(B) op(A) in cuBLASLt's column-major terms: "A" is our B, "B" is our A.
-void run_lt(const Problem& p, const void* a, const void* b, void* d, void* workspace, cudaStream_t stream) {
+void run_lt(const Problem& p, const void* a, const void* b, void* d, void* workspace, cudaStream_t stream,
+            const char* op_name) {
   MatmulDesc op;
   cuda::check(cublasLtMatmulDescCreate(&op.desc, p.compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
   const cublasOperation_t ta = p.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -233,7 +235,7 @@ void run_lt(const Problem& p, const void* a, const void* b, void* d, void* works
   make_layout(la, p.type, p.trans_b ? p.k : p.n, p.trans_b ? p.n : p.k, p.ldb, p.batch, p.stride_b);
   // Our A is [M, K]: row-major it is the column-major [K, M]; column-major, [M, K].
   make_layout(lb, p.type, p.trans_a ? p.m : p.k, p.trans_a ? p.k : p.m, p.lda, p.batch, p.stride_a);
-  make_layout(ld, p.type, p.n, p.m, p.n, p.batch, p.stride_d);
+  make_layout(ld, p.type, p.n, p.m, p.ldd, p.batch, p.stride_d);
 
   cublasLtMatmulAlgo_t algo;
   const auto key = p.key();
@@ -260,7 +262,8 @@ void run_lt(const Problem& p, const void* a, const void* b, void* d, void* works
                                                pref.desc, 1, &result, &found),
                 "cublasLtMatmulAlgoGetHeuristic");
     if (found == 0) {
-      throw std::runtime_error("[Matmul] cuBLASLt has no algorithm for a " + std::to_string(p.m) + "x" +
+      throw std::runtime_error("[" + std::string(op_name) + "] cuBLASLt has no algorithm for a " +
+                               std::to_string(p.m) + "x" +
                                std::to_string(p.k) + " by " + std::to_string(p.k) + "x" + std::to_string(p.n) +
                                " product.");
     }
@@ -314,13 +317,13 @@ void cuda::warm_up_matmul() noexcept {
             Problem p{};
             p.type = type;
             p.compute = compute;
-            p.m = p.n = p.k = p.lda = p.ldb = kN;
+            p.m = p.n = p.k = p.lda = p.ldb = p.ldd = kN;
             p.trans_a = p.trans_b = trans;
             p.batch = batch;
             p.stride_a = p.stride_b = p.stride_d = kN * kN;
             p.align_a = p.align_b = p.align_d = 256;
             p.workspace = kWorkspace;
-            run_lt(p, base, base + 2 * kMatrix, base + 4 * kMatrix, workspace.ptr, s.stream);
+            run_lt(p, base, base + 2 * kMatrix, base + 4 * kMatrix, workspace.ptr, s.stream, "Matmul");
           }
         }
       } catch (...) {
@@ -330,6 +333,31 @@ void cuda::warm_up_matmul() noexcept {
   } catch (...) {
     // No memory for the warm-up: cuBLASLt initializes at the first product instead.
   }
+}
+
+void cuda::gemm(Dtype dtype, int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmOperand& b, void* d,
+                int64_t ldd, int64_t batch_stride_d, int64_t batch, const Stream& s, const char* op) {
+  const size_t item = size_of(dtype);
+  Problem p{};
+  p.type = lt_type(dtype);
+  p.compute = dtype == float32 && tf32_allowed() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.trans_a = a.trans;
+  p.trans_b = b.trans;
+  p.lda = a.ld;
+  p.ldb = b.ld;
+  p.ldd = ldd;
+  p.batch = batch;
+  p.stride_a = a.batch_stride;
+  p.stride_b = b.batch_stride;
+  p.stride_d = batch_stride_d;
+  p.align_a = alignment(a.data, p.lda, batch > 1 ? p.stride_a : 0, item);
+  p.align_b = alignment(b.data, p.ldb, batch > 1 ? p.stride_b : 0, item);
+  p.align_d = alignment(d, p.ldd, batch > 1 ? p.stride_d : 0, item);
+  void* workspace = lt_workspace(s, &p.workspace);
+  run_lt(p, a.data, b.data, d, workspace, stream_of(s), op);
 }
 
 void Matmul::eval_gpu(const std::vector<array>& inputs, array& out) {
@@ -353,42 +381,21 @@ void Matmul::eval_gpu(const std::vector<array>& inputs, array& out) {
   const Operand pa = prepare(a, copy_a, shape_a, tmp, stream);
   const Operand pb = prepare(b, copy_b, shape_b, copy_b ? tmp + bytes_a : nullptr, stream);
 
-  size_t workspace_bytes = 0;
-  void* workspace = cuda::lt_workspace(this->stream(), &workspace_bytes);
-  const size_t item = out.itemsize();
-  Problem p{};
-  p.type = lt_type(out.dtype());
-  p.compute = out.dtype() == float32 && tf32_allowed() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.trans_a = pa.trans;
-  p.trans_b = pb.trans;
-  p.lda = pa.ld;
-  p.ldb = pb.ld;
-  p.workspace = workspace_bytes;
-
   // The innermost collapsed batch dimension goes to cuBLASLt; any others are looped here.
   const std::vector<BatchDim> dims = collapse_batch(out.shape(), pa, pb, out.strides());
   const BatchDim inner = dims.empty() ? BatchDim{1, {0, 0, m * n}} : dims.back();
   const int outer_dims = std::max(0, static_cast<int>(dims.size()) - 1);
   std::vector<int64_t> idx(static_cast<size_t>(outer_dims), 0);
   std::array<int64_t, 3> base{};
+  const int64_t item = static_cast<int64_t>(out.itemsize());
   char* d = static_cast<char*>(out.desc()->data_ptr);
   constexpr int64_t kMaxBatch = INT32_MAX;
   while (true) {
     for (int64_t b0 = 0; b0 < inner.n; b0 += kMaxBatch) {
-      p.batch = std::min(kMaxBatch, inner.n - b0);
-      p.stride_a = inner.stride[0];
-      p.stride_b = inner.stride[1];
-      p.stride_d = inner.stride[2];
-      const char* ptr_a = pa.data + (base[0] + b0 * inner.stride[0]) * static_cast<int64_t>(item);
-      const char* ptr_b = pb.data + (base[1] + b0 * inner.stride[1]) * static_cast<int64_t>(item);
-      char* ptr_d = d + (base[2] + b0 * inner.stride[2]) * static_cast<int64_t>(item);
-      p.align_a = alignment(ptr_a, p.lda, p.batch > 1 ? p.stride_a : 0, item);
-      p.align_b = alignment(ptr_b, p.ldb, p.batch > 1 ? p.stride_b : 0, item);
-      p.align_d = alignment(ptr_d, p.n, p.batch > 1 ? p.stride_d : 0, item);
-      run_lt(p, ptr_a, ptr_b, ptr_d, workspace, stream);
+      const cuda::GemmOperand ga{pa.data + (base[0] + b0 * inner.stride[0]) * item, pa.trans, pa.ld, inner.stride[0]};
+      const cuda::GemmOperand gb{pb.data + (base[1] + b0 * inner.stride[1]) * item, pb.trans, pb.ld, inner.stride[1]};
+      cuda::gemm(out.dtype(), m, n, k, ga, gb, d + (base[2] + b0 * inner.stride[2]) * item, n, inner.stride[2],
+                 std::min(kMaxBatch, inner.n - b0), this->stream(), "Matmul");
     }
     int i = outer_dims - 1;
     for (; i >= 0; --i) {
