@@ -528,7 +528,8 @@ array softmax(const array& a, bool precise = false, StreamOrDevice s = {});
 /// every spatial axis (defaults: stride 1, padding 0, dilations 1).
 array conv_general(array input, array weight, std::vector<int> stride = {}, std::vector<int> padding_lo = {},
                    std::vector<int> padding_hi = {}, std::vector<int> kernel_dilation = {},
-                   std::vector<int> input_dilation = {}, int groups = 1, bool flip = false, StreamOrDevice s = {});
+                   std::vector<int> input_dilation = {}, int groups = 1, bool flip = false,
+                   StreamOrDevice s = {});
 /// conv_general with the same padding on both sides of each axis.
 inline array conv_general(const array& input, const array& weight, std::vector<int> stride = {},
                           std::vector<int> padding = {}, std::vector<int> kernel_dilation = {},
@@ -550,12 +551,15 @@ array conv3d(const array& input, const array& weight, const std::tuple<int, int,
 /// kernel flipped; the weight is [C_out, kernel..., C_in / groups] as for conv. Output size
 /// along each axis: (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + 1 +
 /// output_padding.
-array conv_transpose1d(const array& input, const array& weight, int stride = 1, int padding = 0, int dilation = 1,
-                       int output_padding = 0, int groups = 1, StreamOrDevice s = {});
+array conv_transpose1d(const array& input, const array& weight, int stride = 1, int padding = 0,
+                       int dilation = 1, int output_padding = 0, int groups = 1, StreamOrDevice s = {});
 array conv_transpose2d(const array& input, const array& weight, const std::pair<int, int>& stride = {1, 1},
-                       const std::pair<int, int>& padding = {0, 0}, const std::pair<int, int>& dilation = {1, 1},
-                       const std::pair<int, int>& output_padding = {0, 0}, int groups = 1, StreamOrDevice s = {});
-array conv_transpose3d(const array& input, const array& weight, const std::tuple<int, int, int>& stride = {1, 1, 1},
+                       const std::pair<int, int>& padding = {0, 0},
+                       const std::pair<int, int>& dilation = {1, 1},
+                       const std::pair<int, int>& output_padding = {0, 0}, int groups = 1,
+                       StreamOrDevice s = {});
+array conv_transpose3d(const array& input, const array& weight,
+                       const std::tuple<int, int, int>& stride = {1, 1, 1},
                        const std::tuple<int, int, int>& padding = {0, 0, 0},
                        const std::tuple<int, int, int>& dilation = {1, 1, 1},
                        const std::tuple<int, int, int>& output_padding = {0, 0, 0}, int groups = 1,

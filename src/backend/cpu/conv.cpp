@@ -33,26 +33,10 @@ constexpr int64_t kMaxChunkRows = int64_t{1} << 30;  // keeps every sgemm size w
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Per spatial axis, the input index each (output position, kernel index) reads, -1 where it
-// reads padding or a dilation gap.
-struct IndexTables {
-  std::vector<int64_t> axis[kMaxConvDims];
-
-  explicit IndexTables(const ConvGeometry& g) {
-    for (int d = 0; d < g.dims; ++d) {
-      axis[d].resize(static_cast<size_t>(g.out_size[d] * g.kernel[d]));
-      for (int64_t o = 0; o < g.out_size[d]; ++o) {
-        for (int64_t k = 0; k < g.kernel[d]; ++k) axis[d][o * g.kernel[d] + k] = g.input_index(d, o, k);
-      }
-    }
-  }
-};
-
 // Writes rows [r0, r1) of the column matrix to `col` (row r at (r - r0) * columns): per group,
 // per kernel position, that group's channels.
 template <typename T>
-void im2col(const T* in, const Strides& strides, const ConvGeometry& g, const IndexTables& t, int64_t r0,
-            int64_t r1, float* col) {
+void im2col(const T* in, const Strides& strides, const ConvGeometry& g, int64_t r0, int64_t r1, float* col) {
   const int64_t cg = g.group_channels(), patch = g.patch(), positions = g.kernel_positions();
   const int64_t sc = strides[g.dims + 1];
   int64_t out_pos[kMaxConvDims] = {}, k[kMaxConvDims] = {};
@@ -73,7 +57,7 @@ void im2col(const T* in, const Strides& strides, const ConvGeometry& g, const In
       int64_t offset = 0;
       bool inside = true;
       for (int d = 0; d < g.dims && inside; ++d) {
-        const int64_t i = t.axis[d][out_pos[d] * g.kernel[d] + k[d]];
+        const int64_t i = g.input_index(d, out_pos[d], k[d]);
         inside = i >= 0;
         offset += i * strides[d + 1];
       }
@@ -114,7 +98,6 @@ void convolve(const array& in, const array& wt, array& out, const ConvGeometry& 
   }();
   const float* weights = static_cast<const float*>(w.desc()->data_ptr);
   const T* input = static_cast<const T*>(in.desc()->data_ptr);
-  const IndexTables tables(g);
 
   const int64_t row_bytes =
       static_cast<int64_t>(sizeof(float)) * ((pointwise ? 0 : columns) + (staged ? o : 0));
@@ -140,7 +123,7 @@ void convolve(const array& in, const array& wt, array& out, const ConvGeometry& 
           a = reinterpret_cast<const float*>(input) + r0 * columns;
         } else {
           float* block_col = col.get() + (r0 - c0) * columns;
-          im2col(input, in.strides(), g, tables, r0, r1, block_col);
+          im2col(input, in.strides(), g, r0, r1, block_col);
           a = block_col;
         }
         float* c = staged ? staging.get() + (r0 - c0) * o : reinterpret_cast<float*>(out_bytes) + r0 * o;
