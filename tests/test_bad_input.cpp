@@ -269,6 +269,43 @@ TEST(BadInput, SoftmaxRejectsBadAxes) {
   in.expect_unevaluated();
 }
 
+TEST(BadInput, ConvolutionsRejectBadShapesTypesAndParameters) {
+  LazyInputs in;
+  const array x1 = zeros({2, 8, 4}), w1 = ones({6, 3, 4}), x2 = zeros({1, 6, 6, 4}), w2 = ones({6, 3, 3, 4});
+  const array x3 = zeros({1, 4, 4, 4, 2}), w3 = ones({2, 2, 2, 2, 2});
+  EXPECT_BUILD_THROWS("[conv] Invalid input array with type int32", conv1d(astype(x1, int32), w1));
+  EXPECT_BUILD_THROWS("[conv] Invalid input array with type bool", conv1d(astype(x1, bool_), w1));
+  EXPECT_BUILD_THROWS("[conv] Invalid input array with type complex64", conv1d(astype(x1, complex64), w1));
+  EXPECT_BUILD_THROWS("[conv] The input and weight types", conv1d(x1, astype(w1, complex64)));
+  EXPECT_BUILD_THROWS("[conv] float64 is not supported", conv1d(astype(x1, float64), w1));
+  EXPECT_BUILD_THROWS("[conv] float64 is not supported", conv2d(x2, astype(w2, float64)));
+  EXPECT_BUILD_THROWS("[conv] Only inputs with 1 to 3 spatial dimensions", conv1d(in.m23, in.m23));
+  EXPECT_BUILD_THROWS("[conv] Only inputs with 1 to 3 spatial dimensions", conv1d(zeros({1, 2, 2, 2, 2, 2}), w1));
+  EXPECT_BUILD_THROWS("[conv] Invalid weight array", conv1d(x1, w2));
+  EXPECT_BUILD_THROWS("[conv] Invalid weight array", conv_transpose1d(x1, ones({6, 4})));
+  EXPECT_BUILD_THROWS("[conv] The input channels of the input and the weight must match", conv1d(x1, ones({6, 3, 3})));
+  EXPECT_BUILD_THROWS("[conv] The input channels must be divisible", conv1d(x1, ones({6, 3, 1}), 1, 0, 1, 3));
+  EXPECT_BUILD_THROWS("[conv] With groups > 1 the output channels", conv1d(x1, ones({5, 3, 2}), 1, 0, 1, 2));
+  EXPECT_BUILD_THROWS("[conv] With groups=2", conv2d(x2, ones({6, 3, 3, 4}), {1, 1}, {0, 0}, {1, 1}, 2));
+  EXPECT_BUILD_THROWS("[conv] The number of groups must be positive", conv1d(x1, w1, 1, 0, 1, 0));
+  EXPECT_BUILD_THROWS("[conv] Groups other than 1", conv3d(x3, ones({2, 2, 2, 2, 1}), {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, 2));
+  EXPECT_BUILD_THROWS("[conv] Stride sizes must be positive", conv1d(x1, w1, 0));
+  EXPECT_BUILD_THROWS("[conv] Stride sizes must be positive", conv2d(x2, w2, {1, -1}));
+  EXPECT_BUILD_THROWS("[conv] Kernel dilation sizes must be positive", conv1d(x1, w1, 1, 0, 0));
+  EXPECT_BUILD_THROWS("[conv] Input dilation sizes must be positive", conv_transpose1d(x1, w1, 0));
+  EXPECT_BUILD_THROWS("[conv] Invalid strides", conv2d(x1, w1));  // two strides for one spatial axis
+  using V = std::vector<int>;  // typed lists pick the overload with padding_lo and padding_hi
+  EXPECT_BUILD_THROWS("[conv] Invalid padding", conv_general(x1, w1, V{1}, V{0, 0}, V{0}, V{1}, V{1}));
+  EXPECT_BUILD_THROWS("[conv] Invalid kernel dilation", conv_general(x2, w2, V{1}, V{0}, V{0}, V{1, 1, 1}, V{1}));
+  EXPECT_BUILD_THROWS("[conv] Invalid input dilation", conv_general(x2, w2, V{1}, V{0}, V{0}, V{1}, V{1, 2, 3}));
+  EXPECT_BUILD_THROWS("[conv] The spatial dimensions of the input", conv1d(zeros({1, 2, 4}), w1));
+  EXPECT_BUILD_THROWS("[conv] The spatial dimensions of the input", conv1d(x1, w1, 1, 0, 5));
+  EXPECT_BUILD_THROWS("[conv] The spatial dimensions of the input", conv_general(x1, w1, V{1}, V{-3}, V{-3}, V{1}, V{1}));
+  EXPECT_BUILD_THROWS("[conv] The spatial dimensions of the input", conv_transpose1d(x1, w1, 1, 6));
+  EXPECT_BUILD_THROWS("[conv] The spatial dimensions of the input", conv3d(x3, ones({2, 5, 1, 1, 2})));
+  in.expect_unevaluated();
+}
+
 TEST(BadInput, EveryOpNamesItselfWhenTheDeviceIsUnavailable) {
   if (is_available(Device::gpu)) GTEST_SKIP() << "a GPU is available";
   LazyInputs in;
@@ -310,6 +347,9 @@ TEST(BadInput, EveryOpNamesItselfWhenTheDeviceIsUnavailable) {
   EXPECT_BUILD_THROWS("[gather_mm]", gather_mm(in.m23, in.m34, zeros({1}, uint32), std::nullopt, false, gpu));
   EXPECT_BUILD_THROWS("[segmented_mm]", segmented_mm(in.m23, in.m34, zeros({1, 2}, uint32), gpu));
   EXPECT_BUILD_THROWS("[softmax]", softmax(in.m23, -1, false, gpu));
+  EXPECT_BUILD_THROWS("[conv]", conv1d(zeros({1, 4, 2}), ones({2, 3, 2}), 1, 0, 1, 1, gpu));
+  EXPECT_BUILD_THROWS("[conv]", conv_transpose2d(zeros({1, 4, 4, 2}), ones({2, 3, 3, 2}), {1, 1}, {0, 0}, {1, 1},
+                                                 {0, 0}, 1, gpu));
   in.expect_unevaluated();
 }
 

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -561,6 +562,55 @@ array softmax(const array& a, bool precise = false, StreamOrDevice s = {});
 array hadamard_transform(const array& a, std::optional<float> scale = std::nullopt, StreamOrDevice s = {});
 
 // (linear algebra: more ops above this line)
+
+// ---- convolution ----
+// MLX's layouts: input [N, spatial..., C_in], weight [C_out, kernel..., C_in / groups], output
+// [N, spatial..., C_out]; 1 to 3 spatial dimensions (groups > 1 only for 1 or 2). Inputs must
+// be real floating (float16, bfloat16 or float32; float64 is refused); the result has their
+// promoted dtype. Computed as im2col + GEMM (OpenBLAS on the CPU, cuBLASLt on the GPU).
+/// Convolution with per-axis stride, padding (low and high side; negative padding crops),
+/// kernel dilation and input dilation (zeros between input elements); `flip` reverses the
+/// kernel (a true convolution rather than a correlation). A vector of size 0 or 1 applies to
+/// every spatial axis (defaults: stride 1, padding 0, dilations 1).
+array conv_general(array input, array weight, std::vector<int> stride = {}, std::vector<int> padding_lo = {},
+                   std::vector<int> padding_hi = {}, std::vector<int> kernel_dilation = {},
+                   std::vector<int> input_dilation = {}, int groups = 1, bool flip = false,
+                   StreamOrDevice s = {});
+/// conv_general with the same padding on both sides of each axis.
+inline array conv_general(const array& input, const array& weight, std::vector<int> stride = {},
+                          std::vector<int> padding = {}, std::vector<int> kernel_dilation = {},
+                          std::vector<int> input_dilation = {}, int groups = 1, bool flip = false,
+                          StreamOrDevice s = {}) {
+  return conv_general(input, weight, std::move(stride), padding, padding, std::move(kernel_dilation),
+                      std::move(input_dilation), groups, flip, std::move(s));
+}
+/// Convolutions over 1, 2 and 3 spatial axes (symmetric padding).
+array conv1d(const array& input, const array& weight, int stride = 1, int padding = 0, int dilation = 1,
+             int groups = 1, StreamOrDevice s = {});
+array conv2d(const array& input, const array& weight, const std::pair<int, int>& stride = {1, 1},
+             const std::pair<int, int>& padding = {0, 0}, const std::pair<int, int>& dilation = {1, 1},
+             int groups = 1, StreamOrDevice s = {});
+array conv3d(const array& input, const array& weight, const std::tuple<int, int, int>& stride = {1, 1, 1},
+             const std::tuple<int, int, int>& padding = {0, 0, 0},
+             const std::tuple<int, int, int>& dilation = {1, 1, 1}, int groups = 1, StreamOrDevice s = {});
+/// Transposed convolutions, computed as conv_general with input dilation = stride and the
+/// kernel flipped; the weight is [C_out, kernel..., C_in / groups] as for conv. Output size
+/// along each axis: (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + 1 +
+/// output_padding.
+array conv_transpose1d(const array& input, const array& weight, int stride = 1, int padding = 0,
+                       int dilation = 1, int output_padding = 0, int groups = 1, StreamOrDevice s = {});
+array conv_transpose2d(const array& input, const array& weight, const std::pair<int, int>& stride = {1, 1},
+                       const std::pair<int, int>& padding = {0, 0},
+                       const std::pair<int, int>& dilation = {1, 1},
+                       const std::pair<int, int>& output_padding = {0, 0}, int groups = 1,
+                       StreamOrDevice s = {});
+array conv_transpose3d(const array& input, const array& weight,
+                       const std::tuple<int, int, int>& stride = {1, 1, 1},
+                       const std::tuple<int, int, int>& padding = {0, 0, 0},
+                       const std::tuple<int, int, int>& dilation = {1, 1, 1},
+                       const std::tuple<int, int, int>& output_padding = {0, 0, 0}, int groups = 1,
+                       StreamOrDevice s = {});
+// (convolution: ops above this line)
 
 // ---- quantization (MLX's "affine" mode and packed layout) ----
 /// Quantizes w along its last axis in groups of group_size (32, 64 or 128; default 64) to

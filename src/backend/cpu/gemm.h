@@ -13,7 +13,17 @@
 
 namespace braid::cpu {
 
-/// `value` as BLAS's int; throws std::invalid_argument("[matmul] ...") when it does not fit.
+/// Rows below which one GEMM call loses its efficiency, and multiply-adds that pay for waking
+/// a worker: how kernels cut products into pool tasks.
+constexpr int64_t kMinBlasRows = 32;
+constexpr int64_t kMinBlasTaskWork = 1 << 18;
+
+/// Makes OpenBLAS single-threaded (once per process).
+void pin_blas_to_one_thread();
+
+/// `value` as BLAS's int; throws std::invalid_argument("[op] The <what> ... does not fit in
+/// BLAS's int.") when it does not fit (the two-argument form names matmul).
+int blas_int(int64_t value, const char* what, const char* op);
 int blas_int(int64_t value, const char* what);
 
 /// common::matrix_layout, further limited to leading dimensions that fit BLAS's int.

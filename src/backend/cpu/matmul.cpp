@@ -28,12 +28,19 @@ namespace cpu {
 // (int32, so they always fit); a leading dimension is a stride, which may not, and then the
 // operand is copied (blas_layout says no). Both are declared by the tests, which check them.
 
-int blas_int(int64_t value, const char* what) {
+int blas_int(int64_t value, const char* what, const char* op) {
   if (value < 0 || value > std::numeric_limits<int>::max()) {
-    throw std::invalid_argument("[matmul] The " + std::string(what) + " " + std::to_string(value) +
-                                " does not fit in BLAS's int.");
+    throw std::invalid_argument("[" + std::string(op) + "] The " + std::string(what) + " " +
+                                std::to_string(value) + " does not fit in BLAS's int.");
   }
   return static_cast<int>(value);
+}
+
+int blas_int(int64_t value, const char* what) { return blas_int(value, what, "matmul"); }
+
+void pin_blas_to_one_thread() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
 }
 
 bool blas_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc, bool& trans, int64_t& ld) {
@@ -129,13 +136,6 @@ void GemmResult::finish() {
 
 namespace {
 
-constexpr int64_t kMinBlockRows = 32;      // fewer rows per GEMM call lose its efficiency
-constexpr int64_t kMinTaskWork = 1 << 18;  // multiply-adds that pay for waking a worker
-
-void pin_blas_to_one_thread() {
-  static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
-}
 
 CBLAS_TRANSPOSE blas_trans(const common::MatrixLayout& l) { return l.trans ? CblasTrans : CblasNoTrans; }
 
@@ -199,11 +199,11 @@ void run_typed(const cpu::GemmResult& result, const cpu::GemmOperand& a, const c
   int64_t row_blocks = 1;
   if (count < 2 * workers) {
     const int64_t wanted = (2 * workers + count - 1) / count;
-    row_blocks = std::max<int64_t>(1, std::min({wanted, m / kMinBlockRows, work / kMinTaskWork}));
+    row_blocks = std::max<int64_t>(1, std::min({wanted, m / cpu::kMinBlasRows, work / cpu::kMinBlasTaskWork}));
   }
   const int64_t block_rows = (m + row_blocks - 1) / row_blocks;
   row_blocks = (m + block_rows - 1) / block_rows;
-  const int64_t grain = std::max<int64_t>(1, kMinTaskWork / std::max<int64_t>(1, work / row_blocks));
+  const int64_t grain = std::max<int64_t>(1, cpu::kMinBlasTaskWork / std::max<int64_t>(1, work / row_blocks));
 
   detail::parallel_for(count * row_blocks, grain, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
@@ -236,7 +236,7 @@ void run_gemms(const GemmResult& result, const GemmOperand& a, const GemmOperand
                int64_t n, int64_t k_hint, double alpha, double beta,
                const std::function<GemmTask(int64_t)>& task) {
   if (count == 0 || m == 0 || n == 0) return;
-  pin_blas_to_one_thread();
+  cpu::pin_blas_to_one_thread();
   dispatch_dtype(result.type(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, complex64_t>) {

@@ -42,13 +42,14 @@ GemmOperand prepare_operand(const array& in, const OperandPlan& plan, char* buff
 uint32_t alignment(const void* p, int64_t ld, int64_t batch_stride, size_t itemsize);
 
 /// One cuBLASLt product D[batch] = alpha op(A) op(B) + beta D, [m, k] x [k, n] row-major D
-/// with ld n. Strided batches (stride 0 broadcasts), or with pointer_array the three
+/// with leading dimension ldd (0: n). Strided batches (stride 0 broadcasts), or with pointer_array the three
 /// arguments are device arrays of `batch` matrix pointers each.
 struct LtProblem {
   Dtype dtype = float32;
   int64_t m = 0, n = 0, k = 0;
   common::MatrixLayout a, b;
   int64_t batch = 1, stride_a = 0, stride_b = 0, stride_d = 0;
+  int64_t ldd = 0;
   bool pointer_array = false;
   bool tf32 = false;  // float32 and complex64 through TF32 tensor cores (not exact)
   uint32_t align_a = 256, align_b = 256, align_d = 256;

@@ -95,7 +95,7 @@ ProblemKey key_of(const LtProblem& p) {
           p.align_b,
           p.align_d,
           static_cast<int64_t>(p.workspace),
-          0,
+          p.ldd,
           0};
 }
 
@@ -244,7 +244,7 @@ bool run_lt(const LtProblem& p, const void* a, const void* b, void* d, double al
   const bool layouts =
       make_layout(la, p, types.data, p.b.trans ? p.k : p.n, p.b.trans ? p.n : p.k, p.b.ld, p.stride_b) &&
       make_layout(lb, p, types.data, p.a.trans ? p.m : p.k, p.a.trans ? p.k : p.m, p.a.ld, p.stride_a) &&
-      make_layout(ld, p, types.data, p.n, p.m, p.n, p.stride_d);
+      make_layout(ld, p, types.data, p.n, p.m, p.ldd > 0 ? p.ldd : p.n, p.stride_d);
   if (!layouts) return false;
 
   cublasLtMatmulAlgo_t algo{};
