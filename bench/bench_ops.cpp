@@ -319,11 +319,24 @@ void bench_copies(Run& run) {
   run.add(std::move(inplace));
 }
 
-// TODO(conv2d): braid::conv2d is being added on another branch. Its figure goes here, added
-// in main() after bench_copies: conv2d 3x3, 64 -> 64 channels, 56x56, batch 8, float32,
-// NHWC input [8,56,56,64] and weights [64,3,3,64] for braid (MLX's layout), at::conv2d on
-// NCHW [8,64,56,56] for libtorch; Peer::torch_time with target 0.8, answers compared after
-// transposing libtorch's output to NHWC.
+// conv2d 3x3, 64 -> 64 channels, 56x56, padding 1, batch 8, float32: NHWC input and
+// [O, kh, kw, I] weights for braid (MLX's layout), at::conv2d on NCHW for libtorch (its
+// default layout); answers compared after permuting libtorch's output to NHWC.
+void bench_conv(Run& run) {
+  const int n = 8, hw = 56, c = 64;
+  const std::vector<float> host_x = random_floats(int64_t(n) * hw * hw * c, -1, 1, 11);
+  const std::vector<float> host_w = random_floats(int64_t(c) * 9 * c, -0.1, 0.1, 12);
+  array x = braid_of(host_x, {n, hw, hw, c});
+  array w = braid_of(host_w, {c, 3, 3, c});
+  torch::Tensor tx = torch_of(host_x, {n, hw, hw, c}).permute({0, 3, 1, 2}).contiguous();
+  torch::Tensor tw = torch_of(host_w, {c, 3, 3, c}).permute({0, 3, 1, 2}).contiguous();
+  run.answer("conv2d 3x3 64->64", braid::conv2d(x, w, {1, 1}, {1, 1}),
+             at::conv2d(tx, tw, {}, 1, 1).permute({0, 2, 3, 1}).contiguous(), 1e-3);
+  Figure conv{"v1", "conv2d 3x3 64->64 56x56 batch 8 float32, ms/call", Peer::torch_time, 0.8};
+  conv.braid = braid_timed([&] { return braid::conv2d(x, w, {1, 1}, {1, 1}); });
+  conv.torch = torch_timed([&] { at::conv2d(tx, tw, {}, 1, 1); });
+  run.add(std::move(conv));
+}
 
 Config parse_args(int argc, char** argv) {
   Config cfg;
@@ -363,6 +376,8 @@ int main(int argc, char** argv) {
   bench_indexing(run);
   braid::clear_cache();
   bench_copies(run);
+  braid::clear_cache();
+  bench_conv(run);
   const std::string load_after = load_average();
 
   std::ostream& out = std::cout;

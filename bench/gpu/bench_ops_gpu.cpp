@@ -414,11 +414,32 @@ void bench_quantized(Run& run, CopyPeer& copy) {
   run.add(std::move(q));
 }
 
-// TODO(conv2d): braid::conv2d is being added on another branch. Its figure goes here, added
-// in main() after bench_quantized: conv2d 3x3, 64 -> 64 channels, 56x56, batch 8, float32,
-// NHWC [8,56,56,64] with weights [64,3,3,64] for braid (MLX's layout), at::conv2d on NCHW
-// [8,64,56,56] for libtorch (cuDNN); Peer::torch_time with target 0.8, answers compared after
-// permuting libtorch's output to NHWC.
+// conv2d 3x3, 64 -> 64 channels, 56x56, padding 1, batch 64, float32 and bfloat16: NHWC input
+// and [O, kh, kw, I] weights for braid (MLX's layout); libtorch (cuDNN) in channels_last, its
+// fastest layout for this, with answers compared in NHWC.
+void bench_conv(Run& run) {
+  const braid::Stream s = run.s;
+  const int n = 64, hw = 56, c = 64;
+  const std::vector<float> host_x = random_floats(int64_t(n) * hw * hw * c, -1, 1, 51);
+  const std::vector<float> host_w = random_floats(int64_t(c) * 9 * c, -0.1, 0.1, 52);
+  for (bool bf16 : {false, true}) {
+    const braid::Dtype bt = bf16 ? braid::bfloat16 : braid::float32;
+    const auto tt = bf16 ? torch::kBFloat16 : torch::kFloat32;
+    array x = braid::astype(braid_of(host_x, {n, hw, hw, c}), bt, s);
+    array w = braid::astype(braid_of(host_w, {c, 3, 3, c}), bt, s);
+    braid::eval({x, w});
+    torch::Tensor tx = cuda_of(host_x, {n, hw, hw, c}).to(tt).permute({0, 3, 1, 2});  // channels_last strides
+    torch::Tensor tw = cuda_of(host_w, {c, 3, 3, c}).to(tt).permute({0, 3, 1, 2});
+    const std::string name = bf16 ? "bfloat16" : "float32";
+    run.answer("conv2d 3x3 64->64 " + name, braid::astype(braid::conv2d(x, w, {1, 1}, {1, 1}, {1, 1}, 1, s), braid::float32, s),
+               at::conv2d(tx, tw, {}, 1, 1).permute({0, 2, 3, 1}).to(torch::kFloat32).contiguous(),
+               bf16 ? 0.25 : 1e-2);
+    Figure conv{bf16 ? "v2" : "v1", "conv2d 3x3 64->64 56x56 batch 64 " + name + ", ms/call", Peer::torch_time, 0.9};
+    conv.braid = run.braid([&] { return braid::conv2d(x, w, {1, 1}, {1, 1}, {1, 1}, 1, s); });
+    conv.torch = torch_timed([&] { at::conv2d(tx, tw, {}, 1, 1); });
+    run.add(std::move(conv));
+  }
+}
 
 Config parse_args(int argc, char** argv) {
   Config cfg;
@@ -461,6 +482,8 @@ int main(int argc, char** argv) {
   bench_sort(run);
   braid::clear_cache();
   bench_indexing(run);
+  braid::clear_cache();
+  bench_conv(run);
 
   std::ostream& out = std::cout;
   out << "# braid GPU op benchmark\n\n";
