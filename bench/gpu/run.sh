@@ -16,12 +16,15 @@ section=${1:-all}
 [[ $# -gt 0 ]] && shift
 mkdir -p build/gpu-bench
 build() {
+  # libtorch_cuda registers the CUDA backend when loaded; --no-as-needed keeps it linked even
+  # where the program calls none of its symbols directly.
   g++ -O2 -std=c++20 -D_GLIBCXX_USE_CXX11_ABI="$ABI" "bench/gpu/$1.cpp" -o "build/gpu-bench/$1" \
     -I"$ROOT/include" -I"$ROOT/bench" -I"$TORCH/include" -I"$TORCH/include/torch/csrc/api/include" \
     -I/usr/local/cuda/include \
-    -L"$ROOT/build/gpu" -lbraid -L"$TORCH/lib" -ltorch -ltorch_cpu -ltorch_cuda -lc10 -lc10_cuda \
+    -L"$ROOT/build/gpu" -lbraid -L"$TORCH/lib" \
+    -Wl,--no-as-needed -ltorch -ltorch_cpu -ltorch_cuda -lc10 -lc10_cuda -Wl,--as-needed \
     -L"$CUDA_LIBS" -L/usr/local/cuda/lib64 -lcudart \
-    -Wl,-rpath,"$ROOT/build/gpu:$TORCH/lib:$CUDA_LIBS:$ROOT/.deps/rt" -Wl,--no-as-needed
+    -Wl,-rpath,"$ROOT/build/gpu:$TORCH/lib:$CUDA_LIBS:$ROOT/.deps/rt"
 }
 if [[ $section != ops ]]; then
   build bench_gpu
