@@ -139,6 +139,86 @@ __global__ void qmv(const T* __restrict__ x, const uint32_t* __restrict__ w, con
   }
 }
 
+// qmv for widths that divide 32 (2, 4, 8 bits), where a word's values share one group: each
+// lane takes whole words (consecutive lanes, consecutive words: the warp's loads coalesce),
+// applies the group's scale and bias once per word, and reads the word's x values in a run.
+template <typename T, int Bits>
+__global__ void qmv_words(const T* __restrict__ x, const uint32_t* __restrict__ w, const T* __restrict__ scales,
+                          const T* __restrict__ biases, T* __restrict__ out, BatchIndices idx, int64_t batches,
+                          int64_t rows, int64_t n, int64_t k, int64_t words, int group) {
+  constexpr int kPer = 32 / Bits;
+  constexpr uint32_t kMask = (1u << Bits) - 1u;
+  const int lane = threadIdx.x & 31;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
+  const int64_t groups = k / group;
+  const int words_per_group = group / kPer;
+  for (int64_t t = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; t < batches * n; t += warps) {
+    const int64_t b = t / n, col = t - b * n;
+    const int64_t w_row = idx.w_of(b) * n + col;
+    const uint32_t* row = w + w_row * words;
+    const T* s = scales + w_row * groups;
+    const T* bias = biases + w_row * groups;
+    const T* xb = x + idx.x_of(b) * rows * k;
+    T* ob = out + b * rows * n;
+    for (int64_t r0 = 0; r0 < rows; r0 += kMaxRows) {
+      const int chunk = static_cast<int>(min64(kMaxRows, rows - r0));
+      float acc[kMaxRows] = {};
+      for (int64_t wi = lane; wi < words; wi += 32) {
+        const uint32_t packed = row[wi];
+        const int g = static_cast<int>(wi / words_per_group);
+        const float sc = to_compute(s[g]), bi = to_compute(bias[g]);
+        float q[kPer];
+#pragma unroll
+        for (int e = 0; e < kPer; ++e) q[e] = static_cast<float>((packed >> (e * Bits)) & kMask);
+#pragma unroll
+        for (int r = 0; r < kMaxRows; ++r) {
+          if (r < chunk) {
+            const T* xr = xb + (r0 + r) * k + wi * kPer;
+            float dot = 0.0f, sum = 0.0f;
+#pragma unroll
+            for (int e = 0; e < kPer; ++e) {
+              const float xv = to_compute(xr[e]);
+              dot += xv * q[e];
+              sum += xv;
+            }
+            acc[r] += sc * dot + bi * sum;
+          }
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < kMaxRows; ++r) {
+        if (r >= chunk) break;
+        float v = acc[r];
+        for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
+        if (lane == 0) ob[(r0 + r) * n + col] = from_compute<T>(v);
+      }
+    }
+  }
+}
+
+// out[b] = x[lhs b] @ dequantize(w[rhs b]).T for b in [0, batches): qmv_words where the width
+// divides 32, the general qmv otherwise.
+template <typename T>
+void launch_qmv(const T* x, const uint32_t* w, const T* scales, const T* biases, T* out, BatchIndices idx,
+                int64_t batches, int64_t rows, int64_t n, int64_t k, int64_t words, int group, int bits,
+                cudaStream_t stream) {
+  const unsigned grid = grid_for(batches * n * 32, kBlock);
+  switch (bits) {
+    case 2:
+      qmv_words<T, 2><<<grid, kBlock, 0, stream>>>(x, w, scales, biases, out, idx, batches, rows, n, k, words, group);
+      return;
+    case 4:
+      qmv_words<T, 4><<<grid, kBlock, 0, stream>>>(x, w, scales, biases, out, idx, batches, rows, n, k, words, group);
+      return;
+    case 8:
+      qmv_words<T, 8><<<grid, kBlock, 0, stream>>>(x, w, scales, biases, out, idx, batches, rows, n, k, words, group);
+      return;
+    default:
+      qmv<T><<<grid, kBlock, 0, stream>>>(x, w, scales, biases, out, idx, batches, rows, n, k, words, group, bits);
+      return;
+  }
+}
+
 // gather_qmm without the transpose: a thread per output element out[b, r, col] =
 // sum_k x[r, k] * (s[k, col / group] * q[k, col] + bias), w of product b being [K, N].
 template <typename T>
@@ -200,11 +280,10 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
   const int64_t rows = inputs[0].shape(0), k = inputs[0].shape(1), n = inputs[1].shape(0), words = inputs[1].shape(1);
   cuda::for_float_types(out.dtype(), "quantized_matmul", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const unsigned grid = cuda::grid_for(n * 32, cuda::kBlock);
-    cuda::qmv<T><<<grid, cuda::kBlock, 0, cuda::stream_of(stream())>>>(
-        static_cast<const T*>(ptrs[0]), static_cast<const uint32_t*>(ptrs[1]), static_cast<const T*>(ptrs[2]),
-        static_cast<const T*>(ptrs[3]), static_cast<T*>(out.desc()->data_ptr), cuda::BatchIndices{}, 1, rows, n, k,
-        words, group_size_, bits_);
+    cuda::launch_qmv<T>(static_cast<const T*>(ptrs[0]), static_cast<const uint32_t*>(ptrs[1]),
+                        static_cast<const T*>(ptrs[2]), static_cast<const T*>(ptrs[3]),
+                        static_cast<T*>(out.desc()->data_ptr), cuda::BatchIndices{}, 1, rows, n, k, words,
+                        group_size_, bits_, cuda::stream_of(stream()));
     cuda::check_launch("quantized_matmul");
   });
 }
@@ -229,8 +308,7 @@ void GatherQMM::eval_gpu(const std::vector<array>& inputs, array& out) {
     T* dst = static_cast<T*>(out.desc()->data_ptr);
     const cudaStream_t cs = cuda::stream_of(stream());
     if (transpose_) {
-      cuda::qmv<T><<<cuda::grid_for(batches * n * 32, cuda::kBlock), cuda::kBlock, 0, cs>>>(
-          x, w, scales, biases, dst, idx, batches, rows, n, k, words, group_size_, bits_);
+      cuda::launch_qmv<T>(x, w, scales, biases, dst, idx, batches, rows, n, k, words, group_size_, bits_, cs);
     } else {
       cuda::qmm_untransposed<T><<<cuda::grid_for(batches * rows * n, cuda::kBlock), cuda::kBlock, 0, cs>>>(
           x, w, scales, biases, dst, idx, batches, rows, n, k, words, group_size_, bits_);
