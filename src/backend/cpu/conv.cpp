@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "backend/common/conv.h"
-#include "backend/cpu/gemm.h"
 #include "backend/cpu/convert.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/gemm.h"
 #include "graph/node.h"
 #include "primitives/primitives.h"
 #include "runtime/pool.h"
@@ -104,8 +104,17 @@ void convolve(const array& in, const array& wt, array& out, const ConvGeometry& 
   const int64_t chunk_rows =
       std::min({rows, kMaxChunkRows,
                 row_bytes > 0 ? std::max<int64_t>(1, conv_chunk_bytes(kChunkBytes) / row_bytes) : rows});
-  std::unique_ptr<float[]> col(pointwise ? nullptr : new float[static_cast<size_t>(chunk_rows * columns)]);
-  std::unique_ptr<float[]> staging(staged ? new float[static_cast<size_t>(chunk_rows * o)] : nullptr);
+  // The buffers come from the caching allocator: a fresh multi-megabyte malloc is a fresh
+  // mapping, and faulting its pages in on every call cost more than the products.
+  const auto scratch = [](int64_t rows_, int64_t cols_) {  // both fit int32: checked above
+    array buffer({static_cast<int32_t>(rows_), static_cast<int32_t>(cols_)}, float32, nullptr, {});
+    detail::alloc_contiguous(buffer);
+    return buffer;
+  };
+  const array col_buffer = scratch(pointwise ? 0 : chunk_rows, columns);
+  const array staging_buffer = scratch(staged ? chunk_rows : 0, o);
+  float* const col = pointwise ? nullptr : static_cast<float*>(col_buffer.desc()->data_ptr);
+  float* const staging = staged ? static_cast<float*>(staging_buffer.desc()->data_ptr) : nullptr;
 
   // Blocks big enough for sgemm and a worker's wake-up, and enough of them for every worker.
   const int64_t workers = std::max(1, detail::WorkerPool::instance().num_workers());
@@ -122,11 +131,11 @@ void convolve(const array& in, const array& wt, array& out, const ConvGeometry& 
         if (pointwise) {
           a = reinterpret_cast<const float*>(input) + r0 * columns;
         } else {
-          float* block_col = col.get() + (r0 - c0) * columns;
+          float* block_col = col + (r0 - c0) * columns;
           im2col(input, in.strides(), g, r0, r1, block_col);
           a = block_col;
         }
-        float* c = staged ? staging.get() + (r0 - c0) * o : reinterpret_cast<float*>(out_bytes) + r0 * o;
+        float* c = staged ? staging + (r0 - c0) * o : reinterpret_cast<float*>(out_bytes) + r0 * o;
         for (int64_t grp = 0; grp < g.groups; ++grp) {
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(r1 - r0),
                       static_cast<int>(og), blas_patch, 1.0f, a + grp * patch, blas_columns,
