@@ -80,13 +80,6 @@ struct MemcpyPeer {
 
 // ---- data ----
 
-template <typename T>
-array braid_of(const std::vector<T>& v, braid::Shape shape) {
-  array a(v.begin(), std::move(shape));
-  a.eval();
-  return a;
-}
-
 torch::Tensor torch_of(const std::vector<float>& v, std::vector<int64_t> shape) {
   return torch::from_blob(const_cast<float*>(v.data()), shape, torch::kFloat32).clone();
 }

@@ -77,6 +77,14 @@ inline int pool_threads() {
 // ---- data ----
 
 // Uniform floats in [lo, hi) from splitmix64: the same values on every run.
+/// `v` as an evaluated braid array of `shape` (data made before any figure is timed).
+template <typename T>
+braid::array braid_of(const std::vector<T>& v, braid::Shape shape) {
+  braid::array a(v.begin(), std::move(shape));
+  a.eval();
+  return a;
+}
+
 inline std::vector<float> random_floats(int64_t n, float lo, float hi, uint64_t seed) {
   std::vector<float> v(n);
   for (auto& x : v) {

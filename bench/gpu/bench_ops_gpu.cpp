@@ -85,13 +85,6 @@ struct CopyPeer {
 // ---- data ----
 
 // A host array: the first GPU op that reads it (a warm-up call) makes its device copy, once.
-template <typename T>
-array braid_of(const std::vector<T>& v, braid::Shape shape) {
-  array a(v.begin(), std::move(shape));
-  a.eval();
-  return a;
-}
-
 torch::Tensor cuda_of(const std::vector<float>& v, std::vector<int64_t> shape) {
   return torch::from_blob(const_cast<float*>(v.data()), shape, torch::kFloat32).to(torch::kCUDA);
 }

@@ -4,12 +4,10 @@
 // instantiate each dtype pair once. AsType, Full, Reshape's gather, Concatenate, SliceUpdate
 // and Pad all go through copy_region.
 #include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "backend/cpu/convert.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/streaming.h"
 #include "graph/node.h"
 #include "primitives/primitives.h"
 #include "runtime/pool.h"
@@ -45,43 +43,17 @@ constexpr int64_t kCopyGrainBytes = int64_t{1} << 18;
 // Shorter contiguous runs are copied element by element (a memcpy call costs more).
 constexpr int64_t kMemcpyMinRun = 16;
 
-// Copies at least this large write their contiguous runs around the cache: the destination
-// does not fit in it anyway, and a normal store first reads each line it writes (memcpy does
-// this by itself only for single calls larger than most of the cache, not for a copy made of
-// many rows).
-constexpr int64_t kStreamCopyBytes = int64_t{16} << 20;
+// Contiguous runs shorter than this are written through the cache even in a large copy.
 constexpr int64_t kStreamMinRunBytes = 256;
-
-// memcpy with non-temporal stores; the caller fences (_mm_sfence) before its task ends.
-void stream_copy(char* d, const char* s, size_t bytes) {
-#if defined(__SSE2__)
-  size_t head = (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15;
-  if (head > bytes) head = bytes;
-  std::memcpy(d, s, head);
-  d += head, s += head, bytes -= head;
-  auto* out = reinterpret_cast<__m128i*>(d);
-  const auto* in = reinterpret_cast<const __m128i*>(s);
-  const size_t vectors = bytes / 16;
-  size_t i = 0;
-  for (; i + 4 <= vectors; i += 4) {
-    const __m128i a = _mm_loadu_si128(in + i), b = _mm_loadu_si128(in + i + 1);
-    const __m128i c = _mm_loadu_si128(in + i + 2), e = _mm_loadu_si128(in + i + 3);
-    _mm_stream_si128(out + i, a), _mm_stream_si128(out + i + 1, b);
-    _mm_stream_si128(out + i + 2, c), _mm_stream_si128(out + i + 3, e);
-  }
-  for (; i < vectors; ++i) _mm_stream_si128(out + i, _mm_loadu_si128(in + i));
-  std::memcpy(d + vectors * 16, s + vectors * 16, bytes - vectors * 16);
-#else
-  std::memcpy(d, s, bytes);
-#endif
-}
 
 template <typename T>
 void copy_same(const T* src, T* dst, const StridedLayout<2>& layout) {
   const int64_t n = layout.count();
   const int64_t is = layout.inner_stride(0), os = layout.inner_stride(1);
   const int64_t grain = std::max<int64_t>(1, kCopyGrainBytes / static_cast<int64_t>(sizeof(T)));
-  const bool stream = n * static_cast<int64_t>(sizeof(T)) >= kStreamCopyBytes && is == 1 && os == 1;
+  // A large copy writes its runs around the cache (kStreamBytes): memcpy does this by itself
+  // only for single calls larger than most of the cache, not for a copy made of many rows.
+  const bool stream = static_cast<size_t>(n) * sizeof(T) >= kStreamBytes && is == 1 && os == 1;
   detail::parallel_for(n, grain, [&](int64_t b, int64_t e) {
     layout.for_each_run(b, e, [&](const std::array<int64_t, 2>& off, int64_t len) {
       const T* s = src + off[0];
@@ -89,7 +61,7 @@ void copy_same(const T* src, T* dst, const StridedLayout<2>& layout) {
       if (is == 1 && os == 1) {
         const size_t bytes = static_cast<size_t>(len) * sizeof(T);
         if (stream && bytes >= kStreamMinRunBytes) {
-          stream_copy(reinterpret_cast<char*>(d), reinterpret_cast<const char*>(s), bytes);
+          stream_out(d, 0, len, [&](int64_t i) { return s[i]; });
         } else if (len >= kMemcpyMinRun) {
           std::memcpy(d, s, static_cast<size_t>(len) * sizeof(T));
         } else {
@@ -102,9 +74,7 @@ void copy_same(const T* src, T* dst, const StridedLayout<2>& layout) {
         for (int64_t i = 0; i < len; ++i) d[i * os] = s[i * is];
       }
     });
-#if defined(__SSE2__)
-    if (stream) _mm_sfence();  // the streamed lines are visible before the task is reported done
-#endif
+    if (stream) stream_fence();
   });
 }
 

@@ -10,12 +10,10 @@
 #include <string>
 #include <type_traits>
 #include <utility>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "backend/common/elementwise_ops.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/streaming.h"
 #include "backend/cpu/vector_math.h"
 #include "graph/node.h"
 #include "primitives/elementwise_ops.h"
@@ -51,34 +49,6 @@ inline bool flat_readable(const array& in, const array& out) {
   return in.flags().row_contiguous && in.size() == out.size();
 }
 inline bool is_scalar_like(const array& in) { return in.data_size() == 1; }
-
-// Outputs at least this large are written around the cache (non-temporal stores): they do
-// not fit in it anyway, and a normal store first reads each line it writes, a fourth of an
-// add's memory traffic.
-constexpr size_t kStreamBytes = size_t{16} << 20;
-
-// Runs dst[i] = f(i) for i in [b, e), computing blocks into an L1 buffer and streaming them
-// out. The flat loop in `f`'s caller stays one the compiler vectorizes.
-template <typename R, typename F>
-void streamed(R* dst, int64_t b, int64_t e, F&& f) {
-#if defined(__SSE2__)
-  constexpr int64_t kBlock = 1024 / sizeof(R);
-  alignas(64) R tmp[kBlock];
-  int64_t i = b;
-  for (; i < e && (reinterpret_cast<uintptr_t>(dst + i) & 15) != 0; ++i) dst[i] = f(i);
-  for (; i + kBlock <= e; i += kBlock) {
-    for (int64_t k = 0; k < kBlock; ++k) tmp[k] = f(i + k);
-    auto* out = reinterpret_cast<__m128i*>(dst + i);
-    const auto* in = reinterpret_cast<const __m128i*>(tmp);
-    constexpr int64_t kVectors = kBlock * static_cast<int64_t>(sizeof(R)) / 16;
-    for (int64_t k = 0; k < kVectors; ++k) _mm_stream_si128(out + k, _mm_load_si128(in + k));
-  }
-  for (; i < e; ++i) dst[i] = f(i);
-  _mm_sfence();  // the streamed lines are visible before the chunk is reported done
-#else
-  for (int64_t i = b; i < e; ++i) dst[i] = f(i);
-#endif
-}
 
 template <typename R>
 void check_output(const array& out) {
@@ -132,7 +102,8 @@ void binary_loop(const array& a, const array& b, array& out, Op op) {
   if (fa && fb) {
     if (static_cast<size_t>(n) * sizeof(R) >= kStreamBytes && sizeof(R) <= 8) {
       detail::parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
-        streamed(dst, s, e, [&](int64_t i) { return static_cast<R>(op(static_cast<C>(pa[i]), static_cast<C>(pb[i]))); });
+        stream_out(dst, s, e, [&](int64_t i) { return static_cast<R>(op(static_cast<C>(pa[i]), static_cast<C>(pb[i]))); });
+        stream_fence();
       });
       return;
     }
@@ -162,7 +133,7 @@ void binary_loop(const array& a, const array& b, array& out, Op op) {
   // vectorizes when the inner strides are 0 or 1 (the cases spelled out below).
   auto write_run = [&](int64_t o, int64_t len, auto f) {
     if (stream) {
-      streamed(dst + o, 0, len, f);
+      stream_out(dst + o, 0, len, f);
     } else {
       for (int64_t i = 0; i < len; ++i) dst[o + i] = f(i);
     }
@@ -187,6 +158,7 @@ void binary_loop(const array& a, const array& b, array& out, Op op) {
       }
       o += len;
     });
+    if (stream) stream_fence();
   });
 }
 

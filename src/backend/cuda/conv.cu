@@ -84,8 +84,14 @@ void convolve(const array& in, const array& wt, array& out, const ConvGeometry& 
   T* col = pointwise ? nullptr : plan.at<T>(col_at);
   T* output = static_cast<T*>(out.desc()->data_ptr);
 
-  size_t workspace_bytes = 0;
-  void* workspace = lt_workspace(s, &workspace_bytes);
+  void* workspace = nullptr;
+  LtProblem p = lt_problem(out.dtype(), 0, og, patch, common::MatrixLayout{false, columns},
+                           common::MatrixLayout{true, patch}, s, &workspace);
+  p.batch = g.groups;
+  p.stride_a = patch;
+  p.stride_b = og * patch;
+  p.stride_d = og;
+  p.ldd = o;
 
   // Group b's product: columns [rows, patch] at offset b * patch times its weights [og, patch]
   // (read as a column-major [patch, og] matrix) into output columns [b * og, (b + 1) * og).
@@ -97,20 +103,7 @@ void convolve(const array& in, const array& wt, array& out, const ConvGeometry& 
       check_launch("[Convolution] im2col");
       a = col;
     }
-    LtProblem p;
-    p.dtype = out.dtype();
-    p.tf32 = tf32_allowed();
     p.m = chunk;
-    p.n = og;
-    p.k = patch;
-    p.a = common::MatrixLayout{false, columns};
-    p.b = common::MatrixLayout{true, patch};
-    p.batch = g.groups;
-    p.stride_a = patch;
-    p.stride_b = og * patch;
-    p.stride_d = og;
-    p.ldd = o;
-    p.workspace = workspace_bytes;
     T* d = output + c0 * o;
     const int64_t batched = p.batch > 1;
     p.align_a = alignment(a, p.a.ld, batched * p.stride_a, item);

@@ -201,21 +201,12 @@ void GatherMM::eval_gpu(const std::vector<array>& inputs, array& out) {
     cuda::check_launch("gather_pointers");
   });
 
-  size_t workspace_bytes = 0;
-  void* workspace = cuda::lt_workspace(this->stream(), &workspace_bytes);
-  cuda::LtProblem p;
-  p.dtype = out.dtype();
-  p.tf32 = cuda::tf32_allowed();
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.a = pa.layout;
-  p.b = pb.layout;
+  void* workspace = nullptr;
+  cuda::LtProblem p = cuda::lt_problem(out.dtype(), m, n, k, pa.layout, pb.layout, this->stream(), &workspace);
   p.pointer_array = true;
   p.align_a = cuda::alignment(src_a.data, p.a.ld, src_a.stride_bytes / static_cast<int64_t>(item), item);
   p.align_b = cuda::alignment(src_b.data, p.b.ld, src_b.stride_bytes / static_cast<int64_t>(item), item);
   p.align_d = cuda::alignment(d, n, m * n, item);
-  p.workspace = workspace_bytes;
   constexpr int64_t kMaxBatch = INT32_MAX;
   bool ran = true;
   for (int64_t z0 = 0; z0 < count && ran; z0 += kMaxBatch) {

@@ -61,6 +61,12 @@ struct LtProblem {
 /// Whether BRAID_ALLOW_TF32=1 lets float32 products use TF32.
 bool tf32_allowed();
 
+/// A product of `dtype` with these sizes and operand layouts, TF32 as tf32_allowed() says,
+/// using stream s's cuBLASLt workspace (returned in *workspace); the caller adds the batch,
+/// the strides and the alignments.
+LtProblem lt_problem(Dtype dtype, int64_t m, int64_t n, int64_t k, const common::MatrixLayout& a,
+                     const common::MatrixLayout& b, const Stream& s, void** workspace);
+
 bool run_lt(const LtProblem& p, const void* a, const void* b, void* d, double alpha, double beta,
             void* workspace, cudaStream_t stream);
 

@@ -174,6 +174,20 @@ bool tf32_allowed() {
   return v != nullptr && std::strcmp(v, "1") == 0;
 }
 
+LtProblem lt_problem(Dtype dtype, int64_t m, int64_t n, int64_t k, const common::MatrixLayout& a,
+                     const common::MatrixLayout& b, const Stream& s, void** workspace) {
+  LtProblem p;
+  p.dtype = dtype;
+  p.tf32 = tf32_allowed();
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a = a;
+  p.b = b;
+  *workspace = lt_workspace(s, &p.workspace);
+  return p;
+}
+
 uint32_t alignment(const void* p, int64_t ld, int64_t batch_stride, size_t itemsize) {
   const uint64_t bits = reinterpret_cast<uintptr_t>(p) | static_cast<uint64_t>(ld) * itemsize |
                         static_cast<uint64_t>(batch_stride) * itemsize;
@@ -335,18 +349,9 @@ void batched_product(const Stream& s, const array& a, const array& b, array& out
   const cuda::GemmOperand pa = cuda::prepare_operand(a, plan_a, tmp, stream);
   const cuda::GemmOperand pb = cuda::prepare_operand(b, plan_b, tmp + plan_a.bytes, stream);
 
-  size_t workspace_bytes = 0;
-  void* workspace = cuda::lt_workspace(s, &workspace_bytes);
   const size_t item = out.itemsize();
-  cuda::LtProblem p;
-  p.dtype = out.dtype();
-  p.tf32 = cuda::tf32_allowed();
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.a = pa.layout;
-  p.b = pb.layout;
-  p.workspace = workspace_bytes;
+  void* workspace = nullptr;
+  cuda::LtProblem p = cuda::lt_problem(out.dtype(), m, n, k, pa.layout, pb.layout, s, &workspace);
 
   // The innermost collapsed batch dimension goes to cuBLASLt; any others are looped here.
   const std::vector<BatchDim> dims = collapse_batch(out.shape(), pa, pb, out.strides());

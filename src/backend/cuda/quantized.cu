@@ -100,6 +100,19 @@ struct BatchIndices {
   __device__ __forceinline__ int64_t w_of(int64_t b) const { return rhs ? min64(rhs[b], w_batches - 1) : 0; }
 };
 
+// Sums each of the first `chunk` rows' partial dot products over the warp; lane 0 writes row
+// r's sum to out[r * n].
+template <typename T>
+__device__ __forceinline__ void store_warp_sums(const float (&acc)[kMaxRows], int chunk, int lane, T* out, int64_t n) {
+#pragma unroll
+  for (int r = 0; r < kMaxRows; ++r) {
+    if (r >= chunk) break;
+    float v = acc[r];
+    for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
+    if (lane == 0) out[r * n] = from_compute<T>(v);
+  }
+}
+
 // A warp per (product b, output column col), over rows in chunks of kMaxRows:
 // out[b, r, col] = sum_k x[r, k] * (s * q[col, k] + bias), x and w of product b's batches.
 template <typename T>
@@ -128,13 +141,7 @@ __global__ void qmv(const T* __restrict__ x, const uint32_t* __restrict__ w, con
           if (r < chunk) acc[r] += to_compute(xb[(r0 + r) * k + j]) * wv;
         }
       }
-#pragma unroll
-      for (int r = 0; r < kMaxRows; ++r) {
-        if (r >= chunk) break;
-        float v = acc[r];
-        for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
-        if (lane == 0) ob[(r0 + r) * n + col] = from_compute<T>(v);
-      }
+      store_warp_sums(acc, chunk, lane, ob + r0 * n + col, n);
     }
   }
 }
@@ -185,13 +192,7 @@ __global__ void qmv_words(const T* __restrict__ x, const uint32_t* __restrict__ 
           }
         }
       }
-#pragma unroll
-      for (int r = 0; r < kMaxRows; ++r) {
-        if (r >= chunk) break;
-        float v = acc[r];
-        for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
-        if (lane == 0) ob[(r0 + r) * n + col] = from_compute<T>(v);
-      }
+      store_warp_sums(acc, chunk, lane, ob + r0 * n + col, n);
     }
   }
 }

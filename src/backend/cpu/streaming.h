@@ -1,0 +1,47 @@
+// Writing large outputs around the cache (non-temporal stores): the element-wise loops and
+// the strided copy use it for outputs of kStreamBytes or more, which do not fit in the cache
+// anyway, and where a normal store first reads each line it writes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace braid::cpu {
+
+constexpr size_t kStreamBytes = size_t{16} << 20;
+
+/// dst[i] = f(i) for i in [b, e), computed in blocks into an L1 buffer and streamed out (the
+/// flat loop over `f` stays one the compiler vectorizes). A task calls stream_fence() once,
+/// after its last stream_out, before it reports done.
+template <typename R, typename F>
+void stream_out(R* dst, int64_t b, int64_t e, F&& f) {
+  static_assert(sizeof(R) <= 16 && 16 % sizeof(R) == 0, "stream_out writes whole 16-byte vectors");
+#if defined(__SSE2__)
+  constexpr int64_t kBlock = 1024 / sizeof(R);
+  alignas(64) R tmp[kBlock];
+  int64_t i = b;
+  for (; i < e && (reinterpret_cast<uintptr_t>(dst + i) & 15) != 0; ++i) dst[i] = f(i);
+  for (; i + kBlock <= e; i += kBlock) {
+    for (int64_t k = 0; k < kBlock; ++k) tmp[k] = f(i + k);
+    auto* out = reinterpret_cast<__m128i*>(dst + i);
+    const auto* in = reinterpret_cast<const __m128i*>(tmp);
+    constexpr int64_t kVectors = kBlock * static_cast<int64_t>(sizeof(R)) / 16;
+    for (int64_t k = 0; k < kVectors; ++k) _mm_stream_si128(out + k, _mm_load_si128(in + k));
+  }
+  for (; i < e; ++i) dst[i] = f(i);
+#else
+  for (int64_t i = b; i < e; ++i) dst[i] = f(i);
+#endif
+}
+
+/// Makes a task's streamed stores visible before the task reports done.
+inline void stream_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+}  // namespace braid::cpu
