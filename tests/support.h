@@ -23,6 +23,15 @@ inline constexpr bool kSanitized = true;
 inline constexpr bool kSanitized = false;
 #endif
 
+/// True in the ThreadSanitizer build, the slowest (every memory access is checked against
+/// every thread's history). Large cases whose rows share one kernel run a representative row
+/// there; the plain and ASan builds run every row.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool kThreadSanitized = true;
+#else
+inline constexpr bool kThreadSanitized = false;
+#endif
+
 /// Every dtype, in Val order.
 inline const std::vector<Dtype> kEveryDtype = {bool_,   uint8,   uint16,  uint32,  uint64,   int8,     int16,
                                                int32,   int64,   float16, float32, float64,  bfloat16, complex64};

@@ -678,6 +678,26 @@ TEST(OpsShapeConcatenate, LargeInputsTakeTheParallelCopyPaths) {
   }
 }
 
+// Transposes made contiguous, of every element size, whole or read from a wider (sliced)
+// array: the GPU copies these by tiles.
+TEST(OpsShapeTranspose, ContiguousTransposesOfEveryElementSize) {
+  for (Device d : test_devices()) {
+    for (Dtype dt : {uint8, bfloat16, float32, int64}) {
+      for (const Shape& shape : {Shape{33, 70}, Shape{64, 64}, Shape{100, 37}, Shape{2, 300}, Shape{40, 1000}}) {
+        const Ref x = Ref::iota(shape, 0, 113);
+        const Ref want = Ref::build({shape[1], shape[0]}, [&](const auto& i) { return x.at({i[1], i[0]}); });
+        expect_values(contiguous(transpose(make_on(x, dt, d), d), false, d), want, tag(d, dt));
+        // Columns [3, cols) of a wider array: the source rows have a pitch.
+        const Ref wide = Ref::iota({shape[0], shape[1] + 3}, 0, 113);
+        array part = slice(make_on(wide, dt, d), {0, 3}, {shape[0], shape[1] + 3}, d);
+        const Ref want_part =
+            Ref::build({shape[1], shape[0]}, [&](const auto& i) { return wide.at({i[1], i[0] + 3}); });
+        expect_values(contiguous(transpose(part, d), false, d), want_part, tag(d, dt) + " sliced");
+      }
+    }
+  }
+}
+
 TEST(OpsShapeStack, AddsANewAxis) {
   for (Device d : test_devices()) {
     array a({1, 2, 3}), b({4, 5, 6});

@@ -24,6 +24,7 @@ using braid::array;
 struct Config {
   int runs = 11;           // samples per side of a figure
   double sample_s = 0.02;  // a sample repeats the call for about this long
+  std::string only;        // --only: the sections to run (all when empty)
 };
 
 void device_sync() { cudaDeviceSynchronize(); }
@@ -409,8 +410,11 @@ void bench_quantized(Run& run, CopyPeer& copy) {
 
 // conv2d 3x3, 64 -> 64 channels, 56x56, padding 1, batch 64, float32 and bfloat16: NHWC input
 // and [O, kh, kw, I] weights for braid (MLX's layout); libtorch (cuDNN) in channels_last, its
-// fastest layout for this, with answers compared in NHWC.
+// fastest layout for this, with cuDNN's autotuner on, with answers compared in NHWC. float32
+// is exact float32 on both sides (braid's default; torch's TF32 for cuDNN turned off).
 void bench_conv(Run& run) {
+  at::globalContext().setBenchmarkCuDNN(true);
+  at::globalContext().setAllowTF32CuDNN(false);
   const braid::Stream s = run.s;
   const int n = 64, hw = 56, c = 64;
   const std::vector<float> host_x = random_floats(int64_t(n) * hw * hw * c, -1, 1, 51);
@@ -440,11 +444,13 @@ Config parse_args(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "--runs" && i + 1 < argc) {
       cfg.runs = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--only" && i + 1 < argc) {
+      cfg.only = argv[++i];
     } else if (arg == "--quick") {
       cfg.runs = 3;
       cfg.sample_s = 0.01;
     } else {
-      std::cerr << "usage: " << argv[0] << " [--runs N] [--quick]\n";
+      std::cerr << "usage: " << argv[0] << " [--runs N] [--quick] [--only bandwidth,quantized,sort,indexing,conv]\n";
       std::exit(arg == "--help" || arg == "-h" ? 0 : 2);
     }
   }
@@ -465,18 +471,22 @@ int main(int argc, char** argv) {
 
   std::cerr << "braid GPU op bench: running (" << cfg.runs << " samples per figure)...\n";
   Run run{cfg, braid::new_stream(braid::Device::gpu), {}, {}};
-  {
+  // --only runs the named sections (comma-separated); by default every one.
+  auto wanted = [&](const std::string& section) {
+    return cfg.only.empty() || ("," + cfg.only + ",").find("," + section + ",") != std::string::npos;
+  };
+  if (wanted("bandwidth") || wanted("quantized")) {
     CopyPeer copy(static_cast<size_t>(kGiB));
-    bench_bandwidth(run, copy);
+    if (wanted("bandwidth")) bench_bandwidth(run, copy);
     braid::clear_cache();
-    bench_quantized(run, copy);
+    if (wanted("quantized")) bench_quantized(run, copy);
   }
   braid::clear_cache();
-  bench_sort(run);
+  if (wanted("sort")) bench_sort(run);
   braid::clear_cache();
-  bench_indexing(run);
+  if (wanted("indexing")) bench_indexing(run);
   braid::clear_cache();
-  bench_conv(run);
+  if (wanted("conv")) bench_conv(run);
 
   std::ostream& out = std::cout;
   out << "# braid GPU op benchmark\n\n";

@@ -4,7 +4,8 @@
 // splits across threads: each keeps its best (value, index), ties going to the lower index.
 //  - a block per output (or per chunk of one, when outputs are few and rows long) when the
 //    axis has unit stride or outputs are few; chunk partials are combined by a second pass.
-//  - a thread per output otherwise (adjacent outputs read adjacent addresses).
+//  - a thread per output otherwise (adjacent outputs read adjacent addresses), or per chunk
+//    of one when outputs are too few to fill the device, combined by the same second pass.
 #include <algorithm>
 #include <cstdint>
 
@@ -20,6 +21,7 @@ namespace {
 constexpr int kWarp = 32;
 constexpr int kBlock = 256;
 constexpr int64_t kMinChunk = 8192;     // elements per block when a row is split
+constexpr int64_t kMinColumnChunk = 32;  // elements per thread when a column walk is split
 constexpr int64_t kFewOutputs = 2048;   // fewer outputs than this take a block each
 constexpr uint32_t kNone = UINT32_MAX;  // index of an empty partial
 
@@ -82,11 +84,23 @@ __global__ void arg_rows(const T* __restrict__ src, uint32_t* __restrict__ dst, 
     C bv = C();
     uint32_t bi = kNone;
     const int64_t end = min64(n, (split + 1) * chunk);
-    for (int64_t r = split * chunk + threadIdx.x; r < end; r += blockDim.x) {
-      const C x = Op::load(p[r * stride]);
-      if (!Op::is_nan(x) && Op::takes(x, static_cast<uint32_t>(r), bv, bi)) {
-        bv = x;
-        bi = static_cast<uint32_t>(r);
+    // kUnroll loads in flight per thread before they are compared, in index order.
+    constexpr int kUnroll = 4;
+    const int64_t step = blockDim.x;
+    for (int64_t r0 = split * chunk + threadIdx.x; r0 < end; r0 += kUnroll * step) {
+      C x[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t r = r0 + u * step;
+        if (r < end) x[u] = Op::load(p[r * stride]);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t r = r0 + u * step;
+        if (r < end && !Op::is_nan(x[u]) && Op::takes(x[u], static_cast<uint32_t>(r), bv, bi)) {
+          bv = x[u];
+          bi = static_cast<uint32_t>(r);
+        }
       }
     }
 #pragma unroll
@@ -142,25 +156,45 @@ __global__ void arg_combine(const T* __restrict__ src, uint32_t* __restrict__ ds
   }
 }
 
-// A thread per output, walking the axis in order (MLX's loop itself).
+// A thread per output, walking the axis in order (MLX's loop itself); with splits > 1 a
+// thread per (output, chunk of the axis), adjacent threads on adjacent outputs, each chunk's
+// best going to pv/pi[o * splits + chunk] for arg_combine.
 template <typename T, bool kMax>
-__global__ void arg_columns(const T* __restrict__ src, uint32_t* __restrict__ dst, Strided<2> kept,
-                            int64_t outputs, int64_t n, int64_t stride) {
+__global__ void arg_columns(const T* __restrict__ src, uint32_t* __restrict__ dst, compute_t<T>* __restrict__ pv,
+                            uint32_t* __restrict__ pi, Strided<2> kept, int64_t outputs, int64_t n,
+                            int64_t stride, int64_t chunk, int64_t splits) {
   using Op = ArgOp<T, kMax>;
-  for (int64_t o = thread_index(); o < outputs; o += thread_count()) {
+  using C = compute_t<T>;
+  for (int64_t task = thread_index(); task < outputs * splits; task += thread_count()) {
+    const int64_t split = task / outputs, o = task - split * outputs;
     int64_t off[2];
     offsets_of<uint64_t>(kept, static_cast<uint64_t>(o), off);
     const T* p = src + off[0];
-    compute_t<T> best = Op::load(p[0]);
-    uint32_t idx = 0;
-    for (int64_t r = 1; r < n; ++r) {
-      const compute_t<T> x = Op::load(p[r * stride]);
-      if (Op::better(x, best)) {
-        best = x;
-        idx = static_cast<uint32_t>(r);
+    if (splits == 1) {
+      C best = Op::load(p[0]);
+      uint32_t idx = 0;
+      for (int64_t r = 1; r < n; ++r) {
+        const C x = Op::load(p[r * stride]);
+        if (Op::better(x, best)) {
+          best = x;
+          idx = static_cast<uint32_t>(r);
+        }
+      }
+      dst[off[1]] = idx;
+      continue;
+    }
+    C bv = C();
+    uint32_t bi = kNone;
+    const int64_t end = min64(n, (split + 1) * chunk);
+    for (int64_t r = split * chunk; r < end; ++r) {
+      const C x = Op::load(p[r * stride]);
+      if (!Op::is_nan(x) && Op::takes(x, static_cast<uint32_t>(r), bv, bi)) {
+        bv = x;
+        bi = static_cast<uint32_t>(r);
       }
     }
-    dst[off[1]] = idx;
+    pv[o * splits + split] = bv;
+    pi[o * splits + split] = bi;
   }
 }
 
@@ -192,6 +226,11 @@ void arg_reduce(const array& in, array& out, int axis, const Stream& s) {
     const int64_t resident = static_cast<int64_t>(device_props().multiProcessorCount) * 8;
     if (outputs < resident && n >= 2 * kMinChunk)
       splits = std::clamp<int64_t>(resident / outputs, 1, n / kMinChunk);
+  } else {
+    // Column walks: enough threads to fill the device, each chunk at least kMinColumnChunk long.
+    const int64_t threads = static_cast<int64_t>(device_props().multiProcessorCount) * 2048;
+    if (outputs < threads && n >= 2 * kMinColumnChunk)
+      splits = std::clamp<int64_t>(threads / outputs, 1, n / kMinColumnChunk);
   }
   const int64_t chunk = ceil_div(n, splits);
   splits = ceil_div(n, chunk);
@@ -230,8 +269,13 @@ void arg_reduce(const array& in, array& out, int axis, const Stream& s) {
     }
     return;
   }
-  arg_columns<T, kMax><<<grid_for(outputs, kBlock), kBlock, 0, cs>>>(src, dst, k, outputs, n, stride);
+  arg_columns<T, kMax><<<grid_for(outputs * splits, kBlock), kBlock, 0, cs>>>(src, dst, pv, pi, k, outputs, n,
+                                                                            stride, chunk, splits);
   check_launch("ArgReduce");
+  if (splits > 1) {
+    arg_combine<T, kMax><<<grid_for(outputs, kBlock), kBlock, 0, cs>>>(src, dst, pv, pi, k, outputs, splits);
+    check_launch("ArgReduce");
+  }
 }
 
 }  // namespace

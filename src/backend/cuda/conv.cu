@@ -1,4 +1,5 @@
-// Convolution::eval_gpu as im2col + cuBLASLt (src/backend/common/conv.h has the geometry).
+// Convolution::eval_gpu: through cuDNN where it takes the case (conv_dnn.h), otherwise as
+// im2col + cuBLASLt (src/backend/common/conv.h has the geometry).
 // An im2col kernel writes a chunk of output rows of the column matrix, in the input's dtype,
 // into the stream's scratch buffer; one strided-batched cuBLASLt product (run_lt of
 // backend/cuda/gemm.h, a batch entry per group) multiplies it by the weights into the output
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "backend/common/conv.h"
+#include "backend/cuda/conv_dnn.h"
 #include "backend/cuda/copy.h"
 #include "backend/cuda/gemm.h"
 #include "backend/cuda/kernel_utils.cuh"
@@ -133,6 +135,7 @@ void Convolution::eval_gpu(const std::vector<array>& inputs, array& out) {
                 "[Convolution] cudaMemsetAsync");
     return;
   }
+  if (cuda::dnn_convolve(in, wt, out, g, padding_hi(), stream())) return;
   cuda::dispatch_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || cuda::is_half_v<T>) {

@@ -4,6 +4,8 @@
 // pair, over contiguous elements only: a strided conversion gathers into a temporary first
 // (and scatters from one after). That keeps copy.cu to 196 + 12 kernels instead of several
 // strided variants of every pair.
+#include <algorithm>
+
 #include "backend/common/layout.h"
 #include "backend/cuda/copy.h"
 #include "backend/cuda/kernel_utils.cuh"
@@ -71,6 +73,44 @@ __global__ void copy_general(const T* __restrict__ src, const int64_t* src_off, 
   }
 }
 
+// Rows of `vecs` 16-byte vectors at pitches (in vectors) `sp` and `dp`: a block row per copied
+// row, its threads across the row (concatenate's pieces, slice_update's block).
+__global__ void copy_rows16(const uint4* __restrict__ src, int64_t sp, uint4* __restrict__ dst, int64_t dp,
+                            int64_t rows, int64_t vecs) {
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+    const uint4* s = src + r * sp;
+    uint4* d = dst + r * dp;
+    for (int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; v < vecs;
+         v += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+      d[v] = s[v];
+    }
+  }
+}
+
+// dst[c * dp + r] = src[r * sp + c] for an r x c block: 32 x 32 tiles through shared memory, so
+// that both the reads and the writes are coalesced (a transpose made contiguous).
+constexpr int kTile = 32;
+template <typename T>
+__global__ void transpose_tiles(const T* __restrict__ src, int64_t sp, T* __restrict__ dst, int64_t dp, int64_t rows,
+                                int64_t cols) {
+  __shared__ T tile[kTile][kTile + 1];
+  const int64_t tiles_c = (cols + kTile - 1) / kTile;
+  const int64_t tiles = tiles_c * ((rows + kTile - 1) / kTile);
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64_t r0 = t / tiles_c * kTile, c0 = t % tiles_c * kTile;
+    for (int i = threadIdx.y; i < kTile; i += blockDim.y) {
+      const int64_t r = r0 + i, c = c0 + threadIdx.x;
+      if (r < rows && c < cols) tile[i][threadIdx.x] = src[r * sp + c];
+    }
+    __syncthreads();
+    for (int i = threadIdx.y; i < kTile; i += blockDim.y) {
+      const int64_t c = c0 + i, r = r0 + threadIdx.x;
+      if (r < rows && c < cols) dst[c * dp + r] = tile[threadIdx.x][i];
+    }
+    __syncthreads();
+  }
+}
+
 // Whether operand k of `l` is laid out row-major (its elements in the layout's order, dense).
 bool row_major(const HostLayout<2>& l, int k) {
   int64_t expect = 1;
@@ -109,10 +149,41 @@ void copy_same(const T* src, T* dst, const HostLayout<2>& l, const DynamicOffset
     const auto spitch = static_cast<size_t>(l.strides[0][0]) * sizeof(T);
     const auto dpitch = static_cast<size_t>(l.strides[1][0]) * sizeof(T);
     const auto max_pitch = static_cast<size_t>(device_props().memPitch);
+    if (width >= kMinMemcpyRowBytes && width % 16 == 0 && spitch % 16 == 0 && dpitch % 16 == 0 &&
+        is_aligned(src, 16) && is_aligned(dst, 16)) {
+      const int64_t vecs = static_cast<int64_t>(width / 16), rows = l.shape[0];
+      const dim3 grid(static_cast<unsigned>(std::min<int64_t>((vecs + kBlock - 1) / kBlock, 65535)),
+                      static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
+      copy_rows16<<<grid, kBlock, 0, stream>>>(reinterpret_cast<const uint4*>(src), static_cast<int64_t>(spitch / 16),
+                                               reinterpret_cast<uint4*>(dst), static_cast<int64_t>(dpitch / 16),
+                                               rows, vecs);
+      check_launch("copy");
+      return;
+    }
     if (width >= kMinMemcpyRowBytes && spitch <= max_pitch && dpitch <= max_pitch) {
       check(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, static_cast<size_t>(l.shape[0]),
                               cudaMemcpyDeviceToDevice, stream),
             "copy");
+      return;
+    }
+  }
+  // A transpose: one side is contiguous along the layout's first axis, the other along its
+  // second. transpose_tiles reads source rows and writes destination columns.
+  if (fixed && l.ndim() == 2 && l.shape[0] >= kTile && l.shape[1] >= kTile) {
+    const auto& ss = l.strides[0];
+    const auto& ds = l.strides[1];
+    // (rows, cols, source pitch, destination pitch), or rows = 0 when this is not a transpose.
+    int64_t rows = 0, cols = 0, sp = 0, dp = 0;
+    if (ss[1] == 1 && ds[0] == 1 && ss[0] >= l.shape[1] && ds[1] >= l.shape[0]) {
+      rows = l.shape[0], cols = l.shape[1], sp = ss[0], dp = ds[1];  // src[a, b] -> dst[b, a]
+    } else if (ss[0] == 1 && ds[1] == 1 && ss[1] >= l.shape[0] && ds[0] >= l.shape[1]) {
+      rows = l.shape[1], cols = l.shape[0], sp = ss[1], dp = ds[0];  // src[b, a] -> dst[a, b]
+    }
+    if (rows > 0) {
+      const int64_t tiles = ((rows + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile);
+      transpose_tiles<T><<<static_cast<unsigned>(std::min<int64_t>(tiles, INT32_MAX)), dim3(kTile, 8), 0, stream>>>(
+          src, sp, dst, dp, rows, cols);
+      check_launch("copy");
       return;
     }
   }

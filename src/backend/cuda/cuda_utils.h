@@ -42,6 +42,11 @@ const cudaDeviceProp& device_props();
 /// scratch() on the same stream; called with the stream's submission lock held.
 void* scratch(const Stream& s, size_t bytes);
 
+/// A library handle private to stream `s` (cuDNN's, which one thread at a time may use):
+/// made by `make` for the stream's CUDA stream on first use, destroyed by `destroy` with the
+/// stream. Called with the stream's submission lock held; one kind of handle per stream.
+void* stream_handle(const Stream& s, void* (*make)(cudaStream_t), void (*destroy)(void*));
+
 /// Bytes of device memory held by live arrays.
 size_t active_device_memory();
 

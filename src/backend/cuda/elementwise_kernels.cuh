@@ -125,6 +125,35 @@ __global__ void binary_flat(Flat<T> a, Flat<T> b, R* __restrict__ out, int64_t n
   }
 }
 
+// An operand of a broadcast or strided binary op read in place: out[i] = op(a[offset], b[offset])
+// with 32-bit index arithmetic (the host uses it for outputs of at most INT32_MAX elements).
+template <typename T, typename R, typename Op>
+__global__ void binary_strided(const T* __restrict__ a, const T* __restrict__ b, R* __restrict__ out,
+                               Strided<2> l, int64_t n, Op op) {
+  for (int64_t i = thread_index(); i < n; i += thread_count()) {
+    int64_t off[2];
+    offsets_of<uint32_t>(l, static_cast<uint32_t>(i), off);
+    out[i] = from_compute<R>(op(to_compute(a[off[0]]), to_compute(b[off[1]])));
+  }
+}
+
+// The same, N outputs per thread along the innermost dimension (whose length N divides), so
+// the offsets cost one index computation per N outputs and the store is one vector.
+template <int N, typename T, typename R, typename Op>
+__global__ void binary_strided_vec(const T* __restrict__ a, const T* __restrict__ b, R* __restrict__ out,
+                                   Strided<2> l, int64_t groups, Op op) {
+  const int last = l.ndim - 1;
+  const int64_t sa = l.strides[0][last], sb = l.strides[1][last];
+  for (int64_t g = thread_index(); g < groups; g += thread_count()) {
+    int64_t off[2];
+    offsets_of<uint32_t>(l, static_cast<uint32_t>(g * N), off);
+    Vec<R, N> r;
+#pragma unroll
+    for (int j = 0; j < N; ++j) r.v[j] = from_compute<R>(op(to_compute(a[off[0] + j * sa]), to_compute(b[off[1] + j * sb])));
+    reinterpret_cast<Vec<R, N>*>(out)[g] = r;
+  }
+}
+
 // ---- host side ----
 
 inline bool flat_readable(const array& in, const array& out) {
@@ -190,6 +219,29 @@ void binary_launch(const array& a, const array& b, array& out, Op op, const Stre
   constexpr int N = vec_width_v<T, R>;
   const cudaStream_t stream = stream_of(s);
   const int64_t n = static_cast<int64_t>(out.size());
+  // An operand that is neither flat nor a single value (a bias broadcast along rows, a
+  // transposed view) is read in place by the strided kernel rather than gathered first.
+  auto in_place = [&](const array& in) { return flat_readable(in, out) || scalar_like(in); };
+  if ((!in_place(a) || !in_place(b)) && n <= INT32_MAX) {
+    const T* pa = static_cast<const T*>(a.desc()->data_ptr);
+    const T* pb = static_cast<const T*>(b.desc()->data_ptr);
+    R* dst = static_cast<R*>(out.desc()->data_ptr);
+    HostLayout<2> layout(out.shape(),
+                         {common::broadcast_strides(a, out.shape()), common::broadcast_strides(b, out.shape())});
+    for_each_launch(layout, [&](const std::array<int64_t, 2>& base, const Strided<2>& l, int64_t begin,
+                                int64_t count) {
+      R* d = dst + begin;
+      if (l.ndim > 0 && l.shape[l.ndim - 1] % N == 0 && is_aligned(d, N * sizeof(R))) {
+        binary_strided_vec<N, T, R><<<grid_for(count / N, kEwBlock), kEwBlock, 0, stream>>>(
+            pa + base[0], pb + base[1], d, l, count / N, op);
+      } else {
+        binary_strided<T, R><<<grid_for(count, kEwBlock), kEwBlock, 0, stream>>>(pa + base[0], pb + base[1], d, l,
+                                                                                count, op);
+      }
+      check_launch("Binary");
+    });
+    return;
+  }
   const auto f = flat_operands<T, N, 2>({&a, &b}, out, s, stream);
   binary_flat<N, T, R><<<flat_grid(n, N, kEwBlock), kEwBlock, 0, stream>>>(
       f[0], f[1], static_cast<R*>(out.desc()->data_ptr), n, op);

@@ -171,6 +171,8 @@ struct StreamCtx {
   size_t workspace_bytes = 0;
   void* scratch = nullptr;
   size_t scratch_bytes = 0;
+  void* handle = nullptr;  // stream_handle()'s, with its destructor
+  void (*destroy_handle)(void*) = nullptr;
   // Buffers last used by this stream alone: reusable by it at once, in stream order.
   std::mutex cache_mu;
   std::unordered_map<size_t, std::vector<void*>> cache;
@@ -196,6 +198,7 @@ struct StreamCtx {
     }
     if (!use.active()) return;  // after shutdown the exit reclaims the stream and its buffers
     cudaStreamSynchronize(stream);
+    if (handle) destroy_handle(handle);
     if (workspace) cudaFree(workspace);
     if (scratch) cudaFree(scratch);
     for (auto& [cls, list] : cache) {
@@ -686,6 +689,16 @@ void* scratch(const Stream& s, size_t bytes) {
     check(cudaMalloc(&c.scratch, c.scratch_bytes), "cudaMalloc (scratch)");
   }
   return c.scratch;
+}
+
+void* stream_handle(const Stream& s, void* (*make)(cudaStream_t), void (*destroy)(void*)) {
+  StreamCtx& c = ctx_of(s);
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (!c.handle) {
+    c.handle = make(c.stream);
+    c.destroy_handle = destroy;
+  }
+  return c.handle;
 }
 
 size_t active_device_memory() { return device_allocator().active(); }
