@@ -49,13 +49,15 @@ class MemoryReader : public io::Reader {
   bool good() const override { return true; }
   size_t tell() override { return pos_; }
   void seek(int64_t offset, std::ios_base::seekdir way) override {
-    const int64_t base = way == std::ios_base::beg ? 0 : way == std::ios_base::cur ? static_cast<int64_t>(pos_)
-                                                                                    : static_cast<int64_t>(bytes_.size());
+    const int64_t base = way == std::ios_base::beg   ? 0
+                         : way == std::ios_base::cur ? static_cast<int64_t>(pos_)
+                                                     : static_cast<int64_t>(bytes_.size());
     pos_ = static_cast<size_t>(base + offset);
   }
   using io::Reader::read;
   void read(char* data, size_t n) override {
-    if (pos_ > bytes_.size() || n > bytes_.size() - pos_) throw std::runtime_error("[MemoryReader] past the end");
+    if (pos_ > bytes_.size() || n > bytes_.size() - pos_)
+      throw std::runtime_error("[MemoryReader] past the end");
     std::memcpy(data, bytes_.data() + pos_, n);
     pos_ += n;
     bytes_read += n;
@@ -74,7 +76,9 @@ class MemoryWriter : public io::Writer {
   bool is_open() const override { return true; }
   bool good() const override { return true; }
   size_t tell() override { return bytes.size(); }
-  void seek(int64_t, std::ios_base::seekdir) override { throw std::runtime_error("[MemoryWriter] no seeking"); }
+  void seek(int64_t, std::ios_base::seekdir) override {
+    throw std::runtime_error("[MemoryWriter] no seeking");
+  }
   void write(const char* data, size_t n) override { bytes.append(data, n); }
   std::string label() const override { return "memory"; }
 

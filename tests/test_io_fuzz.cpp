@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <typeinfo>
 #include <random>
 #include <regex>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "io/common.h"
@@ -35,11 +35,10 @@ void try_load(Format format, const std::string& bytes, const std::string& what, 
   try {
     std::vector<array> arrays;
     switch (format) {
-      case Format::npy:
-        arrays.push_back(load(std::make_shared<test::MemoryReader>(bytes)));
-        break;
+      case Format::npy: arrays.push_back(load(std::make_shared<test::MemoryReader>(bytes))); break;
       case Format::safetensors:
-        for (auto& [name, a] : load_safetensors(std::make_shared<test::MemoryReader>(bytes)).first) arrays.push_back(a);
+        for (auto& [name, a] : load_safetensors(std::make_shared<test::MemoryReader>(bytes)).first)
+          arrays.push_back(a);
         break;
       case Format::gguf: {
         test::MemoryReader in(bytes);  // load_gguf's body, without the disk
@@ -93,8 +92,8 @@ std::string gguf_seed() {
     for (uint64_t d : dims) s += le<uint64_t>(d);
     return s + le<uint32_t>(type) + le<uint64_t>(offset);
   };
-  std::string head = "GGUF" + le<uint32_t>(3) + le<uint64_t>(3) + le<uint64_t>(4) + kv + info("f", {3, 2}, 0, 0) +
-                     info("q.weight", {32}, 8, 32) + info("h", {4}, 1, 96);
+  std::string head = "GGUF" + le<uint32_t>(3) + le<uint64_t>(3) + le<uint64_t>(4) + kv +
+                     info("f", {3, 2}, 0, 0) + info("q.weight", {32}, 8, 32) + info("h", {4}, 1, 96);
   head.append((32 - head.size() % 32) % 32, '\0');
   std::string data(128, '\0');
   for (int i = 0; i < 6; ++i) std::memcpy(&data[4 * i], le<float>(static_cast<float>(i)).data(), 4);
@@ -106,7 +105,8 @@ std::string gguf_seed() {
 // Where the header ends: the cuts are made at every byte up to here (and a few past it).
 size_t header_end(Format format, const std::string& bytes) {
   switch (format) {
-    case Format::npy: return 10 + (static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8));
+    case Format::npy:
+      return 10 + (static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8));
     case Format::safetensors: {
       uint64_t n = 0;
       std::memcpy(&n, bytes.data(), 8);
@@ -123,7 +123,8 @@ void fuzz(Format format, const std::string& seed, const std::string& name) {
   ASSERT_EQ(out.loaded, 1) << "the seed itself must load";
 
   const size_t end = std::min(seed.size(), header_end(format, seed) + 16);
-  for (size_t n = 0; n < end; ++n) try_load(format, seed.substr(0, n), name + " cut at " + std::to_string(n), out);
+  for (size_t n = 0; n < end; ++n)
+    try_load(format, seed.substr(0, n), name + " cut at " + std::to_string(n), out);
 
   const unsigned rng_seed = 20240611;
   std::mt19937 rng(rng_seed);
@@ -140,8 +141,10 @@ void fuzz(Format format, const std::string& seed, const std::string& name) {
   if (format == Format::safetensors) {
     const std::string header = seed.substr(8, header_end(format, seed) - 8);
     const std::regex number("[0-9]+");
-    for (auto it = std::sregex_iterator(header.begin(), header.end(), number); it != std::sregex_iterator(); ++it) {
-      for (const char* v : {"18446744073709551615", "99999999999999999999999", "-1", "1e300", "4294967296", "0", "3"}) {
+    for (auto it = std::sregex_iterator(header.begin(), header.end(), number); it != std::sregex_iterator();
+         ++it) {
+      for (const char* v :
+           {"18446744073709551615", "99999999999999999999999", "-1", "1e300", "4294967296", "0", "3"}) {
         std::string h = header.substr(0, it->position()) + v + header.substr(it->position() + it->length());
         try_load(format, le<uint64_t>(h.size()) + h + seed.substr(header_end(format, seed)),
                  name + " number at " + std::to_string(it->position()) + " = " + v, out);

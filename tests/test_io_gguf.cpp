@@ -53,7 +53,8 @@ TEST(IoGguf, EverySupportedDtypeAndMetadataKindRoundTripsOnEveryDevice) {
     std::unordered_map<std::string, array> arrays;
     for (Dtype dt : {float32, float16, bfloat16, float64, int8, int16, int32, int64}) {
       const std::string name = dtype_name(dt);
-      arrays.emplace(name + ".matrix", copy(test::make({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4}, dt), d));
+      arrays.emplace(name + ".matrix",
+                     copy(test::make({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4}, dt), d));
       arrays.emplace(name + ".cube", transpose(copy(test::make({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2}, dt), d)));
       arrays.emplace(name + ".scalar", copy(test::make({-3}, {}, dt), d));
       arrays.emplace(name + ".empty", zeros({0, 2}, dt, d));
@@ -76,7 +77,8 @@ TEST(IoGguf, EverySupportedDtypeAndMetadataKindRoundTripsOnEveryDevice) {
     }
     ASSERT_EQ(loaded_meta.size(), meta.size());
     EXPECT_EQ(std::get<std::string>(loaded_meta.at("general.name")), "braid");
-    EXPECT_EQ(std::get<std::vector<std::string>>(loaded_meta.at("tokens")), (std::vector<std::string>{"a", "", "longer token"}));
+    EXPECT_EQ(std::get<std::vector<std::string>>(loaded_meta.at("tokens")),
+              (std::vector<std::string>{"a", "", "longer token"}));
     for (const auto& [key, value] : meta) {
       if (!std::holds_alternative<array>(value)) continue;
       const array& want = std::get<array>(value);
@@ -93,8 +95,10 @@ TEST(IoGguf, ReadsAFileWrittenFromTheFormatDescription) {
   // Metadata: the alignment (64), a string, a string list, an int32 list, a float64, a bool.
   std::string kv = gguf_string("general.alignment") + le<uint32_t>(4) + le<uint32_t>(64);
   kv += gguf_string("general.name") + le<uint32_t>(8) + gguf_string("hand made");
-  kv += gguf_string("tokens") + le<uint32_t>(9) + le<uint32_t>(8) + le<uint64_t>(2) + gguf_string("a") + gguf_string("bc");
-  kv += gguf_string("ids") + le<uint32_t>(9) + le<uint32_t>(5) + le<uint64_t>(3) + le<int32_t>(1) + le<int32_t>(-2) + le<int32_t>(3);
+  kv += gguf_string("tokens") + le<uint32_t>(9) + le<uint32_t>(8) + le<uint64_t>(2) + gguf_string("a") +
+        gguf_string("bc");
+  kv += gguf_string("ids") + le<uint32_t>(9) + le<uint32_t>(5) + le<uint64_t>(3) + le<int32_t>(1) +
+        le<int32_t>(-2) + le<int32_t>(3);
   kv += gguf_string("eps") + le<uint32_t>(12) + le<double>(1e-5);
   kv += gguf_string("flag") + le<uint32_t>(7) + std::string("\x01", 1);
 
@@ -136,7 +140,7 @@ TEST(IoGguf, ReadsAFileWrittenFromTheFormatDescription) {
   const float kd = 0.5f, kdmin = 0.25f;
   uint8_t sc[8], mn[8];
   for (int j = 0; j < 8; ++j) {
-    sc[j] = static_cast<uint8_t>(5 + 7 * j);   // up to 54: uses the high bits for j >= 4
+    sc[j] = static_cast<uint8_t>(5 + 7 * j);  // up to 54: uses the high bits for j >= 4
     mn[j] = static_cast<uint8_t>(60 - 3 * j);
   }
   uint8_t packed[12];
@@ -145,7 +149,8 @@ TEST(IoGguf, ReadsAFileWrittenFromTheFormatDescription) {
     packed[j + 4] = static_cast<uint8_t>((mn[j] & 63) | ((mn[j + 4] >> 4) << 6));
     packed[j + 8] = static_cast<uint8_t>((sc[j + 4] & 0xF) | ((mn[j + 4] & 0xF) << 4));
   }
-  std::string q4k = le<uint16_t>(half_bits(kd)) + le<uint16_t>(half_bits(kdmin)) + std::string(reinterpret_cast<char*>(packed), 12);
+  std::string q4k = le<uint16_t>(half_bits(kd)) + le<uint16_t>(half_bits(kdmin)) +
+                    std::string(reinterpret_cast<char*>(packed), 12);
   std::vector<double> q4k_ref(256);
   for (int pair = 0; pair < 4; ++pair) {
     for (int i = 0; i < 32; ++i) {
@@ -202,7 +207,8 @@ TEST(IoGguf, ReadsAFileWrittenFromTheFormatDescription) {
 TEST(IoGguf, UnsupportedTensorTypesAndMalformedFilesFailWithLoadGgufErrors) {
   const std::string path = test::temp_file("bad.gguf");
   auto one_tensor = [&](uint32_t type, std::vector<uint64_t> dims, uint64_t offset, size_t data_bytes) {
-    std::string f = "GGUF" + le<uint32_t>(3) + le<uint64_t>(1) + le<uint64_t>(0) + tensor_info("w", dims, type, offset);
+    std::string f =
+        "GGUF" + le<uint32_t>(3) + le<uint64_t>(1) + le<uint64_t>(0) + tensor_info("w", dims, type, offset);
     return pad_to(f, 32) + std::string(data_bytes, '\0');
   };
   const std::vector<std::pair<std::string, std::string>> files = {
@@ -219,17 +225,19 @@ TEST(IoGguf, UnsupportedTensorTypesAndMalformedFilesFailWithLoadGgufErrors) {
       {"version 1", "GGUF" + le<uint32_t>(1) + le<uint64_t>(0) + le<uint64_t>(0)},
       {"a huge tensor count", "GGUF" + le<uint32_t>(3) + le<uint64_t>(~0ull) + le<uint64_t>(0)},
       {"a huge metadata count", "GGUF" + le<uint32_t>(3) + le<uint64_t>(0) + le<uint64_t>(1ull << 60)},
-      {"a huge string length", "GGUF" + le<uint32_t>(3) + le<uint64_t>(0) + le<uint64_t>(1) + le<uint64_t>(~0ull) + "key"},
-      {"a huge array length", "GGUF" + le<uint32_t>(3) + le<uint64_t>(0) + le<uint64_t>(1) + gguf_string("k") + le<uint32_t>(9) +
-                                  le<uint32_t>(6) + le<uint64_t>(1ull << 61) + std::string(16, '\0')},
-      {"a nested array", "GGUF" + le<uint32_t>(3) + le<uint64_t>(0) + le<uint64_t>(1) + gguf_string("k") + le<uint32_t>(9) +
-                             le<uint32_t>(9) + le<uint64_t>(1) + std::string(16, '\0')},
-      {"an unknown value type", "GGUF" + le<uint32_t>(3) + le<uint64_t>(0) + le<uint64_t>(1) + gguf_string("k") + le<uint32_t>(13) +
-                                    std::string(16, '\0')},
-      {"an alignment of 3", "GGUF" + le<uint32_t>(3) + le<uint64_t>(0) + le<uint64_t>(1) + gguf_string("general.alignment") +
-                                le<uint32_t>(4) + le<uint32_t>(3)},
-      {"a string alignment", "GGUF" + le<uint32_t>(3) + le<uint64_t>(0) + le<uint64_t>(1) + gguf_string("general.alignment") +
-                                 le<uint32_t>(8) + gguf_string("32")},
+      {"a huge string length",
+       "GGUF" + le<uint32_t>(3) + le<uint64_t>(0) + le<uint64_t>(1) + le<uint64_t>(~0ull) + "key"},
+      {"a huge array length", "GGUF" + le<uint32_t>(3) + le<uint64_t>(0) + le<uint64_t>(1) +
+                                  gguf_string("k") + le<uint32_t>(9) + le<uint32_t>(6) +
+                                  le<uint64_t>(1ull << 61) + std::string(16, '\0')},
+      {"a nested array", "GGUF" + le<uint32_t>(3) + le<uint64_t>(0) + le<uint64_t>(1) + gguf_string("k") +
+                             le<uint32_t>(9) + le<uint32_t>(9) + le<uint64_t>(1) + std::string(16, '\0')},
+      {"an unknown value type", "GGUF" + le<uint32_t>(3) + le<uint64_t>(0) + le<uint64_t>(1) +
+                                    gguf_string("k") + le<uint32_t>(13) + std::string(16, '\0')},
+      {"an alignment of 3", "GGUF" + le<uint32_t>(3) + le<uint64_t>(0) + le<uint64_t>(1) +
+                                gguf_string("general.alignment") + le<uint32_t>(4) + le<uint32_t>(3)},
+      {"a string alignment", "GGUF" + le<uint32_t>(3) + le<uint64_t>(0) + le<uint64_t>(1) +
+                                 gguf_string("general.alignment") + le<uint32_t>(8) + gguf_string("32")},
       {"an empty file", ""},
   };
   for (const auto& [what, bytes] : files) {
@@ -237,10 +245,12 @@ TEST(IoGguf, UnsupportedTensorTypesAndMalformedFilesFailWithLoadGgufErrors) {
     expect_gguf_error([&] { load_gguf(path); }, "[load_gguf]", what);
   }
   // Two tensors over the same bytes, and two of one name.
-  std::string both = "GGUF" + le<uint32_t>(3) + le<uint64_t>(2) + le<uint64_t>(0) + tensor_info("a", {8}, 0, 0) + tensor_info("b", {4}, 0, 0);
+  std::string both = "GGUF" + le<uint32_t>(3) + le<uint64_t>(2) + le<uint64_t>(0) +
+                     tensor_info("a", {8}, 0, 0) + tensor_info("b", {4}, 0, 0);
   test::write_bytes(path, pad_to(both, 32) + std::string(64, '\0'));
   expect_gguf_error([&] { load_gguf(path); }, "[load_gguf]", "overlapping tensors");
-  std::string twice = "GGUF" + le<uint32_t>(3) + le<uint64_t>(2) + le<uint64_t>(0) + tensor_info("a", {4}, 0, 0) + tensor_info("a", {4}, 0, 32);
+  std::string twice = "GGUF" + le<uint32_t>(3) + le<uint64_t>(2) + le<uint64_t>(0) +
+                      tensor_info("a", {4}, 0, 0) + tensor_info("a", {4}, 0, 32);
   test::write_bytes(path, pad_to(twice, 32) + std::string(64, '\0'));
   expect_gguf_error([&] { load_gguf(path); }, "[load_gguf]", "a duplicate name");
   expect_gguf_error([&] { load_gguf(test::temp_file("missing.gguf")); }, "[load_gguf]", "a missing file");
@@ -250,8 +260,8 @@ TEST(IoGguf, UnsupportedTensorTypesAndMalformedFilesFailWithLoadGgufErrors) {
 TEST(IoGguf, SaveRejectsWhatGgufCannotHoldBeforeWriting) {
   const std::string path = test::temp_file("refused.gguf");
   std::remove(path.c_str());
-  auto refuses = [&](std::unordered_map<std::string, array> arrays, std::unordered_map<std::string, GGUFMetaData> meta,
-                     const std::string& what) {
+  auto refuses = [&](std::unordered_map<std::string, array> arrays,
+                     std::unordered_map<std::string, GGUFMetaData> meta, const std::string& what) {
     expect_gguf_error([&] { save_gguf(path, arrays, meta); }, "[save_gguf]", what);
     EXPECT_TRUE(test::read_bytes(path).empty()) << what << ": a file was written";
   };
@@ -277,7 +287,9 @@ TEST(IoGguf, ThreadsSaveAndLoadAtOnce) {
         array w = full({8, 32}, static_cast<float>(t + round));
         save_gguf(own, {{"w", w}}, {{"round", array(round)}});
         auto [a, m] = load_gguf(own);
-        if (test::values(a.at("w")) != test::values(w) || array(std::get<array>(m.at("round"))).item<int>() != round) ++failures[t];
+        if (test::values(a.at("w")) != test::values(w) ||
+            array(std::get<array>(m.at("round"))).item<int>() != round)
+          ++failures[t];
       }
       std::remove(own.c_str());
     });

@@ -50,15 +50,18 @@ TEST(IoSafetensors, EveryDtypeAndShapeRoundTripsOnEveryDevice) {
     std::unordered_map<std::string, array> arrays;
     for (Dtype dt : test::kEveryDtype) {
       const std::string name = dtype_name(dt);
-      arrays.emplace(name + ".matrix", copy(test::make({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4}, dt), d));
+      arrays.emplace(name + ".matrix",
+                     copy(test::make({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, {3, 4}, dt), d));
       arrays.emplace(name + ".scalar", copy(test::make({1}, {}, dt), d));
       arrays.emplace(name + ".empty", zeros({0, 3}, dt, d));
     }
     save_safetensors(path, arrays, {{"format", "braid"}, {"device", test::device_name(d)}});
     auto [loaded, metadata] = load_safetensors(path, d);
-    EXPECT_EQ(metadata, (std::unordered_map<std::string, std::string>{{"format", "braid"}, {"device", test::device_name(d)}}));
+    EXPECT_EQ(metadata, (std::unordered_map<std::string, std::string>{{"format", "braid"},
+                                                                      {"device", test::device_name(d)}}));
     ASSERT_EQ(loaded.size(), arrays.size());
-    for (const auto& [name, a] : arrays) expect_same(loaded.at(name), a, name + " on " + test::device_name(d));
+    for (const auto& [name, a] : arrays)
+      expect_same(loaded.at(name), a, name + " on " + test::device_name(d));
   }
   std::remove(path.c_str());
 }
@@ -88,21 +91,21 @@ TEST(IoSafetensors, SaveAppendsTheExtensionAndWritesTheFormatsHeader) {
   ASSERT_EQ(bytes.size(), 8 + n + 8);
   EXPECT_EQ(n % 8, 0u);  // the data starts 8-byte aligned
   const std::string header = bytes.substr(8, n);
-  EXPECT_NE(header.find(R"("w":{"data_offsets":[0,8],"dtype":"F32","shape":[2]})"), std::string::npos) << header;
+  EXPECT_NE(header.find(R"("w":{"data_offsets":[0,8],"dtype":"F32","shape":[2]})"), std::string::npos)
+      << header;
   EXPECT_NE(header.find(R"("__metadata__":{"k":"v"})"), std::string::npos) << header;
   std::remove((path + ".safetensors").c_str());
 }
 
 TEST(IoSafetensors, ReadsAFileWrittenFromTheFormatDescription) {
-  const std::string header =
-      R"({"__metadata__":{"format":"pt","note":"hand written"},)"
-      R"("half":{"dtype":"F16","shape":[2],"data_offsets":[0,4]},)"
-      R"("brain":{"dtype":"BF16","shape":[],"data_offsets":[4,6]},)"
-      R"("flags":{"dtype":"BOOL","shape":[3],"data_offsets":[6,9]},)"
-      R"("big":{"dtype":"I64","shape":[1,1],"data_offsets":[9,17]},)"
-      R"("none":{"dtype":"F32","shape":[0,5],"data_offsets":[17,17]},)"
-      R"("fp8":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[17,19]},)"
-      R"("z":{"dtype":"C64","shape":[1],"data_offsets":[19,27]}}   )";
+  const std::string header = R"({"__metadata__":{"format":"pt","note":"hand written"},)"
+                             R"("half":{"dtype":"F16","shape":[2],"data_offsets":[0,4]},)"
+                             R"("brain":{"dtype":"BF16","shape":[],"data_offsets":[4,6]},)"
+                             R"("flags":{"dtype":"BOOL","shape":[3],"data_offsets":[6,9]},)"
+                             R"("big":{"dtype":"I64","shape":[1,1],"data_offsets":[9,17]},)"
+                             R"("none":{"dtype":"F32","shape":[0,5],"data_offsets":[17,17]},)"
+                             R"("fp8":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[17,19]},)"
+                             R"("z":{"dtype":"C64","shape":[1],"data_offsets":[19,27]}}   )";
   std::string data = test::le<uint16_t>(0x3C00) + test::le<uint16_t>(0xC000);  // 1, -2
   data += test::le<uint16_t>(0x3FC0);                                          // bfloat16 1.5
   data += std::string("\x01\x00\x07", 3);                                      // a non-0/1 byte is true
@@ -112,7 +115,8 @@ TEST(IoSafetensors, ReadsAFileWrittenFromTheFormatDescription) {
   const std::string path = test::temp_file("hand.safetensors");
   test::write_bytes(path, safetensors_bytes(header, data));
   auto [arrays, metadata] = load_safetensors(path);
-  EXPECT_EQ(metadata, (std::unordered_map<std::string, std::string>{{"format", "pt"}, {"note", "hand written"}}));
+  EXPECT_EQ(metadata,
+            (std::unordered_map<std::string, std::string>{{"format", "pt"}, {"note", "hand written"}}));
   EXPECT_EQ(test::values(arrays.at("half")), (std::vector<double>{1, -2}));
   EXPECT_EQ(arrays.at("brain").dtype(), bfloat16);
   EXPECT_EQ(arrays.at("brain").item<float>(), 1.5f);
@@ -124,7 +128,9 @@ TEST(IoSafetensors, ReadsAFileWrittenFromTheFormatDescription) {
   EXPECT_EQ(test::values(arrays.at("fp8")), (std::vector<double>{1, -2}));
   EXPECT_EQ(test::complex_values(arrays.at("z")), (std::vector<std::complex<float>>{{0.5f, -3.0f}}));
   // MLX writes "__metadata__": null when there is none.
-  test::write_bytes(path, safetensors_bytes(R"({"__metadata__":null,"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", "\x09"));
+  test::write_bytes(
+      path, safetensors_bytes(R"({"__metadata__":null,"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})",
+                              "\x09"));
   auto plain = load_safetensors(path);
   EXPECT_TRUE(plain.second.empty());
   EXPECT_EQ(plain.first.at("x").item<uint8_t>(), 9);
@@ -133,7 +139,8 @@ TEST(IoSafetensors, ReadsAFileWrittenFromTheFormatDescription) {
 
 TEST(IoSafetensors, DataIsReadWhenAnArrayIsEvaluated) {
   test::MemoryWriter w;
-  save_safetensors(std::shared_ptr<io::Writer>(&w, [](io::Writer*) {}), {{"a", arange(1000, float32)}, {"b", ones({4}, int8)}});
+  save_safetensors(std::shared_ptr<io::Writer>(&w, [](io::Writer*) {}),
+                   {{"a", arange(1000, float32)}, {"b", ones({4}, int8)}});
   auto reader = std::make_shared<test::MemoryReader>(w.bytes);
   auto arrays = load_safetensors(reader).first;
   const size_t header_bytes = reader->bytes_read;
@@ -176,7 +183,11 @@ TEST(IoSafetensors, MalformedHeadersFailWithLoadSafetensorsErrors) {
   };
   for (const std::string& h : headers) {
     test::write_bytes(path, safetensors_bytes(h, std::string(8, '\0')));
-    expect_load_error([&] { for (auto& [k, a] : load_safetensors(path).first) a.eval(); }, h);
+    expect_load_error(
+        [&] {
+          for (auto& [k, a] : load_safetensors(path).first) a.eval();
+        },
+        h);
   }
   // Header lengths of zero, larger than the file and larger than the limit.
   for (uint64_t n : {uint64_t{0}, uint64_t{1000}, uint64_t{100000000}, ~uint64_t{0}}) {
@@ -204,7 +215,8 @@ TEST(IoSafetensors, ThreadsSaveAndLoadAtOnce) {
   constexpr int kThreads = 4;
   const std::string shared = test::temp_file("shared.safetensors");
   std::unordered_map<std::string, array> parts;
-  for (int i = 0; i < 8; ++i) parts.emplace("p" + std::to_string(i), arange(i * 100.0, i * 100.0 + 257, 1.0, int32));
+  for (int i = 0; i < 8; ++i)
+    parts.emplace("p" + std::to_string(i), arange(i * 100.0, i * 100.0 + 257, 1.0, int32));
   save_safetensors(shared, parts);
   auto loaded = load_safetensors(shared).first;  // evaluated below by every thread at once
   std::vector<std::thread> threads;
@@ -216,7 +228,8 @@ TEST(IoSafetensors, ThreadsSaveAndLoadAtOnce) {
         array mine = full({16, 3}, static_cast<float>(t * 10 + round));
         save_safetensors(own, {{"m", mine}}, {{"thread", std::to_string(t)}});
         auto [a, m] = load_safetensors(own);
-        if (test::values(a.at("m")) != test::values(mine) || m.at("thread") != std::to_string(t)) ++failures[t];
+        if (test::values(a.at("m")) != test::values(mine) || m.at("thread") != std::to_string(t))
+          ++failures[t];
       }
       for (int i = 0; i < 8; ++i) {
         const array& a = loaded.at("p" + std::to_string((i + t) % 8));

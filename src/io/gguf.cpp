@@ -26,8 +26,19 @@ constexpr char kAlignmentKey[] = "general.alignment";
 
 // Metadata value types.
 enum ValueType : uint32_t {
-  kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7,
-  kString = 8, kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
+  kU8 = 0,
+  kI8 = 1,
+  kU16 = 2,
+  kI16 = 3,
+  kU32 = 4,
+  kI32 = 5,
+  kF32 = 6,
+  kBool = 7,
+  kString = 8,
+  kArray = 9,
+  kU64 = 10,
+  kI64 = 11,
+  kF64 = 12,
 };
 
 // Dtypes of the numeric value types (bool and string have none here).
@@ -49,7 +60,16 @@ bool value_dtype(uint32_t type, Dtype* out) {
 }
 
 // Plain (unquantized) tensor types.
-enum TensorType : uint32_t { kTF32 = 0, kTF16 = 1, kTI8 = 24, kTI16 = 25, kTI32 = 26, kTI64 = 27, kTF64 = 28, kTBF16 = 30 };
+enum TensorType : uint32_t {
+  kTF32 = 0,
+  kTF16 = 1,
+  kTI8 = 24,
+  kTI16 = 25,
+  kTI32 = 26,
+  kTI64 = 27,
+  kTF64 = 28,
+  kTBF16 = 30
+};
 
 bool tensor_dtype(uint32_t type, Dtype* out) {
   switch (type) {
@@ -118,7 +138,8 @@ GGUFMetaData read_value(Cursor& c, uint32_t type) {
   if (type != kArray) throw std::runtime_error("[load_gguf] Received unexpected type.");
   const uint32_t elem = c.scalar<uint32_t>("metadata array type");
   const uint64_t n = c.scalar<uint64_t>("metadata array length");
-  if (elem == kArray) throw std::invalid_argument("[load_gguf] Only supports loading 1-layer of nested arrays.");
+  if (elem == kArray)
+    throw std::invalid_argument("[load_gguf] Only supports loading 1-layer of nested arrays.");
   if (elem == kString) {
     if (n > c.left() / 8) bad_file(c.label(), "truncated metadata string list");  // each string is >= 8 bytes
     std::vector<std::string> strings;
@@ -128,7 +149,8 @@ GGUFMetaData read_value(Cursor& c, uint32_t type) {
   }
   if (!value_dtype(elem, &dtype)) throw std::runtime_error("[load_gguf] Received unexpected type.");
   if (n > c.left() / dtype.size()) bad_file(c.label(), "truncated metadata array");
-  if (n > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) bad_file(c.label(), "metadata array too long");
+  if (n > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
+    bad_file(c.label(), "metadata array too long");
   void* data = nullptr;
   array a = io_detail::new_host_array({static_cast<int32_t>(n)}, dtype, &data);
   c.bytes(data, n * dtype.size(), "metadata array");
@@ -193,10 +215,12 @@ Header read_header(Cursor& c) {
       const array* a = std::get_if<array>(&value);
       if (type != kU32) bad_file(c.label(), "general.alignment is not a uint32");
       const uint32_t align = array(*a).item<uint32_t>();
-      if (align == 0 || (align & (align - 1)) != 0) bad_file(c.label(), "general.alignment is not a power of two");
+      if (align == 0 || (align & (align - 1)) != 0)
+        bad_file(c.label(), "general.alignment is not a power of two");
       h.alignment = align;
     }
-    if (!h.metadata.emplace(key, std::move(value)).second) bad_file(c.label(), "duplicate metadata key '" + key + "'");
+    if (!h.metadata.emplace(key, std::move(value)).second)
+      bad_file(c.label(), "duplicate metadata key '" + key + "'");
   }
   for (uint64_t i = 0; i < n_tensors; ++i) {
     TensorInfo t;
@@ -226,7 +250,8 @@ void check_ranges(const Header& h, uint64_t data_bytes, const std::string& label
   std::vector<const TensorInfo*> sorted;
   for (const auto& t : h.tensors) {
     if (t.offset % h.alignment != 0) bad_file(label, "tensor '" + t.name + "' is not aligned");
-    if (t.offset > data_bytes || t.bytes > data_bytes - t.offset) bad_file(label, "tensor '" + t.name + "' lies past the end of the file");
+    if (t.offset > data_bytes || t.bytes > data_bytes - t.offset)
+      bad_file(label, "tensor '" + t.name + "' lies past the end of the file");
     if (t.bytes > 0) sorted.push_back(&t);
   }
   std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
@@ -272,7 +297,8 @@ GGUFLoad io_detail::load_gguf(io::Reader& reader) {
     gguf::Quantized q = gguf::unpack(*gguf::quant_type(t.type), t.shape, blocks.data());
     constexpr std::string_view kSuffix = ".weight";
     std::string prefix = t.name;
-    if (prefix.size() >= kSuffix.size() && prefix.compare(prefix.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0) {
+    if (prefix.size() >= kSuffix.size() &&
+        prefix.compare(prefix.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0) {
       prefix.resize(prefix.size() - kSuffix.size());
     }
     insert_unique(arrays, t.name, std::move(q.weights));
@@ -307,7 +333,8 @@ uint32_t tensor_type_of(const array& a, const std::string& name) {
     case Dtype::Val::uint64:
     case Dtype::Val::complex64: break;
   }
-  throw std::runtime_error("[save_gguf] dtype " + dtype_name(a.dtype()) + " of '" + name + "' is not supported");
+  throw std::runtime_error("[save_gguf] dtype " + dtype_name(a.dtype()) + " of '" + name +
+                           "' is not supported");
 }
 
 uint32_t value_type_of(Dtype dtype) {
@@ -372,19 +399,23 @@ void save_gguf(std::string file, std::unordered_map<std::string, array> array_ma
   std::vector<array*> values;
   for (auto& [key, value] : meta_data) {
     keys.push_back(key);
-    if (std::holds_alternative<std::monostate>(value)) throw std::runtime_error("[save_gguf] Received unexpected type in metadata");
+    if (std::holds_alternative<std::monostate>(value))
+      throw std::runtime_error("[save_gguf] Received unexpected type in metadata");
     auto* a = std::get_if<array>(&value);
     if (!a) continue;
-    if (a->ndim() > 1) throw std::runtime_error("[save_gguf] Cannot save arrays with more than one dimension.");
+    if (a->ndim() > 1)
+      throw std::runtime_error("[save_gguf] Cannot save arrays with more than one dimension.");
     if (a->size() == 0) throw std::runtime_error("[save_gguf] Cannot save empty arrays.");
     value_type_of(a->dtype());
     values.push_back(a);
   }
   if (auto it = meta_data.find(kAlignmentKey); it != meta_data.end()) {
     const array* a = std::get_if<array>(&it->second);
-    if (!a || a->ndim() != 0 || a->dtype() != uint32) throw std::invalid_argument("[save_gguf] general.alignment must be a uint32 scalar.");
+    if (!a || a->ndim() != 0 || a->dtype() != uint32)
+      throw std::invalid_argument("[save_gguf] general.alignment must be a uint32 scalar.");
     alignment = array(*a).item<uint32_t>();
-    if (alignment == 0 || (alignment & (alignment - 1)) != 0) throw std::invalid_argument("[save_gguf] general.alignment must be a power of two.");
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+      throw std::invalid_argument("[save_gguf] general.alignment must be a power of two.");
   }
   std::vector<std::string> names;
   for (auto& [name, a] : array_map) {
@@ -407,7 +438,8 @@ void save_gguf(std::string file, std::unordered_map<std::string, array> array_ma
     const array& a = array_map.at(name);
     append_string(head, name);
     io_detail::append_le<uint32_t>(head, static_cast<uint32_t>(a.ndim()));
-    for (size_t d = a.ndim(); d-- > 0;) io_detail::append_le<uint64_t>(head, static_cast<uint64_t>(a.shape()[d]));
+    for (size_t d = a.ndim(); d-- > 0;)
+      io_detail::append_le<uint64_t>(head, static_cast<uint64_t>(a.shape()[d]));
     io_detail::append_le<uint32_t>(head, tensor_type_of(a, name));
     io_detail::append_le<uint64_t>(head, offset);
     offset = align_up(offset + a.nbytes());

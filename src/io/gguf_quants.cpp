@@ -60,7 +60,8 @@ Quantized unpack(const QuantType& q, const Shape& shape, const uint8_t* blocks) 
   wshape.back() = static_cast<int32_t>(static_cast<int64_t>(shape.back()) * q.bits / 32);
   gshape.back() = static_cast<int32_t>(shape.back() / kGroup);
   void *wp = nullptr, *sp = nullptr, *bp = nullptr;
-  Quantized out{io_detail::new_host_array(wshape, uint32, &wp), io_detail::new_host_array(gshape, float16, &sp),
+  Quantized out{io_detail::new_host_array(wshape, uint32, &wp),
+                io_detail::new_host_array(gshape, float16, &sp),
                 io_detail::new_host_array(gshape, float16, &bp)};
   auto* w = static_cast<uint8_t*>(wp);  // groups of 32 weights: 16 bytes (4 bits) or 32 (8 bits)
   auto* scales = static_cast<float16_t*>(sp);

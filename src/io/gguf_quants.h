@@ -10,10 +10,10 @@
 namespace braid::gguf {
 
 struct QuantType {
-  uint32_t type;          // GGML's type number
-  int bits;               // bits per packed weight
-  int32_t block_items;    // weights per block
-  int32_t block_bytes;    // bytes per block in the file
+  uint32_t type;        // GGML's type number
+  int bits;             // bits per packed weight
+  int32_t block_items;  // weights per block
+  int32_t block_bytes;  // bytes per block in the file
 };
 
 /// Q4_0, Q4_1, Q4_K or Q8_0; null for any other type.

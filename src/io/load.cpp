@@ -14,8 +14,9 @@ void Load::read_into(const array& out, void* dst) const {
   try {
     reader_->read(p, bytes, offset_);
   } catch (const std::runtime_error& e) {
-    throw std::runtime_error(std::string("[") + op_ + "] Cannot read " + std::to_string(bytes) + " bytes at offset " +
-                             std::to_string(offset_) + " of " + reader_->label() + " (" + e.what() + ").");
+    throw std::runtime_error(std::string("[") + op_ + "] Cannot read " + std::to_string(bytes) +
+                             " bytes at offset " + std::to_string(offset_) + " of " + reader_->label() +
+                             " (" + e.what() + ").");
   }
   if (swap_ && out.dtype().size() > 1) {
     // A complex number swaps its two floats separately.

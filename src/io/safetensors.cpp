@@ -38,9 +38,9 @@ struct SafetensorsType {
 
 // F8_E4M3 is read as its uint8 codes and decoded to bfloat16, as MLX does.
 constexpr SafetensorsType kTypes[] = {
-    {"BOOL", bool_},     {"U8", uint8},        {"U16", uint16}, {"U32", uint32},    {"U64", uint64},
-    {"I8", int8},        {"I16", int16},       {"I32", int32},  {"I64", int64},     {"F16", float16},
-    {"BF16", bfloat16},  {"F32", float32},     {"F64", float64}, {"C64", complex64}, {"F8_E4M3", uint8},
+    {"BOOL", bool_},    {"U8", uint8},    {"U16", uint16},  {"U32", uint32},    {"U64", uint64},
+    {"I8", int8},       {"I16", int16},   {"I32", int32},   {"I64", int64},     {"F16", float16},
+    {"BF16", bfloat16}, {"F32", float32}, {"F64", float64}, {"C64", complex64}, {"F8_E4M3", uint8},
 };
 
 const char* safetensors_type(Dtype dtype) {
@@ -99,7 +99,8 @@ struct TensorEntry {
   uint64_t begin = 0, end = 0;
 };
 
-TensorEntry parse_entry(const std::string& name, const json& v, uint64_t data_bytes, const std::string& label) {
+TensorEntry parse_entry(const std::string& name, const json& v, uint64_t data_bytes,
+                        const std::string& label) {
   TensorEntry t;
   t.name = name;
   const std::string where = "tensor '" + name + "'";
@@ -112,14 +113,18 @@ TensorEntry parse_entry(const std::string& name, const json& v, uint64_t data_by
   }
   if (!dtype->is_string()) bad_header(label, where + ": dtype is not a string");
   const std::string& type_name = dtype->get_ref<const std::string&>();
-  auto type = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& e) { return type_name == e.name; });
-  if (type == std::end(kTypes)) throw std::runtime_error("[load_safetensors] unsupported dtype " + type_name + " in " + label);
+  auto type =
+      std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& e) { return type_name == e.name; });
+  if (type == std::end(kTypes))
+    throw std::runtime_error("[load_safetensors] unsupported dtype " + type_name + " in " + label);
   t.dtype = type->dtype;
   t.fp8 = type_name == "F8_E4M3";
-  if (!shape->is_array() || shape->size() > kMaxDims) bad_header(label, where + ": shape is not a list of at most 64 sizes");
+  if (!shape->is_array() || shape->size() > kMaxDims)
+    bad_header(label, where + ": shape is not a list of at most 64 sizes");
   for (const json& d : *shape) {
     const uint64_t n = unsigned_value(d, label, where + ": a dimension");
-    if (n > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) bad_header(label, where + ": a dimension is larger than 2147483647");
+    if (n > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
+      bad_header(label, where + ": a dimension is larger than 2147483647");
     t.shape.push_back(static_cast<int32_t>(n));
   }
   if (!offsets->is_array() || offsets->size() != 2) bad_header(label, where + ": data_offsets is not a pair");
@@ -131,15 +136,16 @@ TensorEntry parse_entry(const std::string& name, const json& v, uint64_t data_by
   }
   const size_t size = detail::checked_size(t.shape, t.dtype, "load_safetensors");
   if (t.end - t.begin != size * t.dtype.size()) {
-    bad_header(label, where + ": its data_offsets span " + std::to_string(t.end - t.begin) + " bytes, its shape and dtype " +
-                          std::to_string(size * t.dtype.size()));
+    bad_header(label, where + ": its data_offsets span " + std::to_string(t.end - t.begin) +
+                          " bytes, its shape and dtype " + std::to_string(size * t.dtype.size()));
   }
   return t;
 }
 
 // Two tensors may not share bytes (the format's own rule; MLX does not check).
 void check_disjoint(std::vector<const TensorEntry*> tensors, const std::string& label) {
-  std::sort(tensors.begin(), tensors.end(), [](auto* a, auto* b) { return std::tie(a->begin, a->end) < std::tie(b->begin, b->end); });
+  std::sort(tensors.begin(), tensors.end(),
+            [](auto* a, auto* b) { return std::tie(a->begin, a->end) < std::tie(b->begin, b->end); });
   for (size_t i = 1; i < tensors.size(); ++i) {
     if (tensors[i]->begin < tensors[i - 1]->end) {
       bad_header(label, "tensors '" + tensors[i - 1]->name + "' and '" + tensors[i]->name + "' overlap");
@@ -151,7 +157,8 @@ void check_disjoint(std::vector<const TensorEntry*> tensors, const std::string& 
 
 SafetensorsLoad load_safetensors(std::shared_ptr<io::Reader> in, StreamOrDevice s) {
   if (!in || !in->good() || !in->is_open()) {
-    throw std::runtime_error("[load_safetensors] Failed to open " + (in ? in->label() : std::string("a null reader")));
+    throw std::runtime_error("[load_safetensors] Failed to open " +
+                             (in ? in->label() : std::string("a null reader")));
   }
   Stream stream = detail::op_stream(std::move(s), "load_safetensors");
   const std::string label = in->label();
@@ -198,7 +205,8 @@ SafetensorsLoad load_safetensors(std::shared_ptr<io::Reader> in, StreamOrDevice 
   std::unordered_map<std::string, array> arrays;
   const size_t data_start = start + 8 + header_len;
   for (const auto& t : tensors) {
-    array a(t.shape, t.dtype, std::make_shared<Load>(stream, in, data_start + t.begin, false, "load_safetensors"), {});
+    array a(t.shape, t.dtype,
+            std::make_shared<Load>(stream, in, data_start + t.begin, false, "load_safetensors"), {});
     if (t.fp8) a = from_fp8(a, bfloat16, stream);
     arrays.emplace(t.name, std::move(a));
   }
@@ -212,7 +220,8 @@ SafetensorsLoad load_safetensors(const std::string& file, StreamOrDevice s) {
 void save_safetensors(std::shared_ptr<io::Writer> out, std::unordered_map<std::string, array> arrays,
                       std::unordered_map<std::string, std::string> metadata) {
   if (!out || !out->good() || !out->is_open()) {
-    throw std::runtime_error("[save_safetensors] Failed to open " + (out ? out->label() : std::string("a null writer")));
+    throw std::runtime_error("[save_safetensors] Failed to open " +
+                             (out ? out->label() : std::string("a null writer")));
   }
   if (arrays.count(kMetadataKey)) {
     throw std::invalid_argument("[save_safetensors] The name __metadata__ is reserved for the metadata.");
@@ -242,7 +251,8 @@ void save_safetensors(std::shared_ptr<io::Writer> out, std::unordered_map<std::s
   try {
     text = header.dump();
   } catch (const json::exception& e) {
-    throw std::invalid_argument(std::string("[save_safetensors] A name or metadata string is not valid UTF-8 (") + e.what() + ").");
+    throw std::invalid_argument(
+        std::string("[save_safetensors] A name or metadata string is not valid UTF-8 (") + e.what() + ").");
   }
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned, as the Rust writer does
   std::string head;

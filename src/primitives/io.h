@@ -17,7 +17,11 @@ namespace braid {
 class Load : public UnaryPrimitive {
  public:
   Load(Stream s, std::shared_ptr<io::Reader> reader, size_t offset, bool swap_endianness, const char* op)
-      : UnaryPrimitive(std::move(s)), reader_(std::move(reader)), offset_(offset), swap_(swap_endianness), op_(op) {}
+      : UnaryPrimitive(std::move(s)),
+        reader_(std::move(reader)),
+        offset_(offset),
+        swap_(swap_endianness),
+        op_(op) {}
   BRAID_PRIMITIVE_EVALS
   const char* name() const override { return "Load"; }
 
