@@ -1,10 +1,19 @@
 // io::Reader and io::Writer over C stdio files.
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <stdexcept>
 
 #include "braid/io.h"
 
 namespace braid::io {
+
+void Reader::read(char* data, size_t n, size_t offset) {
+  std::lock_guard<std::mutex> lock(positional_read_mutex_);
+  seek(static_cast<int64_t>(offset), std::ios_base::beg);
+  read(data, n);
+}
 
 namespace {
 
@@ -26,6 +35,18 @@ class FileReader final : public Reader {
   void seek(int64_t offset, std::ios_base::seekdir way) override { std::fseek(f_, offset, whence(way)); }
   void read(char* data, size_t n) override {
     if (std::fread(data, 1, n, f_) != n) throw std::runtime_error("[load] Unexpected end of file " + path_ + ".");
+  }
+  // pread leaves the stream's position alone, so threads may read at once.
+  void read(char* data, size_t n, size_t offset) override {
+    const int fd = ::fileno(f_);
+    while (n > 0) {
+      const ssize_t got = ::pread(fd, data, n, static_cast<off_t>(offset));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) throw std::runtime_error("[load] Unexpected end of file " + path_ + ".");
+      data += got;
+      n -= static_cast<size_t>(got);
+      offset += static_cast<size_t>(got);
+    }
   }
   std::string label() const override { return "file " + path_; }
 

@@ -5,6 +5,7 @@
 #include "primitives/conv.h"
 #include "primitives/elementwise.h"
 #include "primitives/indexing.h"
+#include "primitives/io.h"
 #include "primitives/linalg.h"
 #include "primitives/quantized.h"
 #include "primitives/reduce.h"
