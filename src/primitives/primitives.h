@@ -7,5 +7,6 @@
 #include "primitives/indexing.h"
 #include "primitives/linalg.h"
 #include "primitives/quantized.h"
+#include "primitives/random.h"
 #include "primitives/reduce.h"
 #include "primitives/shape.h"
