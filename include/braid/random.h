@@ -51,7 +51,8 @@ array key(uint64_t seed);
 void seed(uint64_t seed);
 
 /// Random bits of `shape`: uint32 (width 4), uint16 (width 2) or uint8 (width 1).
-array bits(const Shape& shape, int width, const std::optional<array>& key = std::nullopt, StreamOrDevice s = {});
+array bits(const Shape& shape, int width, const std::optional<array>& key = std::nullopt,
+           StreamOrDevice s = {});
 inline array bits(const Shape& shape, const std::optional<array>& key = std::nullopt, StreamOrDevice s = {}) {
   return bits(shape, 4, key, s);
 }
@@ -66,21 +67,23 @@ array split(const array& key, int num, StreamOrDevice s = {});
 array uniform(const array& low, const array& high, const Shape& shape, Dtype dtype = float32,
               const std::optional<array>& key = std::nullopt, StreamOrDevice s = {});
 template <typename T, typename U>
-array uniform(T low, U high, const Shape& shape, Dtype dtype = float32, const std::optional<array>& key = std::nullopt,
-              StreamOrDevice s = {}) {
+array uniform(T low, U high, const Shape& shape, Dtype dtype = float32,
+              const std::optional<array>& key = std::nullopt, StreamOrDevice s = {}) {
   return uniform(array(low), array(high), shape, dtype, key, to_stream(s));
 }
 /// Uniform samples in [0, 1).
-array uniform(const Shape& shape, Dtype dtype, const std::optional<array>& key = std::nullopt, StreamOrDevice s = {});
-inline array uniform(const Shape& shape, const std::optional<array>& key = std::nullopt, StreamOrDevice s = {}) {
+array uniform(const Shape& shape, Dtype dtype, const std::optional<array>& key = std::nullopt,
+              StreamOrDevice s = {});
+inline array uniform(const Shape& shape, const std::optional<array>& key = std::nullopt,
+                     StreamOrDevice s = {}) {
   return uniform(shape, float32, key, s);
 }
 
 /// Samples of the normal distribution with mean `loc` (default 0) and standard deviation
 /// `scale` (default 1), both broadcast; any floating dtype, or complex64 (real and imaginary
 /// parts each of variance 1/2, then scaled and shifted).
-array normal(const Shape& shape, Dtype dtype, const std::optional<array>& loc, const std::optional<array>& scale,
-             const std::optional<array>& key, StreamOrDevice s = {});
+array normal(const Shape& shape, Dtype dtype, const std::optional<array>& loc,
+             const std::optional<array>& scale, const std::optional<array>& key, StreamOrDevice s = {});
 inline array normal(const Shape& shape, Dtype dtype, const float loc, const float scale,
                     const std::optional<array>& key = std::nullopt, StreamOrDevice s = {}) {
   auto loc_ = loc == 0 ? std::nullopt : std::make_optional(array(loc, dtype));
@@ -95,7 +98,8 @@ inline array normal(const Shape& shape, const Dtype dtype, const std::optional<a
                     StreamOrDevice s = {}) {
   return normal(shape, dtype, std::nullopt, std::nullopt, key, s);
 }
-inline array normal(const Shape& shape, const std::optional<array>& key = std::nullopt, StreamOrDevice s = {}) {
+inline array normal(const Shape& shape, const std::optional<array>& key = std::nullopt,
+                    StreamOrDevice s = {}) {
   return normal(shape, float32, std::nullopt, std::nullopt, key, s);
 }
 
@@ -111,8 +115,8 @@ array multivariate_normal(const array& mean, const array& cov, const Shape& shap
 array randint(const array& low, const array& high, const Shape& shape, Dtype dtype = int32,
               const std::optional<array>& key = std::nullopt, StreamOrDevice s = {});
 template <typename T, typename U>
-array randint(T low, U high, const Shape& shape, Dtype dtype = int32, const std::optional<array>& key = std::nullopt,
-              StreamOrDevice s = {}) {
+array randint(T low, U high, const Shape& shape, Dtype dtype = int32,
+              const std::optional<array>& key = std::nullopt, StreamOrDevice s = {}) {
   return randint(array(low), array(high), shape, dtype, key, to_stream(s));
 }
 
@@ -125,7 +129,8 @@ array bernoulli(T p, const std::optional<array>& key = std::nullopt, StreamOrDev
   return bernoulli(array(p), key, s);
 }
 template <typename T>
-array bernoulli(T p, const Shape& shape, const std::optional<array>& key = std::nullopt, StreamOrDevice s = {}) {
+array bernoulli(T p, const Shape& shape, const std::optional<array>& key = std::nullopt,
+                StreamOrDevice s = {}) {
   return bernoulli(array(p), shape, key, s);
 }
 array bernoulli(const std::optional<array>& key = std::nullopt, StreamOrDevice s = {});
@@ -144,10 +149,10 @@ array gumbel(const Shape& shape, Dtype dtype = float32, const std::optional<arra
 /// uint32 category indices along `axis` of the unnormalized log-probabilities `logits`: of
 /// `shape` (which the logits without `axis` broadcast to), `num_samples` per distribution (a
 /// new last axis), or one per distribution.
-array categorical(const array& logits, int axis, const Shape& shape, const std::optional<array>& key = std::nullopt,
-                  StreamOrDevice s = {});
-array categorical(const array& logits_, int axis, int num_samples, const std::optional<array>& key = std::nullopt,
-                  StreamOrDevice s = {});
+array categorical(const array& logits, int axis, const Shape& shape,
+                  const std::optional<array>& key = std::nullopt, StreamOrDevice s = {});
+array categorical(const array& logits_, int axis, int num_samples,
+                  const std::optional<array>& key = std::nullopt, StreamOrDevice s = {});
 array categorical(const array& logits, int axis = -1, const std::optional<array>& key = std::nullopt,
                   StreamOrDevice s = {});
 
@@ -162,7 +167,8 @@ inline array laplace(const Shape& shape, const Dtype dtype, const std::optional<
                      StreamOrDevice s = {}) {
   return laplace(shape, dtype, 0.0, 1.0, key, s);
 }
-inline array laplace(const Shape& shape, const std::optional<array>& key = std::nullopt, StreamOrDevice s = {}) {
+inline array laplace(const Shape& shape, const std::optional<array>& key = std::nullopt,
+                     StreamOrDevice s = {}) {
   return laplace(shape, float32, 0.0, 1.0, key, s);
 }
 

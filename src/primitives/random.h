@@ -14,7 +14,8 @@ namespace braid {
 /// consecutive elements in MLX's layout.
 class RandomBits : public UnaryPrimitive {
  public:
-  RandomBits(Stream s, Shape shape, int width) : UnaryPrimitive(std::move(s)), shape_(std::move(shape)), width_(width) {}
+  RandomBits(Stream s, Shape shape, int width)
+      : UnaryPrimitive(std::move(s)), shape_(std::move(shape)), width_(width) {}
   BRAID_PRIMITIVE_EVALS
   const char* name() const override { return "RandomBits"; }
   const Shape& shape() const { return shape_; }

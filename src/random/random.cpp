@@ -42,8 +42,8 @@ std::optional<Shape> try_broadcast(const Shape& a, const Shape& b) {
 void check_broadcasts_to(const Shape& from, const Shape& shape, const char* op) {
   const std::optional<Shape> out = try_broadcast(shape, from);
   if (!out || *out != shape) {
-    throw_invalid(op, "Cannot generate random values of shape " + shape_str(shape) + " from broadcasted shape " +
-                          (out ? shape_str(*out) : shape_str(from)) + ".");
+    throw_invalid(op, "Cannot generate random values of shape " + shape_str(shape) +
+                          " from broadcasted shape " + (out ? shape_str(*out) : shape_str(from)) + ".");
   }
 }
 
@@ -59,8 +59,8 @@ float below_one_16(Dtype dtype) {
 int valid_axis(int axis, int ndim) {
   const int ax = axis < 0 ? axis + ndim : axis;
   if (ax < 0 || ax >= ndim) {
-    throw_invalid("categorical", "Invalid axis " + std::to_string(axis) + " for logits with " + std::to_string(ndim) +
-                                     " dimensions.");
+    throw_invalid("categorical", "Invalid axis " + std::to_string(axis) + " for logits with " +
+                                     std::to_string(ndim) + " dimensions.");
   }
   return ax;
 }
@@ -82,7 +82,8 @@ array bits(const Shape& shape, int width, const std::optional<array>& key_, Stre
   if (key.dtype() != uint32) {
     throw_invalid("bits", "Expected key type uint32 but received " + dtype_name(key.dtype()) + ".");
   }
-  if (key.shape() != Shape{2}) throw_invalid("bits", "Expected key shape (2) but received " + shape_str(key.shape()) + ".");
+  if (key.shape() != Shape{2})
+    throw_invalid("bits", "Expected key shape (2) but received " + shape_str(key.shape()) + ".");
   if (width != 1 && width != 2 && width != 4) {
     throw_invalid("bits", "Bit width must be in {1, 2, 4} but got " + std::to_string(width) + ".");
   }
@@ -100,8 +101,8 @@ std::pair<array, array> split(const array& key, StreamOrDevice s) {
 
 array split(const array& key, int num, StreamOrDevice s) { return bits({num, 2}, 4, key, std::move(s)); }
 
-array uniform(const array& low, const array& high, const Shape& shape, Dtype dtype, const std::optional<array>& key,
-              StreamOrDevice s) {
+array uniform(const array& low, const array& high, const Shape& shape, Dtype dtype,
+              const std::optional<array>& key, StreamOrDevice s) {
   if (!issubdtype(dtype, floating)) {
     throw_invalid("uniform", "Can only generate uniform numbers with real floating point type.");
   }
@@ -129,8 +130,8 @@ array uniform(const Shape& shape, Dtype dtype, const std::optional<array>& key, 
   return uniform(array(0.0, dtype), array(1.0, dtype), shape, dtype, key, std::move(s));
 }
 
-array normal(const Shape& shape, Dtype dtype, const std::optional<array>& loc, const std::optional<array>& scale,
-             const std::optional<array>& key, StreamOrDevice s) {
+array normal(const Shape& shape, Dtype dtype, const std::optional<array>& loc,
+             const std::optional<array>& scale, const std::optional<array>& key, StreamOrDevice s) {
   const array low(std::nextafter(-1.0f, 0.0f), float32);
   const array high(1.0f, float32);
   if (dtype == complex64) {
@@ -175,15 +176,16 @@ array multivariate_normal(const array& mean, const array& cov, const Shape& shap
   // The square root of the covariance, U sqrt(S) V^T, on the CPU (MLX's SVD runs there too).
   const Stream cpu = st.device == Device::cpu ? st : default_stream(Device::cpu);
   const array covariance = astype(cov, float32, cpu);
-  const array factor = array(covariance.shape(), float32, detail::make_pooled<SvdSquareRoot>(cpu), {covariance});
+  const array factor =
+      array(covariance.shape(), float32, detail::make_pooled<SvdSquareRoot>(cpu), {covariance});
 
   const array standard = normal(out_shape, dtype, 0.0f, 1.0f, key, st);
   const array scaled = squeeze(matmul(expand_dims(standard, -2, st), astype(factor, dtype, st), st), -2, st);
   return add(mean, scaled, st);
 }
 
-array randint(const array& low, const array& high, const Shape& shape, Dtype dtype, const std::optional<array>& key,
-              StreamOrDevice s) {
+array randint(const array& low, const array& high, const Shape& shape, Dtype dtype,
+              const std::optional<array>& key, StreamOrDevice s) {
   if (issubdtype(dtype, inexact)) throw_invalid("randint", "randint only accepts integer dtypes and bool.");
   check_broadcasts_to(detail::broadcast_shapes(low.shape(), high.shape(), "randint"), shape, "randint");
   Stream st = detail::op_stream(std::move(s), "randint");
@@ -201,10 +203,12 @@ array bernoulli(const array& p, const Shape& shape, const std::optional<array>& 
     throw_invalid("bernoulli", "bernoulli probability `p` must be a float type.");
   }
   const std::optional<Shape> out = try_broadcast(p.shape(), shape);
-  if (!out || *out != shape) throw_invalid("bernoulli", "shape of `p` is incompatible with argument `shape`.");
+  if (!out || *out != shape)
+    throw_invalid("bernoulli", "shape of `p` is incompatible with argument `shape`.");
   Stream st = detail::op_stream(std::move(s), "bernoulli");
   // p on the scale [0, the float above UINT32_MAX]: p >= 1 is always true, p <= 0 never.
-  const array upper(std::nextafter(static_cast<float>(std::numeric_limits<uint32_t>::max()), FLT_MAX), float32);
+  const array upper(std::nextafter(static_cast<float>(std::numeric_limits<uint32_t>::max()), FLT_MAX),
+                    float32);
   return less(bits(shape, key, st), multiply(p, upper, st), st);
 }
 
@@ -212,7 +216,9 @@ array bernoulli(const array& p, const std::optional<array>& key, StreamOrDevice 
   return bernoulli(p, p.shape(), key, std::move(s));
 }
 
-array bernoulli(const std::optional<array>& key, StreamOrDevice s) { return bernoulli(array(0.5f), key, std::move(s)); }
+array bernoulli(const std::optional<array>& key, StreamOrDevice s) {
+  return bernoulli(array(0.5f), key, std::move(s));
+}
 
 array truncated_normal(const array& lower, const array& upper, const Shape& shape, Dtype dtype,
                        const std::optional<array>& key, StreamOrDevice s) {
@@ -250,8 +256,8 @@ array categorical(const array& logits, int axis, const Shape& shape, const std::
   const std::optional<Shape> out = try_broadcast(shape, reduced);
   if (!out || *out != shape) {
     throw_invalid("categorical", "Requested shape " + shape_str(shape) +
-                                     " is not broadcast compatible with reduced logits shape" + shape_str(reduced) +
-                                     ".");
+                                     " is not broadcast compatible with reduced logits shape" +
+                                     shape_str(reduced) + ".");
   }
   return categorical_impl(logits, axis, shape, key, detail::op_stream(std::move(s), "categorical"));
 }
@@ -275,8 +281,8 @@ array categorical(const array& logits, int axis, const std::optional<array>& key
   return categorical_impl(logits, axis, shape, key, detail::op_stream(std::move(s), "categorical"));
 }
 
-array laplace(const Shape& shape, Dtype dtype, const float loc, const float scale, const std::optional<array>& key,
-              StreamOrDevice s) {
+array laplace(const Shape& shape, Dtype dtype, const float loc, const float scale,
+              const std::optional<array>& key, StreamOrDevice s) {
   if (!issubdtype(dtype, floating)) {
     throw_invalid("laplace", "Can only generate uniform numbers with real floating point type.");
   }

@@ -26,8 +26,8 @@ __device__ __forceinline__ void store_word(unsigned char* key_out, int64_t j, ui
   for (int64_t i = 0; i < n; ++i) key_out[4 * j + i] = static_cast<unsigned char>(value >> (8 * i));
 }
 
-__global__ void random_bits(const uint32_t* __restrict__ keys, unsigned char* __restrict__ out, int64_t num_keys,
-                            common::BitsLayout layout) {
+__global__ void random_bits(const uint32_t* __restrict__ keys, unsigned char* __restrict__ out,
+                            int64_t num_keys, common::BitsLayout layout) {
   const int64_t pairs = layout.pairs();
   const int64_t total = num_keys * pairs;
   const bool whole_words = layout.bytes % 4 == 0;
