@@ -487,3 +487,37 @@ TEST(BadInput, IndexingAndSortingOpsNameThemselvesWhenTheDeviceIsUnavailable) {
   EXPECT_BUILD_THROWS("[topk]", topk(in.m23, 1, gpu));
   in.expect_unevaluated();
 }
+
+TEST(BadInput, RandomOpsRejectBadKeysDtypesAndShapes) {
+  LazyInputs in;
+  const array k = random::key(0);
+  EXPECT_BUILD_THROWS("[bits]", random::bits({2}, 3, k));
+  EXPECT_BUILD_THROWS("[bits]", random::bits({2}, 4, in.v4));                     // float32 key
+  EXPECT_BUILD_THROWS("[bits]", random::bits({2}, 4, zeros({1, 2}, uint32)));     // key shape
+  EXPECT_BUILD_THROWS("[bits]", random::bits({-1}, k));
+  EXPECT_BUILD_THROWS("[bits]", random::uniform({2}, in.i23));                     // the key is checked by bits
+  EXPECT_BUILD_THROWS("[bits]", random::split(array({1, 2}), 3));
+  EXPECT_BUILD_THROWS("[uniform]", random::uniform({2}, int32, k));
+  EXPECT_BUILD_THROWS("[uniform]", random::uniform({2}, float64, k));
+  EXPECT_BUILD_THROWS("[uniform]", random::uniform(in.m23, in.s, {1, 3}, float32, k));
+  EXPECT_BUILD_THROWS("[uniform]", random::uniform(in.m23, in.v4, {2, 3}, float32, k));
+  EXPECT_BUILD_THROWS("[normal]", random::normal({2}, int32, k));
+  EXPECT_BUILD_THROWS("[multivariate_normal]", random::multivariate_normal(in.v4, in.m34, {}, float16, k));
+  EXPECT_BUILD_THROWS("[multivariate_normal]", random::multivariate_normal(in.s, in.m34, {}, float32, k));
+  EXPECT_BUILD_THROWS("[multivariate_normal]", random::multivariate_normal(in.v4, in.v4, {}, float32, k));
+  EXPECT_BUILD_THROWS("[multivariate_normal]", random::multivariate_normal(in.v4, in.m34, {}, float32, k));
+  EXPECT_BUILD_THROWS("[multivariate_normal]", random::multivariate_normal(in.m23, in.m34, {}, float32, k));
+  EXPECT_BUILD_THROWS("[randint]", random::randint(0, 10, {2}, float32, k));
+  EXPECT_BUILD_THROWS("[randint]", random::randint(in.m23, in.s, {3}, int32, k));
+  EXPECT_BUILD_THROWS("[bernoulli]", random::bernoulli(in.i23, k));
+  EXPECT_BUILD_THROWS("[bernoulli]", random::bernoulli(in.v4, {2}, k));
+  EXPECT_BUILD_THROWS("[trunc_normal]", random::truncated_normal(in.s, in.s, {2}, int32, k));
+  EXPECT_BUILD_THROWS("[trunc_normal]", random::truncated_normal(in.m23, in.s, {4, 3}, float32, k));
+  EXPECT_BUILD_THROWS("[trunc_normal]", random::truncated_normal(in.m23, in.v4, float32, k));
+  EXPECT_BUILD_THROWS("[categorical]", random::categorical(in.m23, 2, k));
+  EXPECT_BUILD_THROWS("[categorical]", random::categorical(in.m23, -3, k));
+  EXPECT_BUILD_THROWS("[categorical]", random::categorical(in.m23, 1, Shape{3}, k));
+  EXPECT_BUILD_THROWS("[laplace]", random::laplace({2}, int32, k));
+  EXPECT_BUILD_THROWS("[permutation]", random::permutation(in.m23, 2, k));
+  in.expect_unevaluated();
+}

@@ -8,6 +8,7 @@
 #include "braid/memory.h"
 #include "braid/ops.h"
 #include "braid/primitive.h"
+#include "braid/random.h"
 #include "braid/small_vector.h"
 #include "braid/stream.h"
 #include "braid/transforms.h"

@@ -8,5 +8,6 @@
 #include "primitives/io.h"
 #include "primitives/linalg.h"
 #include "primitives/quantized.h"
+#include "primitives/random.h"
 #include "primitives/reduce.h"
 #include "primitives/shape.h"
