@@ -458,6 +458,47 @@ TEST(BadInput, MedianHadamardFp8AndGatherQmmRejectBadArguments) {
   in.expect_unevaluated();
 }
 
+TEST(BadInput, QuantizationModesAndQqmmRejectBadArguments) {
+  LazyInputs in;
+  const array w = zeros({4, 64});
+  const array wq = zeros({4, 8}, uint32);   // [4, 64] at 4 bits
+  const array mx = zeros({4, 2}, uint8);    // mxfp4 scale codes (groups of 32)
+  const array nv = zeros({4, 4}, uint8);    // nvfp4 scale codes (groups of 16)
+  const array gs = zeros({});
+  EXPECT_BUILD_THROWS("[quantize]", quantize(w, 32, 4, "int4"));
+  EXPECT_BUILD_THROWS("[quantize]", quantize(w, 64, 4, "mxfp4"));
+  EXPECT_BUILD_THROWS("[quantize]", quantize(w, 32, 4, "mxfp8"));
+  EXPECT_BUILD_THROWS("[quantize]", quantize(w, 16, 8, "nvfp4"));
+  EXPECT_BUILD_THROWS("[quantize]", quantize(w, std::nullopt, std::nullopt, "affine", gs));
+  EXPECT_BUILD_THROWS("[quantize]", quantize(w, std::nullopt, std::nullopt, "mxfp8", gs));
+  EXPECT_BUILD_THROWS("[quantize]", quantize(w, std::nullopt, std::nullopt, "nvfp4", in.i23));
+  EXPECT_BUILD_THROWS("[quantize]", quantize(w, std::nullopt, std::nullopt, "nvfp4", in.v4));
+  EXPECT_BUILD_THROWS("[quantize]", quantize(in.m23, std::nullopt, std::nullopt, "nvfp4"));
+  EXPECT_BUILD_THROWS("[dequantize]", dequantize(wq, mx, mx, std::nullopt, std::nullopt, "mxfp4"));
+  EXPECT_BUILD_THROWS("[dequantize]", dequantize(wq, astype(mx, float32), std::nullopt, std::nullopt, std::nullopt, "mxfp4"));
+  EXPECT_BUILD_THROWS("[dequantize]", dequantize(wq, mx, std::nullopt, std::nullopt, std::nullopt, "nvfp4"));
+  EXPECT_BUILD_THROWS("[dequantize]", dequantize(wq, nv, std::nullopt, std::nullopt, std::nullopt, "nvfp4", in.v4));
+  EXPECT_BUILD_THROWS("[dequantize]", dequantize(wq, mx, std::nullopt, std::nullopt, std::nullopt, "mxfp4", gs));
+  EXPECT_BUILD_THROWS("[quantized_matmul]", quantized_matmul(zeros({2, 64}), wq, mx, mx, true, std::nullopt, std::nullopt, "mxfp4"));
+  EXPECT_BUILD_THROWS("[quantized_matmul]", quantized_matmul(zeros({2, 64}), wq, nv, std::nullopt, true, std::nullopt, std::nullopt, "mxfp4"));
+  EXPECT_BUILD_THROWS("[gather_qmm]", gather_qmm(zeros({1, 2, 64}), wq, mx, std::nullopt, zeros({1}, int32), zeros({1}, int32), true, 16, 4, "mxfp4"));
+  EXPECT_BUILD_THROWS("[qqmm]", qqmm(zeros({2, 64}), w, std::nullopt, std::nullopt, std::nullopt, "mxfp4"));
+  EXPECT_BUILD_THROWS("[qqmm]", qqmm(zeros({2, 64}), w, std::nullopt, std::nullopt, std::nullopt, "affine"));
+  EXPECT_BUILD_THROWS("[qqmm]", qqmm(zeros({2, 64}), w, std::nullopt, 32));
+  EXPECT_BUILD_THROWS("[qqmm]", qqmm(zeros({1, 2, 64}), w));
+  EXPECT_BUILD_THROWS("[qqmm]", qqmm(zeros({2, 64}, float64), w));
+  EXPECT_BUILD_THROWS("[qqmm]", qqmm(zeros({2, 64}), astype(w, int32)));
+  EXPECT_BUILD_THROWS("[qqmm]", qqmm(in.m23, w));
+  EXPECT_BUILD_THROWS("[qqmm]", qqmm(zeros({2, 64}), wq));
+  EXPECT_BUILD_THROWS("[qqmm]", qqmm(zeros({2, 64}), wq, mx));
+  EXPECT_BUILD_THROWS("[qqmm]", qqmm(zeros({2, 64}), w, nv));
+  EXPECT_BUILD_THROWS("[qqmm]", qqmm(zeros({2, 64}), w, std::nullopt, std::nullopt, std::nullopt, "nvfp4", gs));
+  EXPECT_BUILD_THROWS("[qqmm]", qqmm(zeros({2, 64}), w, std::nullopt, std::nullopt, std::nullopt, "mxfp8", gs, gs));
+  EXPECT_BUILD_THROWS("[qqmm]", qqmm(zeros({2, 64}), w, std::nullopt, std::nullopt, std::nullopt, "nvfp4", in.i23, in.i23));
+  EXPECT_BUILD_THROWS("[qqmm]", qqmm(zeros({2, 24}), zeros({4, 24})));
+  in.expect_unevaluated();
+}
+
 TEST(BadInput, IndexingAndSortingOpsNameThemselvesWhenTheDeviceIsUnavailable) {
   if (is_available(Device::gpu)) GTEST_SKIP() << "a GPU is available";
   LazyInputs in;

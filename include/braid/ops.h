@@ -612,21 +612,30 @@ array conv_transpose3d(const array& input, const array& weight,
                        StreamOrDevice s = {});
 // (convolution: ops above this line)
 
-// ---- quantization (MLX's "affine" mode and packed layout) ----
-/// Quantizes w along its last axis in groups of group_size (32, 64 or 128; default 64) to
-/// `bits` bits (2, 3, 4, 5, 6 or 8; default 4). Returns {packed uint32 words, scales, biases},
-/// scales and biases in w's dtype. w: real floating, ndim >= 2, last dim a multiple of
-/// group_size. Only mode "affine" is supported.
+// ---- quantization (MLX's modes and packed layouts) ----
+// Modes: "affine" (group size 32, 64 or 128, default 64; 2, 3, 4, 5, 6 or 8 bits, default 4;
+// scales and biases in w's dtype), "mxfp4" (E2M1 elements in groups of 32, E8M0 scales),
+// "mxfp8" (E4M3 elements, groups of 32, E8M0 scales) and "nvfp4" (E2M1 elements, groups of
+// 16, E4M3 scales, optionally over a float32 global scale). The fp modes take only their own
+// group size and bits (the defaults), have no biases, and keep their scales as uint8 codes.
+/// Quantizes w along its last axis in groups of group_size. Returns {packed uint32 words,
+/// scales, biases} for "affine" and {packed uint32 words, uint8 scale codes} for the fp modes.
+/// w: float32, float16 or bfloat16, ndim >= 2, last dim a multiple of group_size.
+/// global_scale (nvfp4 only; float32, one element): element values become
+/// code * scale * global_scale / (448 * 6), so the E4M3 scales span the tensor's range.
 std::vector<array> quantize(const array& w, std::optional<int> group_size = std::nullopt,
                             std::optional<int> bits = std::nullopt, const std::string& mode = "affine",
                             const std::optional<array>& global_scale = std::nullopt, StreamOrDevice s = {});
-/// scales * q + biases for every packed value; the dtype defaults to that of scales/biases.
+/// The value of every packed element: scales * q + biases (affine) or the element's value
+/// times its group's scale (and the nvfp4 global scale / (448 * 6)). The dtype defaults to
+/// that of scales/biases (affine) or bfloat16 (the fp modes).
 array dequantize(const array& w, const array& scales, const std::optional<array>& biases = std::nullopt,
                  std::optional<int> group_size = std::nullopt, std::optional<int> bits = std::nullopt,
                  const std::string& mode = "affine", const std::optional<array>& global_scale = std::nullopt,
                  std::optional<Dtype> dtype = std::nullopt, StreamOrDevice s = {});
 /// x @ dequantize(w).T (transpose = true) or x @ dequantize(w), without materializing the
-/// dequantized weights when x has few rows.
+/// dequantized weights when x has few rows. The result's dtype is that of x promoted with the
+/// scales (affine) or x's (the fp modes).
 array quantized_matmul(array x, array w, array scales, std::optional<array> biases = std::nullopt,
                        bool transpose = true, std::optional<int> group_size = std::nullopt,
                        std::optional<int> bits = std::nullopt, const std::string& mode = "affine",
@@ -642,6 +651,15 @@ array gather_qmm(const array& x, const array& w, const array& scales, const std:
                  bool transpose = true, std::optional<int> group_size = std::nullopt,
                  std::optional<int> bits = std::nullopt, const std::string& mode = "affine",
                  bool sorted_indices = false, StreamOrDevice s = {});
+/// x @ w.T with both operands quantized in `mode` ("nvfp4", the default, or "mxfp8") and
+/// multiplied as their quantized values: x [M, K] or [K] is quantized here (with
+/// global_scale_x for nvfp4); w [N, K] is either already quantized (uint32, with w_scales, and
+/// global_scale_w if it was quantized with one) or a float matrix quantized here. nvfp4 takes
+/// both global scales or neither. The result has x's dtype.
+array qqmm(array x, array w, const std::optional<array> w_scales = std::nullopt,
+           std::optional<int> group_size = std::nullopt, std::optional<int> bits = std::nullopt,
+           const std::string& mode = "nvfp4", const std::optional<array> global_scale_x = std::nullopt,
+           const std::optional<array> global_scale_w = std::nullopt, StreamOrDevice s = {});
 /// float8 e4m3 codes (uint8) of a real floating array, MLX's "fn" format (no infinities;
 /// S.1111.111 is NaN; largest finite 448), rounded to nearest even. Magnitudes of 448 and up,
 /// infinities and NaN saturate to +-448 by their sign.

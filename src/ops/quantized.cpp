@@ -1,7 +1,9 @@
-// Quantization ops (MLX's "affine" mode): validate, then build AffineQuantize /
-// AffineDequantize / QuantizedMatmul / GatherQMM nodes. Products with many rows dequantize
-// once and use the ordinary matmul (BLAS / cuBLASLt); few rows read the packed weights
-// directly. The float8 conversions are element-wise (Unary rows to_fp8 and from_fp8).
+// Quantization ops in MLX's modes (affine, mxfp4, mxfp8, nvfp4): validate, then build
+// Quantize / Dequantize / QuantizedMatmul / GatherQMM nodes. Products with many rows
+// dequantize once and use the ordinary matmul (BLAS / cuBLASLt); few rows read the packed
+// weights directly. qqmm is a composition: both operands go through their format (quantize
+// and dequantize) and meet in one float32 matmul. The float8 conversions are element-wise
+// (Unary rows to_fp8 and from_fp8).
 #include <limits>
 #include <string>
 
@@ -22,20 +24,68 @@ namespace {
 // Rows of x up to which quantized_matmul reads the packed weights directly.
 constexpr int64_t kDirectRows = 8;
 
-void check_mode(const std::string& mode, const char* op) {
-  if (mode != "affine") throw_invalid(op, "Only the \"affine\" mode is supported (got \"" + mode + "\").");
+const char* mode_name(QuantizationMode m) {
+  switch (m) {
+    case QuantizationMode::affine: return "affine";
+    case QuantizationMode::mxfp4: return "mxfp4";
+    case QuantizationMode::mxfp8: return "mxfp8";
+    case QuantizationMode::nvfp4: return "nvfp4";
+  }
+  return "";
 }
 
-std::pair<int, int> group_and_bits(std::optional<int> group_size, std::optional<int> bits, const char* op) {
-  const int g = group_size.value_or(64);
-  const int b = bits.value_or(4);
-  if (g != 32 && g != 64 && g != 128) {
-    throw_invalid(op, "The requested group size " + std::to_string(g) + " is not supported. The supported group sizes are 32, 64 and 128.");
+QuantizationMode parse_mode(const std::string& mode, const char* op) {
+  for (QuantizationMode m : {QuantizationMode::affine, QuantizationMode::mxfp4, QuantizationMode::mxfp8,
+                             QuantizationMode::nvfp4}) {
+    if (mode == mode_name(m)) return m;
   }
-  if (b != 2 && b != 3 && b != 4 && b != 5 && b != 6 && b != 8) {
-    throw_invalid(op, "The requested number of bits " + std::to_string(b) + " is not supported. The supported bits are 2, 3, 4, 5, 6 and 8.");
+  throw_invalid(op, "Invalid quantization mode '" + mode + "'. The supported modes are 'affine', 'mxfp4', 'mxfp8' and 'nvfp4'.");
+}
+
+struct Params {
+  QuantizationMode mode;
+  int group;
+  int bits;
+};
+
+// The mode, group size and bits of a call: MLX's defaults per mode (affine 64 and 4; mxfp4
+// 32 and 4; mxfp8 32 and 8; nvfp4 16 and 4), the fp modes accepting only their own.
+Params quant_params(const std::string& mode_str, std::optional<int> group_size, std::optional<int> bits,
+                    const char* op) {
+  const QuantizationMode mode = parse_mode(mode_str, op);
+  const bool affine = mode == QuantizationMode::affine;
+  const int g = group_size.value_or(affine ? 64 : common::fp_group_size(mode));
+  const int b = bits.value_or(affine ? 4 : common::fp_bits(mode));
+  if (affine) {
+    if (g != 32 && g != 64 && g != 128) {
+      throw_invalid(op, "The requested group size " + std::to_string(g) + " is not supported. The supported group sizes are 32, 64 and 128.");
+    }
+    if (b != 2 && b != 3 && b != 4 && b != 5 && b != 6 && b != 8) {
+      throw_invalid(op, "The requested number of bits " + std::to_string(b) + " is not supported. The supported bits are 2, 3, 4, 5, 6 and 8.");
+    }
+    return {mode, g, b};
   }
-  return {g, b};
+  if (g != common::fp_group_size(mode)) {
+    throw_invalid(op, std::string(mode_name(mode)) + " quantization requires group size " +
+                          std::to_string(common::fp_group_size(mode)) + " but got " + std::to_string(g) + ".");
+  }
+  if (b != common::fp_bits(mode)) {
+    throw_invalid(op, std::string(mode_name(mode)) + " quantization requires bits to be " +
+                          std::to_string(common::fp_bits(mode)) + " but got " + std::to_string(b) + ".");
+  }
+  return {mode, g, b};
+}
+
+// A global scale checked against the mode: nvfp4 only, float32, one element (as a scalar).
+std::optional<array> checked_global_scale(const std::optional<array>& scale, QuantizationMode mode, const char* op,
+                                          const char* what = "Global scale") {
+  if (!scale) return std::nullopt;
+  if (mode != QuantizationMode::nvfp4) {
+    throw_invalid(op, std::string(what) + " is only supported for the 'nvfp4' quantization mode (got '" + mode_name(mode) + "').");
+  }
+  if (scale->dtype() != float32) throw_invalid(op, std::string(what) + " must be float32 (got " + dtype_name(scale->dtype()) + ").");
+  if (scale->size() != 1) throw_invalid(op, std::string(what) + " must have one element (got shape " + shape_str(scale->shape()) + ").");
+  return scale;
 }
 
 // The last two axes of `a` swapped (a view).
@@ -48,23 +98,32 @@ array swap_last_two(const array& a, const Stream& st) {
 
 bool quantizable(Dtype d) { return d == float32 || d == float16 || d == bfloat16; }
 
-// Checks a packed matrix against its scales/biases and returns the unpacked last dimension.
-int32_t check_packed(const array& w, const array& scales, const std::optional<array>& biases, int group, int bits,
+// Checks a packed matrix against its scales (and affine's biases) and returns the unpacked
+// last dimension.
+int32_t check_packed(const array& w, const array& scales, const std::optional<array>& biases, const Params& q,
                      const char* op) {
   if (w.dtype() != uint32) throw_invalid(op, "The weight matrix should be uint32 but received " + dtype_name(w.dtype()) + ".");
-  if (!biases) throw_invalid(op, "Biases must be provided for affine quantization.");
+  const bool affine = q.mode == QuantizationMode::affine;
+  if (affine && !biases) throw_invalid(op, "Biases must be provided for affine quantization.");
+  if (!affine && biases) throw_invalid(op, std::string("Biases must be null for quantization mode '") + mode_name(q.mode) + "'.");
   if (w.ndim() < 2) throw_invalid(op, "The weight matrix must have at least 2 dimensions (got " + shape_str(w.shape()) + ").");
-  if (!quantizable(scales.dtype())) throw_invalid(op, "Scales must be float32, float16 or bfloat16.");
-  if (scales.shape() != biases->shape()) {
-    throw_invalid(op, "Scales and biases must have the same shape (got " + shape_str(scales.shape()) + " and " + shape_str(biases->shape()) + ").");
+  if (affine) {
+    if (!quantizable(scales.dtype())) throw_invalid(op, "Scales must be float32, float16 or bfloat16.");
+    if (scales.shape() != biases->shape()) {
+      throw_invalid(op, "Scales and biases must have the same shape (got " + shape_str(scales.shape()) + " and " + shape_str(biases->shape()) + ").");
+    }
+  } else if (scales.dtype() != uint8) {
+    throw_invalid(op, std::string("Scales must be uint8 for quantization mode '") + mode_name(q.mode) + "' (got " +
+                          dtype_name(scales.dtype()) + ").");
   }
-  const int64_t k = static_cast<int64_t>(w.shape(-1)) * 32 / bits;
+  const int64_t k = static_cast<int64_t>(w.shape(-1)) * 32 / q.bits;
   Shape expect = w.shape();
-  expect.back() = static_cast<int32_t>(k / group);
-  if (scales.shape() != expect || k % group != 0) {
-    throw_invalid(op, "Shape of scales and biases " + shape_str(scales.shape()) + " does not match the weights " +
-                          shape_str(w.shape()) + " with group size " + std::to_string(group) + " and " +
-                          std::to_string(bits) + " bits (expected " + shape_str(expect) + ").");
+  expect.back() = static_cast<int32_t>(k / q.group);
+  if (scales.shape() != expect || k % q.group != 0) {
+    throw_invalid(op, std::string(affine ? "Shape of scales and biases " : "Shape of scales ") + shape_str(scales.shape()) +
+                          " does not match the weights " + shape_str(w.shape()) + " with group size " +
+                          std::to_string(q.group) + " and " + std::to_string(q.bits) + " bits (expected " +
+                          shape_str(expect) + ").");
   }
   return static_cast<int32_t>(k);
 }
@@ -73,9 +132,9 @@ int32_t check_packed(const array& w, const array& scales, const std::optional<ar
 
 std::vector<array> quantize(const array& w, std::optional<int> group_size, std::optional<int> bits,
                             const std::string& mode, const std::optional<array>& global_scale, StreamOrDevice s) {
-  check_mode(mode, "quantize");
-  if (global_scale) throw_invalid("quantize", "A global scale is only supported with mode \"nvfp4\".");
-  auto [g, b] = group_and_bits(group_size, bits, "quantize");
+  const Params q = quant_params(mode, group_size, bits, "quantize");
+  const std::optional<array> gs = checked_global_scale(global_scale, q.mode, "quantize");
+  const int g = q.group, b = q.bits;
   if (!quantizable(w.dtype())) throw_invalid("quantize", "Only float32, float16 and bfloat16 weights can be quantized (got " + dtype_name(w.dtype()) + ").");
   if (w.ndim() < 2) throw_invalid("quantize", "The matrix to be quantized must have at least 2 dimensions (got " + shape_str(w.shape()) + ").");
   if (w.shape(-1) % g != 0) {
@@ -86,34 +145,46 @@ std::vector<array> quantize(const array& w, std::optional<int> group_size, std::
   Shape packed = w.shape(), params = w.shape();
   packed.back() = static_cast<int32_t>(static_cast<int64_t>(w.shape(-1)) * b / 32);
   params.back() = w.shape(-1) / g;
-  using Part = AffineQuantize::Part;
-  return {array(packed, uint32, detail::make_pooled<AffineQuantize>(st, g, b, Part::packed), {w}),
-          array(params, w.dtype(), detail::make_pooled<AffineQuantize>(st, g, b, Part::scales), {w}),
-          array(params, w.dtype(), detail::make_pooled<AffineQuantize>(st, g, b, Part::biases), {w})};
+  using Part = Quantize::Part;
+  std::vector<array> inputs{w};
+  if (gs) inputs.push_back(reshape(*gs, {}, st));
+  auto part = [&](Part p, const Shape& shape, Dtype dt) {
+    return array(shape, dt, detail::make_pooled<Quantize>(st, g, b, q.mode, p), inputs);
+  };
+  if (q.mode != QuantizationMode::affine) return {part(Part::packed, packed, uint32), part(Part::scales, params, uint8)};
+  return {part(Part::packed, packed, uint32), part(Part::scales, params, w.dtype()), part(Part::biases, params, w.dtype())};
 }
 
 array dequantize(const array& w, const array& scales, const std::optional<array>& biases, std::optional<int> group_size,
                  std::optional<int> bits, const std::string& mode, const std::optional<array>& global_scale,
                  std::optional<Dtype> dtype, StreamOrDevice s) {
-  check_mode(mode, "dequantize");
-  if (global_scale) throw_invalid("dequantize", "A global scale is only supported with mode \"nvfp4\".");
-  auto [g, b] = group_and_bits(group_size, bits, "dequantize");
-  const int32_t k = check_packed(w, scales, biases, g, b, "dequantize");
-  const Dtype out = dtype.value_or(promote_types(scales.dtype(), biases->dtype()));
+  const Params q = quant_params(mode, group_size, bits, "dequantize");
+  const std::optional<array> gs = checked_global_scale(global_scale, q.mode, "dequantize");
+  const int32_t k = check_packed(w, scales, biases, q, "dequantize");
+  const bool affine = q.mode == QuantizationMode::affine;
+  // The fp modes dequantize to bfloat16 unless asked otherwise, as in MLX.
+  const Dtype out = dtype.value_or(affine ? promote_types(scales.dtype(), biases->dtype()) : bfloat16);
   if (!quantizable(out)) throw_invalid("dequantize", "The output dtype must be float32, float16 or bfloat16.");
   Stream st = detail::op_stream(std::move(s), "dequantize");
   Shape shape = w.shape();
   shape.back() = k;
-  return array(shape, out, detail::make_pooled<AffineDequantize>(st, g, b),
-               {w, astype(scales, out, st), astype(*biases, out, st)});
+  std::vector<array> inputs{w};
+  if (affine) {
+    inputs.push_back(astype(scales, out, st));
+    inputs.push_back(astype(*biases, out, st));
+  } else {
+    inputs.push_back(scales);
+    if (gs) inputs.push_back(reshape(*gs, {}, st));
+  }
+  return array(shape, out, detail::make_pooled<Dequantize>(st, q.group, q.bits, q.mode), std::move(inputs));
 }
 
 array quantized_matmul(array x, array w, array scales, std::optional<array> biases, bool transpose,
                        std::optional<int> group_size, std::optional<int> bits, const std::string& mode,
                        StreamOrDevice s) {
-  check_mode(mode, "quantized_matmul");
-  auto [g, b] = group_and_bits(group_size, bits, "quantized_matmul");
-  const int32_t k_w = check_packed(w, scales, biases, g, b, "quantized_matmul");
+  const Params q = quant_params(mode, group_size, bits, "quantized_matmul");
+  const int32_t k_w = check_packed(w, scales, biases, q, "quantized_matmul");
+  const bool affine = q.mode == QuantizationMode::affine;
   if (x.ndim() < 1) throw_invalid("quantized_matmul", "x must have at least one dimension.");
   if (!quantizable(x.dtype()) && is_floating_point(x.dtype())) {
     throw_invalid("quantized_matmul", "x must be float32, float16 or bfloat16 (got " + dtype_name(x.dtype()) + ").");
@@ -126,19 +197,27 @@ array quantized_matmul(array x, array w, array scales, std::optional<array> bias
     throw_invalid("quantized_matmul", "The shapes of the weight and scales are incompatible with the input: x has " +
                                           std::to_string(x.shape(-1)) + " features but the weights expect " + std::to_string(w_in) + ".");
   }
-  const Dtype t = promote_types(x.dtype(), scales.dtype());
+  // Affine products take the promoted dtype of x and the scales; the fp modes x's.
+  const Dtype t = affine ? promote_types(x.dtype(), scales.dtype()) : x.dtype();
   Stream st = detail::op_stream(std::move(s), "quantized_matmul");
   int64_t rows = 1;
   for (size_t i = 0; i + 1 < x.ndim(); ++i) rows *= x.shape()[i];
   if (!transpose || w.ndim() != 2 || rows > kDirectRows) {
-    array wd = dequantize(w, scales, biases, g, b, "affine", std::nullopt, t, st);
+    array wd = dequantize(w, scales, biases, q.group, q.bits, mode, std::nullopt, t, st);
     return matmul(astype(x, t, st), transpose ? swap_last_two(wd, st) : wd, st);
   }
   Shape out_shape = x.shape();
   out_shape.back() = w_out;
   array x2 = reshape(astype(x, t, st), {static_cast<int32_t>(rows), x.shape(-1)}, st);
-  array out({static_cast<int32_t>(rows), w_out}, t, detail::make_pooled<QuantizedMatmul>(st, g, b),
-            {x2, w, astype(scales, t, st), astype(*biases, t, st)});
+  std::vector<array> inputs{x2, w};
+  if (affine) {
+    inputs.push_back(astype(scales, t, st));
+    inputs.push_back(astype(*biases, t, st));
+  } else {
+    inputs.push_back(scales);
+  }
+  array out({static_cast<int32_t>(rows), w_out}, t, detail::make_pooled<QuantizedMatmul>(st, q.group, q.bits, q.mode),
+            std::move(inputs));
   return reshape(out, out_shape, st);
 }
 
@@ -172,14 +251,14 @@ array gather_qmm(const array& x, const array& w, const array& scales, const std:
     return quantized_matmul(x, w, scales, biases, transpose, group_size, bits, mode, std::move(s));
   }
   const char* op = "gather_qmm";
-  check_mode(mode, op);
-  auto [g, b] = group_and_bits(group_size, bits, op);
-  const int32_t k_w = check_packed(w, scales, biases, g, b, op);
+  const Params q = quant_params(mode, group_size, bits, op);
+  const int32_t k_w = check_packed(w, scales, biases, q, op);
+  const bool affine = q.mode == QuantizationMode::affine;
   if (x.ndim() < 2) {
     throw_invalid(op, "Non-quantized input must have at least two dimensions but got input with shape " +
                           shape_str(x.shape()) + ".");
   }
-  const Dtype t = promote_types(x.dtype(), scales.dtype());
+  const Dtype t = affine ? promote_types(x.dtype(), scales.dtype()) : x.dtype();
   if (!quantizable(t)) {
     throw_invalid(op, "Only float32, float16 and bfloat16 products are supported (x is " + dtype_name(x.dtype()) +
                           ", scales " + dtype_name(scales.dtype()) + ").");
@@ -220,10 +299,79 @@ array gather_qmm(const array& x, const array& w, const array& scales, const std:
   array x3 = reshape(astype(x, t, st), {bx, m, k}, st);
   array w3 = reshape(w, {bw, w.shape(-2), w.shape(-1)}, st);
   const Shape params{bw, scales.shape(-2), scales.shape(-1)};
-  array s3 = reshape(astype(scales, t, st), params, st);
-  array b3 = reshape(astype(*biases, t, st), params, st);
-  array out({nb, m, w_out}, t, detail::make_pooled<GatherQMM>(st, g, b, transpose), {x3, w3, s3, b3, lhs, rhs});
+  std::vector<array> inputs{x3, w3};
+  if (affine) {
+    inputs.push_back(reshape(astype(scales, t, st), params, st));
+    inputs.push_back(reshape(astype(*biases, t, st), params, st));
+  } else {
+    inputs.push_back(reshape(scales, params, st));
+  }
+  inputs.push_back(lhs);
+  inputs.push_back(rhs);
+  array out({nb, m, w_out}, t, detail::make_pooled<GatherQMM>(st, q.group, q.bits, q.mode, transpose), std::move(inputs));
   return reshape(out, out_shape, st);
+}
+
+array qqmm(array x, array w, const std::optional<array> w_scales, std::optional<int> group_size,
+           std::optional<int> bits, const std::string& mode, const std::optional<array> global_scale_x,
+           const std::optional<array> global_scale_w, StreamOrDevice s) {
+  const char* op = "qqmm";
+  const QuantizationMode m = parse_mode(mode, op);
+  if (m != QuantizationMode::nvfp4 && m != QuantizationMode::mxfp8) {
+    throw_invalid(op, "Only 'nvfp4' and 'mxfp8' quantization modes are supported but '" + mode + "' was provided.");
+  }
+  const Params q = quant_params(mode, group_size, bits, op);
+  if (x.ndim() > 2 || w.ndim() > 2) {
+    throw_invalid(op, "Only 2D inputs are supported but x.ndim() == " + std::to_string(x.ndim()) + " and w.ndim() == " +
+                          std::to_string(w.ndim()) + ".");
+  }
+  if (x.ndim() < 1 || w.ndim() < 2) {
+    throw_invalid(op, "x must have one or two dimensions and w two (got " + shape_str(x.shape()) + " and " +
+                          shape_str(w.shape()) + ").");
+  }
+  if (!quantizable(x.dtype())) {
+    throw_invalid(op, "Only real floating types except float64 are supported but first argument dtype == " +
+                          dtype_name(x.dtype()) + ".");
+  }
+  if (global_scale_x.has_value() != global_scale_w.has_value()) {
+    throw_invalid(op, "Either both or neither of global_scale_x and global_scale_w must be provided.");
+  }
+  const std::optional<array> gsx = checked_global_scale(global_scale_x, q.mode, op, "global_scale_x");
+  const std::optional<array> gsw = checked_global_scale(global_scale_w, q.mode, op, "global_scale_w");
+  const bool w_quantized = w.dtype() == uint32;
+  int32_t k_w = w.shape(-1);
+  if (w_quantized) {
+    if (!w_scales) throw_invalid(op, "Scales must be provided if second argument is quantized.");
+    k_w = check_packed(w, *w_scales, std::nullopt, q, op);
+  } else {
+    if (!quantizable(w.dtype())) {
+      throw_invalid(op, "Only real floating types except float64 are supported but second argument dtype == " +
+                            dtype_name(w.dtype()) + ".");
+    }
+    if (w_scales) throw_invalid(op, "Scales must not be provided when the second argument is not quantized.");
+  }
+  if (x.shape(-1) != k_w) {
+    throw_invalid(op, "Last dimension of first input with shape " + shape_str(x.shape()) +
+                          " must match the inputs of the second, " + std::to_string(k_w) + ".");
+  }
+  if (k_w % q.group != 0) {
+    throw_invalid(op, "The inner dimension " + std::to_string(k_w) + " must be divisible by the group size " +
+                          std::to_string(q.group) + ".");
+  }
+  Stream st = detail::op_stream(std::move(s), op);
+  // Each operand through its format, then one float32 product (what a block-scaled GEMM
+  // computes: exact products of the decoded values, accumulated in float32).
+  auto through_format = [&](const array& a, const std::optional<array>& gs) {
+    std::vector<array> parts = quantize(a, q.group, q.bits, mode, gs, st);
+    return dequantize(parts[0], parts[1], std::nullopt, q.group, q.bits, mode, gs, float32, st);
+  };
+  const array x2 = x.ndim() == 1 ? reshape(x, {1, x.shape(0)}, st) : x;
+  const array xd = through_format(x2, gsx);
+  const array wd = w_quantized ? dequantize(w, *w_scales, std::nullopt, q.group, q.bits, mode, gsw, float32, st)
+                               : through_format(w, gsw);
+  Shape out_shape = x.shape();
+  out_shape.back() = w.shape(-2);
+  return reshape(astype(matmul(xd, swap_last_two(wd, st), st), x.dtype(), st), out_shape, st);
 }
 
 array to_fp8(array x, StreamOrDevice s) {
