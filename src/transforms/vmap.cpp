@@ -3,6 +3,7 @@
 // for braid's primitives are one table here, keyed by primitive type; a primitive with no
 // rule falls back to its own vmap, which throws "[Name] vmap is not implemented." unless it
 // has one (custom functions do).
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <sstream>
@@ -212,6 +213,54 @@ Mapped full_rule(const array& node, const std::vector<array>& in, const std::vec
   return {full(batched(batch_size(in, axes), node.shape()), v, node.dtype(), s), 0};
 }
 
+Mapped gather_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const Gather&>(node.primitive());
+  const Stream& s = p.stream();
+  const int b = batch_size(in, axes);
+  std::vector<array> idx(in.begin() + 1, in.end());
+  std::vector<int> idx_axes(axes.begin() + 1, axes.end());
+  const bool indices_mapped = std::any_of(idx_axes.begin(), idx_axes.end(), [](int a) { return a >= 0; });
+  std::vector<int> gather_axes = shifted(p.axes());
+  Shape slice{b};
+  slice.insert(slice.end(), p.slice_sizes().begin(), p.slice_sizes().end());
+  if (axes[0] >= 0 && !indices_mapped) {
+    // Gather the whole batch axis at each index: it lands after the index dimensions.
+    Shape shape = node.shape();
+    const int idx_ndim = static_cast<int>(node.ndim() - p.slice_sizes().size());
+    shape.insert(shape.begin() + idx_ndim, b);
+    std::vector<array> inputs{to_front(in[0], axes[0], s)};
+    inputs.insert(inputs.end(), idx.begin(), idx.end());
+    return {
+        array(std::move(shape), node.dtype(), make_pooled<Gather>(s, gather_axes, slice), std::move(inputs)),
+        idx_ndim};
+  }
+  // Mapped indices, all of one shape [B, ...] after aligning.
+  idx = align(idx, idx_axes, s);
+  Shape idx_shape = idx[0].shape();
+  for (const auto& i : idx) idx_shape = detail::broadcast_shapes(idx_shape, i.shape(), "vmap");
+  if (idx_shape.empty() || idx_shape[0] != b) idx_shape.insert(idx_shape.begin(), b);
+  for (auto& i : idx) i = broadcast_to(i, idx_shape, s);
+  if (axes[0] < 0) {
+    Shape shape = idx_shape;
+    shape.insert(shape.end(), p.slice_sizes().begin(), p.slice_sizes().end());
+    std::vector<array> inputs{in[0]};
+    inputs.insert(inputs.end(), idx.begin(), idx.end());
+    return {array(std::move(shape), node.dtype(), node.primitive_ptr(), std::move(inputs)), 0};
+  }
+  // Both mapped: index the source's batch axis too, with each element's own batch position.
+  Shape along(idx_shape.size(), 1);
+  along[0] = b;
+  std::vector<array> inputs{to_front(in[0], axes[0], s),
+                            broadcast_to(reshape(arange(0, b, s), along, s), idx_shape, s)};
+  inputs.insert(inputs.end(), idx.begin(), idx.end());
+  gather_axes.insert(gather_axes.begin(), 0);
+  slice[0] = 1;
+  Shape shape = idx_shape;
+  shape.insert(shape.end(), slice.begin(), slice.end());
+  array out(std::move(shape), node.dtype(), make_pooled<Gather>(s, gather_axes, slice), std::move(inputs));
+  return {squeeze(out, static_cast<int>(idx_shape.size()), s), 0};
+}
+
 const std::unordered_map<std::type_index, Rule>& rules() {
   static const std::unordered_map<std::type_index, Rule> table = {
       {typeid(Unary), &same_shape},     {typeid(StopGradient), &same_shape},
@@ -226,7 +275,7 @@ const std::unordered_map<std::type_index, Rule>& rules() {
       {typeid(Matmul), &matmul_rule},   {typeid(AddMM), &addmm_rule},
       {typeid(Sort), &sort_rule},       {typeid(ArgSort), &sort_rule},
       {typeid(Partition), &sort_rule},  {typeid(ArgPartition), &sort_rule},
-      {typeid(Full), &full_rule},
+      {typeid(Full), &full_rule},       {typeid(Gather), &gather_rule},
   };
   return table;
 }
