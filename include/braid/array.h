@@ -53,6 +53,8 @@ struct Data {
 
 struct Waiter;  // a parked strand or other continuation (src/graph)
 
+struct TraceScope;  // one transform call's tracing (src/graph/trace.h)
+
 struct ArrayFlags {
   bool contiguous = true;      // the data_size elements are dense (in some order)
   bool row_contiguous = true;  // C order, no gaps
@@ -66,8 +68,12 @@ struct ArrayDesc {
   Dtype dtype;
   std::shared_ptr<Primitive> primitive;
 
-  // Readable by anyone holding `lock` or by the claimer of the node; cleared at detach.
+  // Readable by anyone holding `lock` or by the claimer of the node; cleared at detach
+  // unless the node is a tracer (see trace.h).
   std::vector<array> inputs;
+  // Set at construction (inherited from the inputs), immutable once the node is shared:
+  // while this scope is open the node is a tracer of a transform call.
+  std::shared_ptr<TraceScope> trace;
 
   // Written by the node's evaluation before `status` becomes available (release store).
   std::shared_ptr<Data> data;
@@ -181,6 +187,10 @@ class array {
   std::vector<array> inputs() const;
   const detail::ArrayFlags& flags() const { return desc_->flags; }
   size_t data_size() const { return desc_->data_size; }
+  /// True while the array is part of a graph that a transform (vjp, jvp, grad, ...) is
+  /// tracing: built from a transform call's inputs, inside that call. A tracer keeps its
+  /// inputs after evaluation so the transform can walk its graph. Thread-safe.
+  bool is_tracer() const;
   /// Identity of the node (equal for copies of the same array).
   std::uintptr_t id() const { return reinterpret_cast<std::uintptr_t>(desc_.get()); }
 

@@ -26,15 +26,24 @@ class Primitive {
   virtual void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) = 0;
   virtual void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) = 0;
 
-  /// Vector-Jacobian product; the default throws (transforms arrive with the autodiff work).
+  /// Vector-Jacobian product: one cotangent per input in `argnums`; the default throws.
   virtual std::vector<array> vjp(const std::vector<array>& primals,
                                  const std::vector<array>& cotangents,
                                  const std::vector<int>& argnums,
                                  const std::vector<array>& outputs);
-  /// Jacobian-vector product; the default throws.
+  /// Jacobian-vector product (MLX's form); the default throws.
   virtual std::vector<array> jvp(const std::vector<array>& primals,
                                  const std::vector<array>& tangents,
                                  const std::vector<int>& argnums);
+  /// braid's form of jvp, which also sees the node's outputs (their shapes and dtypes, and
+  /// values to reuse); the transforms call this one. The default forwards to MLX's form, so
+  /// a primitive ported from MLX works unchanged.
+  virtual std::vector<array> jvp(const std::vector<array>& primals,
+                                 const std::vector<array>& tangents,
+                                 const std::vector<int>& argnums,
+                                 const std::vector<array>& outputs) {
+    return jvp(primals, tangents, argnums);
+  }
   /// Vectorizing map; the default throws.
   virtual std::pair<std::vector<array>, std::vector<int>> vmap(const std::vector<array>& inputs,
                                                                const std::vector<int>& axes);

@@ -8,6 +8,7 @@
 #include "braid/transforms.h"
 #include "backend/backend.h"
 #include "graph/node.h"
+#include "graph/trace.h"
 #include "memory/object_pool.h"
 #include "runtime/mutex.h"
 
@@ -145,7 +146,8 @@ ArrayDesc::ArrayDesc(Shape shape_in, Dtype dtype_in, std::shared_ptr<Primitive> 
     : shape(std::move(shape_in)),
       dtype(dtype_in),
       primitive(std::move(prim)),
-      inputs(std::move(inputs_in)) {
+      inputs(std::move(inputs_in)),
+      trace(inherit_trace(inputs)) {
   size = checked_size(shape, dtype, "array");
   strides = row_major_strides(shape);
 }
@@ -240,6 +242,8 @@ std::vector<array> array::inputs() const {
   detail::SpinGuard guard(desc_->lock);
   return desc_->inputs;
 }
+
+bool array::is_tracer() const { return detail::is_tracer(desc_.get()); }
 
 bool array::is_available() const {
   return desc_->status.load(std::memory_order_acquire) == detail::Status::available;

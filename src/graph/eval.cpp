@@ -7,6 +7,7 @@
 // edge points to an earlier push, and the wait-for graph has no cycle.
 #include <algorithm>
 #include <atomic>
+#include <stdexcept>
 #include <utility>
 
 #include "braid/memory.h"
@@ -14,6 +15,7 @@
 #include "backend/backend.h"
 #include "graph/exit.h"
 #include "graph/node.h"
+#include "graph/trace.h"
 #include "runtime/park.h"
 #include "runtime/registry.h"
 #include "runtime/strand.h"
@@ -99,10 +101,11 @@ void complete_node(ArrayDesc& d, Status final) noexcept {
   notify_parked(&d, d.parked);
   Waiter* waiters;
   std::vector<array> inputs;  // detached here, released after the lock
+  const bool keep_inputs = is_tracer(&d);  // a transform will walk this graph
   {
     SpinGuard guard(d.lock);
     waiters = std::exchange(d.waiters, nullptr);
-    inputs.swap(d.inputs);
+    if (!keep_inputs) inputs.swap(d.inputs);
   }
   while (waiters != nullptr) {
     // Read the link first: once resumed, the waiter may wait on another node.
@@ -133,6 +136,12 @@ void topo_order(const std::vector<array>& outputs, Scratch& s) {
       continue;
     }
     if (st != Status::unscheduled) continue;
+    if (!d->primitive) {
+      // vmap's placeholder inputs have neither a value nor a primitive.
+      throw std::invalid_argument(
+          "[eval] Attempting to eval an array during function transformations like compile or vmap is not "
+          "allowed.");
+    }
     s.stack.emplace_back(node, true);
     SpinGuard guard(d->lock);  // inputs may be detached concurrently once the node completes
     for (const auto& in : d->inputs) {

@@ -18,6 +18,7 @@ class Unary : public UnaryPrimitive {
 #undef BRAID_EW_ENUM
   Unary(Stream s, Op op) : UnaryPrimitive(std::move(s)), op_(op) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override;
   Op op() const { return op_; }
   bool is_equivalent(const Primitive& o) const override;
@@ -37,6 +38,7 @@ class Binary : public UnaryPrimitive {
 #undef BRAID_EW_ENUM
   Binary(Stream s, Op op) : UnaryPrimitive(std::move(s)), op_(op) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override;
   Op op() const { return op_; }
   bool is_equivalent(const Primitive& o) const override;
@@ -51,6 +53,7 @@ class Select : public UnaryPrimitive {
  public:
   explicit Select(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Select"; }
 };
 
@@ -59,6 +62,7 @@ class StopGradient : public UnaryPrimitive {
  public:
   explicit StopGradient(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "StopGradient"; }
 };
 

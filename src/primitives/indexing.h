@@ -16,6 +16,7 @@ class Gather : public UnaryPrimitive {
   Gather(Stream s, std::vector<int> axes, Shape slice_sizes)
       : UnaryPrimitive(std::move(s)), axes_(std::move(axes)), slice_sizes_(std::move(slice_sizes)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Gather"; }
   bool is_equivalent(const Primitive& o) const override;
   const std::vector<int>& axes() const { return axes_; }
@@ -36,6 +37,7 @@ class Scatter : public UnaryPrimitive {
   Scatter(Stream s, ReduceType reduce, std::vector<int> axes)
       : UnaryPrimitive(std::move(s)), reduce_(reduce), axes_(std::move(axes)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override;
   bool is_equivalent(const Primitive& o) const override;
   ReduceType reduce_type() const { return reduce_; }
@@ -61,6 +63,7 @@ class Sort : public UnaryPrimitive {
  public:
   Sort(Stream s, int axis) : UnaryPrimitive(std::move(s)), axis_(axis) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Sort"; }
   bool is_equivalent(const Primitive& o) const override;
   int axis() const { return axis_; }
@@ -74,6 +77,7 @@ class ArgSort : public UnaryPrimitive {
  public:
   ArgSort(Stream s, int axis) : UnaryPrimitive(std::move(s)), axis_(axis) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "ArgSort"; }
   bool is_equivalent(const Primitive& o) const override;
   int axis() const { return axis_; }
@@ -88,6 +92,7 @@ class Partition : public UnaryPrimitive {
  public:
   Partition(Stream s, int kth, int axis) : UnaryPrimitive(std::move(s)), kth_(kth), axis_(axis) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Partition"; }
   bool is_equivalent(const Primitive& o) const override;
   int kth() const { return kth_; }
@@ -103,6 +108,7 @@ class ArgPartition : public UnaryPrimitive {
  public:
   ArgPartition(Stream s, int kth, int axis) : UnaryPrimitive(std::move(s)), kth_(kth), axis_(axis) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "ArgPartition"; }
   bool is_equivalent(const Primitive& o) const override;
   int kth() const { return kth_; }

@@ -13,6 +13,7 @@ class Matmul : public UnaryPrimitive {
  public:
   explicit Matmul(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Matmul"; }
 };
 
@@ -22,6 +23,7 @@ class AddMM : public UnaryPrimitive {
  public:
   AddMM(Stream s, float alpha, float beta) : UnaryPrimitive(std::move(s)), alpha_(alpha), beta_(beta) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "AddMM"; }
   float alpha() const { return alpha_; }
   float beta() const { return beta_; }
@@ -62,6 +64,7 @@ class Softmax : public UnaryPrimitive {
  public:
   Softmax(Stream s, bool precise) : UnaryPrimitive(std::move(s)), precise_(precise) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Softmax"; }
   bool precise() const { return precise_; }
 

@@ -12,6 +12,7 @@ class AsType : public UnaryPrimitive {
  public:
   explicit AsType(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "AsType"; }
 };
 
@@ -20,6 +21,7 @@ class Full : public UnaryPrimitive {
  public:
   explicit Full(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Full"; }
 };
 
@@ -41,6 +43,7 @@ class Broadcast : public UnaryPrimitive {
  public:
   explicit Broadcast(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Broadcast"; }
 };
 
@@ -49,6 +52,7 @@ class Reshape : public UnaryPrimitive {
  public:
   explicit Reshape(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Reshape"; }
 };
 
@@ -57,6 +61,7 @@ class Transpose : public UnaryPrimitive {
  public:
   Transpose(Stream s, std::vector<int> axes) : UnaryPrimitive(std::move(s)), axes_(std::move(axes)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Transpose"; }
   const std::vector<int>& axes() const { return axes_; }
 
@@ -69,6 +74,7 @@ class Squeeze : public UnaryPrimitive {
  public:
   Squeeze(Stream s, std::vector<int> axes) : UnaryPrimitive(std::move(s)), axes_(std::move(axes)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Squeeze"; }
   const std::vector<int>& axes() const { return axes_; }
 
@@ -81,6 +87,7 @@ class ExpandDims : public UnaryPrimitive {
  public:
   ExpandDims(Stream s, std::vector<int> axes) : UnaryPrimitive(std::move(s)), axes_(std::move(axes)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "ExpandDims"; }
   const std::vector<int>& axes() const { return axes_; }
 
@@ -94,6 +101,7 @@ class Slice : public UnaryPrimitive {
   Slice(Stream s, Shape start, Shape strides)
       : UnaryPrimitive(std::move(s)), start_(std::move(start)), strides_(std::move(strides)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Slice"; }
   const Shape& start() const { return start_; }
   const Shape& strides() const { return strides_; }
@@ -109,6 +117,7 @@ class DynamicSlice : public UnaryPrimitive {
  public:
   DynamicSlice(Stream s, std::vector<int> axes) : UnaryPrimitive(std::move(s)), axes_(std::move(axes)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "DynamicSlice"; }
   const std::vector<int>& axes() const { return axes_; }
 
@@ -123,6 +132,7 @@ class SliceUpdate : public UnaryPrimitive {
   SliceUpdate(Stream s, Shape start, Shape strides)
       : UnaryPrimitive(std::move(s)), start_(std::move(start)), strides_(std::move(strides)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "SliceUpdate"; }
   const Shape& start() const { return start_; }
   const Shape& strides() const { return strides_; }
@@ -139,6 +149,7 @@ class DynamicSliceUpdate : public UnaryPrimitive {
   DynamicSliceUpdate(Stream s, std::vector<int> axes)
       : UnaryPrimitive(std::move(s)), axes_(std::move(axes)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "DynamicSliceUpdate"; }
   const std::vector<int>& axes() const { return axes_; }
 
@@ -151,6 +162,7 @@ class Concatenate : public UnaryPrimitive {
  public:
   Concatenate(Stream s, int axis) : UnaryPrimitive(std::move(s)), axis_(axis) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Concatenate"; }
   int axis() const { return axis_; }
 
@@ -163,6 +175,7 @@ class Pad : public UnaryPrimitive {
  public:
   Pad(Stream s, Shape low) : UnaryPrimitive(std::move(s)), low_(std::move(low)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Pad"; }
   const Shape& low() const { return low_; }
 
@@ -176,6 +189,7 @@ class AsStrided : public UnaryPrimitive {
   AsStrided(Stream s, Strides strides, int64_t offset)
       : UnaryPrimitive(std::move(s)), strides_(std::move(strides)), offset_(offset) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "AsStrided"; }
   const Strides& strides() const { return strides_; }
   int64_t offset() const { return offset_; }
@@ -191,6 +205,7 @@ class Diagonal : public UnaryPrimitive {
   Diagonal(Stream s, int offset, int axis1, int axis2)
       : UnaryPrimitive(std::move(s)), offset_(offset), axis1_(axis1), axis2_(axis2) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Diagonal"; }
   int offset() const { return offset_; }
   int axis1() const { return axis1_; }
@@ -205,6 +220,7 @@ class Copy : public UnaryPrimitive {
  public:
   explicit Copy(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Copy"; }
 };
 
@@ -214,6 +230,7 @@ class Contiguous : public UnaryPrimitive {
   Contiguous(Stream s, bool allow_col_major)
       : UnaryPrimitive(std::move(s)), allow_col_major_(allow_col_major) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Contiguous"; }
   bool allow_col_major() const { return allow_col_major_; }
 
@@ -234,6 +251,7 @@ class Depends : public UnaryPrimitive {
  public:
   explicit Depends(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Depends"; }
 };
 

@@ -1,0 +1,51 @@
+#include "graph/trace.h"
+
+#include "braid/ops.h"
+#include "braid/primitive.h"
+
+namespace braid::detail {
+
+namespace {
+// The innermost transform call running on this thread. Seen only by this thread: it decides
+// the nesting of a call made inside a traced function (grad of grad), nothing else.
+thread_local const std::shared_ptr<TraceScope>* t_innermost = nullptr;
+}  // namespace
+
+std::shared_ptr<TraceScope> inherit_trace(const std::vector<array>& inputs) noexcept {
+  const std::shared_ptr<TraceScope>* best = nullptr;
+  for (const auto& in : inputs) {
+    const auto& t = in.desc()->trace;
+    if (t && (best == nullptr || t->depth > (*best)->depth) && t->active()) best = &t;
+  }
+  return best ? *best : nullptr;
+}
+
+TraceCall::TraceCall(const std::vector<array>& primals) : enclosing_(t_innermost) {
+  std::shared_ptr<TraceScope> parent = inherit_trace(primals);
+  if (enclosing_ && (*enclosing_)->active() && (!parent || (*enclosing_)->depth > parent->depth)) {
+    parent = *enclosing_;  // a function traced by the enclosing call may capture its tracers
+  }
+  scope_ = std::make_shared<TraceScope>();
+  scope_->depth = parent ? parent->depth + 1 : 1;
+  scope_->parent = std::move(parent);
+  t_innermost = &scope_;
+}
+
+TraceCall::~TraceCall() {
+  scope_->open.store(false, std::memory_order_relaxed);
+  t_innermost = enclosing_;
+}
+
+std::vector<array> TraceCall::make_tracers(const std::vector<array>& primals) const {
+  std::vector<array> out;
+  out.reserve(primals.size());
+  for (const auto& p : primals) {
+    Stream s = p.has_primitive() ? p.primitive().stream() : default_stream(default_device());
+    array t = copy(p, s);
+    t.desc()->trace = scope_;  // before anyone else can see the copy
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace braid::detail

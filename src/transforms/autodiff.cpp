@@ -1,0 +1,194 @@
+// vjp, jvp and value_and_grad (MLX's semantics): trace the function on tracer copies of the
+// primals, collect the part of the graph that depends on them (transforms/tape.h), and run
+// each primitive's vjp backwards or jvp forwards over it. All state lives in the call.
+#include <optional>
+#include <set>
+#include <sstream>
+#include <typeinfo>
+
+#include "braid/ops.h"
+#include "braid/transforms.h"
+#include "graph/node.h"
+#include "graph/trace.h"
+#include "ops/utils.h"
+#include "primitives/elementwise.h"
+#include "transforms/tape.h"
+
+namespace braid {
+
+namespace {
+
+Stream stream_for(const array& a) {
+  return a.has_primitive() ? a.primitive().stream() : default_stream(default_device());
+}
+
+bool is_stop_gradient(const array& a) {
+  return a.has_primitive() && typeid(a.primitive()) == typeid(StopGradient);
+}
+
+}  // namespace
+
+std::pair<std::vector<array>, std::vector<array>> vjp(
+    const std::function<std::vector<array>(const std::vector<array>&)>& fun,
+    const std::vector<array>& primals, const std::vector<array>& cotans) {
+  detail::TraceCall call(primals);
+  std::vector<array> tracers = call.make_tracers(primals);
+  std::vector<array> outputs = fun(tracers);
+
+  // Pair each output with its cotangent; outputs under stop_gradient take none.
+  std::vector<std::pair<size_t, size_t>> output_cotan;
+  size_t next = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const array& out = outputs[i];
+    if (is_stop_gradient(out)) continue;
+    if (next >= cotans.size()) {
+      std::ostringstream msg;
+      msg << "[vjp] Number of outputs to compute gradients for (" << outputs.size()
+          << ") does not match number of cotangents (" << cotans.size() << ").";
+      throw std::invalid_argument(msg.str());
+    }
+    if (out.shape() != cotans[next].shape()) {
+      std::ostringstream msg;
+      msg << "[vjp] Output shape " << detail::shape_str(out.shape()) << " does not match cotangent shape "
+          << detail::shape_str(cotans[next].shape()) << ".";
+      if (outputs.size() == 1 && out.size() == 1)
+        msg << " If you are using grad your function must return a scalar.";
+      throw std::invalid_argument(msg.str());
+    }
+    output_cotan.emplace_back(i, next++);
+  }
+
+  detail::Tape tape = detail::build_tape(outputs, tracers);
+
+  // One cotangent slot per tape entry, released once its node has passed it on.
+  std::vector<std::optional<array>> cotan(tape.entries.size());
+  auto accumulate = [&](int32_t entry, const array& c, const Stream& s) {
+    auto& slot = cotan[entry];
+    slot = slot ? add(*slot, c, s) : c;
+  };
+  for (auto [out_idx, cotan_idx] : output_cotan) {
+    const array& o = outputs[out_idx];
+    const int32_t entry = tape.entry_of(o);
+    if (entry < 0) continue;  // does not depend on the primals
+    accumulate(entry, astype(cotans[cotan_idx], o.dtype(), stream_for(o)), stream_for(o));
+  }
+  std::vector<int> argnums;
+  std::vector<int32_t> targets;
+  for (size_t e = tape.entries.size(); e-- > tape.num_primals;) {
+    if (!cotan[e]) continue;  // nothing flows back through this node
+    std::vector<array> cotangents{std::move(*cotan[e])};
+    cotan[e].reset();
+    const detail::TapeEntry& entry = tape.entries[e];
+    argnums.clear();
+    targets.clear();
+    for (size_t i = 0; i < entry.inputs.size(); ++i) {
+      const int32_t t = tape.entry_of(entry.inputs[i]);
+      if (t < 0) continue;
+      argnums.push_back(static_cast<int>(i));
+      targets.push_back(t);
+    }
+    Primitive& prim = entry.node.primitive();
+    std::vector<array> vjps = prim.vjp(entry.inputs, cotangents, argnums, {entry.node});
+    for (size_t i = 0; i < argnums.size(); ++i) accumulate(targets[i], vjps[i], prim.stream());
+  }
+
+  std::vector<array> grads;
+  grads.reserve(tracers.size());
+  for (size_t i = 0; i < tracers.size(); ++i) {
+    const int32_t entry = tape.entry_of(tracers[i]);
+    grads.push_back(cotan[entry] ? *cotan[entry] : zeros_like(primals[i], stream_for(primals[i])));
+  }
+  return {std::move(outputs), std::move(grads)};
+}
+
+std::pair<array, array> vjp(const std::function<array(const array&)>& fun, const array& primal,
+                            const array& cotangent) {
+  auto vec_fun = [&fun](const std::vector<array>& in) { return std::vector<array>{fun(in[0])}; };
+  auto [outputs, vjps] = vjp(vec_fun, {primal}, {cotangent});
+  return {outputs[0], vjps[0]};
+}
+
+std::pair<std::vector<array>, std::vector<array>> jvp(
+    const std::function<std::vector<array>(const std::vector<array>&)>& fun,
+    const std::vector<array>& primals, const std::vector<array>& tangents) {
+  if (primals.size() != tangents.size()) {
+    throw std::invalid_argument("[jvp] Number of inputs does not match number of tangents.");
+  }
+  for (size_t i = 0; i < primals.size(); ++i) {
+    if (primals[i].shape() != tangents[i].shape()) {
+      throw std::invalid_argument("[jvp] Input shape does not match shape of tangent.");
+    }
+  }
+  detail::TraceCall call(primals);
+  std::vector<array> tracers = call.make_tracers(primals);
+  std::vector<array> outputs = fun(tracers);
+  detail::Tape tape = detail::build_tape(outputs, tracers);
+
+  std::vector<std::optional<array>> tan(tape.entries.size());
+  for (size_t i = 0; i < tracers.size(); ++i) {
+    auto& slot = tan[tape.entry_of(tracers[i])];
+    slot = slot ? add(*slot, tangents[i]) : tangents[i];  // a primal passed twice
+  }
+  std::vector<int> argnums;
+  std::vector<array> in_tangents;
+  for (size_t e = tape.num_primals; e < tape.entries.size(); ++e) {
+    const detail::TapeEntry& entry = tape.entries[e];
+    argnums.clear();
+    in_tangents.clear();
+    for (size_t i = 0; i < entry.inputs.size(); ++i) {
+      const int32_t t = tape.entry_of(entry.inputs[i]);
+      if (t < 0) continue;
+      argnums.push_back(static_cast<int>(i));
+      in_tangents.push_back(*tan[t]);
+    }
+    tan[e] = std::move(entry.node.primitive().jvp(entry.inputs, in_tangents, argnums, {entry.node})[0]);
+  }
+
+  std::vector<array> jvps;
+  jvps.reserve(outputs.size());
+  for (const auto& out : outputs) {
+    const int32_t entry = tape.entry_of(out);
+    jvps.push_back(entry >= 0 ? *tan[entry] : zeros_like(out, stream_for(out)));
+  }
+  return {std::move(outputs), std::move(jvps)};
+}
+
+std::pair<array, array> jvp(const std::function<array(const array&)>& fun, const array& primal,
+                            const array& tangent) {
+  auto vec_fun = [&fun](const std::vector<array>& in) { return std::vector<array>{fun(in[0])}; };
+  auto [outputs, jvps] = jvp(vec_fun, {primal}, {tangent});
+  return {outputs[0], jvps[0]};
+}
+
+ValueAndGradFn value_and_grad(const std::function<std::vector<array>(const std::vector<array>&)>& fun,
+                              const std::vector<int>& argnums) {
+  if (argnums.empty()) throw std::invalid_argument("[grad] Must specify at least one argument.");
+  return [fun, argnums](const std::vector<array>& inputs) {
+    const int n = static_cast<int>(inputs.size());
+    std::set<int> args;
+    for (int arg : argnums) args.insert(arg < 0 ? arg + n : arg);
+    if (args.size() != argnums.size()) {
+      throw std::invalid_argument("[grad] Repeat argument number not allowed in grad.");
+    }
+    if (*args.begin() < 0 || *args.rbegin() >= n) {
+      std::ostringstream msg;
+      msg << "[grad] Invalid argument number for function with " << n << " inputs.";
+      throw std::invalid_argument(msg.str());
+    }
+    auto gfun = [&fun, &inputs, &args](const std::vector<array>& ginputs) {
+      std::vector<array> all(inputs);
+      auto arg = args.begin();
+      for (const auto& g : ginputs) all[*arg++] = g;
+      std::vector<array> outputs = fun(all);
+      for (size_t i = 1; i < outputs.size(); ++i)
+        outputs[i] = stop_gradient(outputs[i], stream_for(outputs[i]));
+      return outputs;
+    };
+    std::vector<array> ginputs;
+    for (int arg : args) ginputs.push_back(inputs[arg]);
+    // A float32 one: vjp casts it to the output's dtype.
+    return vjp(gfun, ginputs, {array(1.0f)});
+  };
+}
+
+}  // namespace braid

@@ -1,0 +1,153 @@
+// custom_function, custom_vjp and checkpoint: the traced function's outputs become nodes of a
+// CustomTransforms primitive (one node per output, each a view of the output's value) whose
+// vjp, jvp and vmap are the user's functions, or ones derived from the function itself.
+#include <memory>
+
+#include "braid/ops.h"
+#include "braid/primitive.h"
+#include "braid/transforms.h"
+#include "graph/node.h"
+#include "memory/object_pool.h"
+
+namespace braid {
+
+namespace {
+
+using Fun = std::function<std::vector<array>(const std::vector<array>&)>;
+using VjpFun = std::function<std::vector<array>(const std::vector<array>&, const std::vector<array>&,
+                                                const std::vector<array>&)>;
+using JvpFun = std::function<std::vector<array>(const std::vector<array>&, const std::vector<array>&,
+                                                const std::vector<int>&)>;
+using VmapFun = std::function<std::pair<std::vector<array>, std::vector<int>>(const std::vector<array>&,
+                                                                              const std::vector<int>&)>;
+
+struct CustomFunctions {
+  VjpFun vjp;
+  JvpFun jvp;
+  VmapFun vmap;
+};
+
+/// Output `index` of a custom function: inputs are the function's arguments followed by all
+/// of its outputs (under stop_gradient), and the node shares the buffer of its output.
+class CustomTransforms : public UnaryPrimitive {
+ public:
+  CustomTransforms(Stream s, int index, int num_outputs, std::shared_ptr<const CustomFunctions> fns)
+      : UnaryPrimitive(std::move(s)), index_(index), num_outputs_(num_outputs), fns_(std::move(fns)) {}
+
+  // A view on either device: no kernel, the output's buffer is shared.
+  void eval_cpu(const std::vector<array>& inputs, array& out) override { share(inputs, out); }
+  void eval_gpu(const std::vector<array>& inputs, array& out) override { share(inputs, out); }
+  using UnaryPrimitive::eval_cpu;
+  using UnaryPrimitive::eval_gpu;
+
+  std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                         const std::vector<int>& argnums, const std::vector<array>&) override {
+    const size_t n_args = primals.size() - num_outputs_;
+    std::vector<array> args(primals.begin(), primals.begin() + n_args);
+    std::vector<array> outs(primals.begin() + n_args, primals.end());
+    // One node per output: the others' cotangents are zero here (their nodes add theirs).
+    std::vector<array> cots;
+    for (int i = 0; i < num_outputs_; ++i) {
+      cots.push_back(i == index_ ? cotangents[0] : zeros_like(outs[i], stream()));
+    }
+    std::vector<array> all = fns_->vjp(args, cots, outs);
+    std::vector<array> out;
+    for (int a : argnums)
+      out.push_back(static_cast<size_t>(a) < all.size() ? all[a] : zeros_like(primals[a], stream()));
+    return out;
+  }
+
+  std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                         const std::vector<int>& argnums) override {
+    const size_t n_args = primals.size() - num_outputs_;
+    std::vector<array> args(primals.begin(), primals.begin() + n_args);
+    std::vector<array> arg_tangents;
+    std::vector<int> arg_nums;
+    for (size_t i = 0; i < argnums.size(); ++i) {
+      if (static_cast<size_t>(argnums[i]) >= n_args) continue;
+      arg_tangents.push_back(tangents[i]);
+      arg_nums.push_back(argnums[i]);
+    }
+    return {fns_->jvp(args, arg_tangents, arg_nums)[index_]};
+  }
+
+  std::pair<std::vector<array>, std::vector<int>> vmap(const std::vector<array>& inputs,
+                                                       const std::vector<int>& axes) override {
+    const size_t n_args = inputs.size() - num_outputs_;
+    std::vector<array> args(inputs.begin(), inputs.begin() + n_args);
+    std::vector<int> arg_axes(axes.begin(), axes.begin() + n_args);
+    auto [outs, out_axes] = fns_->vmap(args, arg_axes);
+    return {{outs[index_]}, {out_axes[index_]}};
+  }
+
+  const char* name() const override { return "CustomTransforms"; }
+
+ private:
+  void share(const std::vector<array>& inputs, array& out) const {
+    detail::share_buffer(out, inputs[inputs.size() - num_outputs_ + index_]);
+  }
+  int index_;
+  int num_outputs_;
+  std::shared_ptr<const CustomFunctions> fns_;
+};
+
+}  // namespace
+
+std::function<std::vector<array>(const std::vector<array>&)> custom_function(
+    Fun fun, std::optional<VjpFun> fun_vjp, std::optional<JvpFun> fun_jvp, std::optional<VmapFun> fun_vmap) {
+  auto fns = std::make_shared<CustomFunctions>();
+  fns->vjp = fun_vjp
+                 ? std::move(*fun_vjp)
+                 : VjpFun([fun](const std::vector<array>& primals, const std::vector<array>& cotangents,
+                                const std::vector<array>&) { return vjp(fun, primals, cotangents).second; });
+  fns->jvp = fun_jvp ? std::move(*fun_jvp)
+                     : JvpFun([fun](const std::vector<array>& primals, const std::vector<array>& tangents,
+                                    const std::vector<int>& argnums) {
+                         std::vector<array> all;
+                         for (size_t i = 0, j = 0; i < primals.size(); ++i) {
+                           if (j < argnums.size() && static_cast<size_t>(argnums[j]) == i) {
+                             all.push_back(tangents[j++]);
+                           } else {
+                             all.push_back(zeros_like(primals[i]));
+                           }
+                         }
+                         return jvp(fun, primals, all).second;
+                       });
+  fns->vmap = fun_vmap ? std::move(*fun_vmap)
+                       : VmapFun([fun](const std::vector<array>& inputs, const std::vector<int>& axes) {
+                           std::vector<array> outputs = vmap(fun, axes)(inputs);
+                           return std::make_pair(outputs, std::vector<int>(outputs.size(), 0));
+                         });
+  std::shared_ptr<const CustomFunctions> shared = std::move(fns);
+  return [fun = std::move(fun), shared](const std::vector<array>& args) {
+    std::vector<array> outputs = fun(args);
+    for (auto& out : outputs) out = stop_gradient(out);
+    std::vector<array> inputs = args;
+    inputs.insert(inputs.end(), outputs.begin(), outputs.end());
+    Stream s = !outputs.empty() && outputs[0].has_primitive() ? outputs[0].primitive().stream()
+                                                              : default_stream(default_device());
+    const int n = static_cast<int>(outputs.size());
+    std::vector<array> result;
+    result.reserve(outputs.size());
+    for (int i = 0; i < n; ++i) {
+      result.emplace_back(outputs[i].shape(), outputs[i].dtype(),
+                          detail::make_pooled<CustomTransforms>(s, i, n, shared), inputs);
+    }
+    return result;
+  };
+}
+
+std::function<std::vector<array>(const std::vector<array>&)> custom_vjp(Fun fun, VjpFun fun_vjp) {
+  return custom_function(std::move(fun), std::move(fun_vjp));
+}
+
+std::function<std::vector<array>(const std::vector<array>&)> checkpoint(Fun fun) {
+  auto recompute = [fun](const std::vector<array>& primals, const std::vector<array>& cotangents,
+                         const std::vector<array>& outputs) {
+    // depends: the recomputation waits for the forward outputs, so both are never live at once.
+    return vjp(fun, depends(primals, outputs), cotangents).second;
+  };
+  return custom_vjp(std::move(fun), std::move(recompute));
+}
+
+}  // namespace braid

@@ -1,0 +1,412 @@
+// vmap (MLX's semantics): trace the function on placeholder inputs without the mapped axis,
+// then rebuild each node that depends on a mapped input from its batched inputs. The rules
+// for braid's primitives are one table here, keyed by primitive type; a primitive with no
+// rule falls back to its own vmap, which throws "[Name] vmap is not implemented." unless it
+// has one (custom functions do).
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <typeindex>
+#include <unordered_map>
+
+#include "braid/ops.h"
+#include "braid/transforms.h"
+#include "graph/node.h"
+#include "graph/trace.h"
+#include "memory/object_pool.h"
+#include "ops/utils.h"
+#include "primitives/primitives.h"
+#include "transforms/tape.h"
+
+namespace braid {
+
+namespace {
+
+using detail::make_pooled;
+
+// A node rebuilt from batched inputs: the new node and its mapped axis.
+using Mapped = std::pair<array, int>;
+// (the traced node, its inputs, their mapped axes, -1 for an unmapped input)
+using Rule = Mapped (*)(const array& node, const std::vector<array>& in, const std::vector<int>& axes);
+
+int batch_size(const std::vector<array>& in, const std::vector<int>& axes) {
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (axes[i] >= 0) return in[i].shape(axes[i]);
+  }
+  return 1;
+}
+
+array to_front(const array& x, int axis, const Stream& s) { return axis <= 0 ? x : moveaxis(x, axis, 0, s); }
+
+// Every mapped input with its axis first and as many unit axes after it as make it the rank of
+// the widest input; unmapped inputs as they are (broadcasting lines them up from the right).
+std::vector<array> align(const std::vector<array>& in, const std::vector<int>& axes, const Stream& s) {
+  int rank = 0;
+  for (size_t i = 0; i < in.size(); ++i)
+    rank = std::max(rank, static_cast<int>(in[i].ndim()) - (axes[i] >= 0));
+  std::vector<array> out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (axes[i] < 0) {
+      out.push_back(in[i]);
+      continue;
+    }
+    array x = to_front(in[i], axes[i], s);
+    const int missing = rank - (static_cast<int>(x.ndim()) - 1);
+    if (missing > 0) {
+      std::vector<int> ones(missing);
+      for (int k = 0; k < missing; ++k) ones[k] = k + 1;
+      x = expand_dims(x, ones, s);
+    }
+    out.push_back(x);
+  }
+  return out;
+}
+
+Shape batched(int b, const Shape& shape) {
+  Shape r{b};
+  r.insert(r.end(), shape.begin(), shape.end());
+  return r;
+}
+
+std::vector<int> shifted(const std::vector<int>& axes) {
+  std::vector<int> r(axes);
+  for (auto& a : r) ++a;
+  return r;
+}
+
+// Same shape in and out, element by element: the node's (immutable) primitive over the
+// batched input.
+Mapped same_shape(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  return {array(in[0].shape(), node.dtype(), node.primitive_ptr(), {in[0]}), axes[0]};
+}
+
+Mapped elementwise(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const Stream& s = node.primitive().stream();
+  std::vector<array> x = align(in, axes, s);
+  Shape shape = x[0].shape();
+  for (size_t i = 1; i < x.size(); ++i) shape = detail::broadcast_shapes(shape, x[i].shape(), "vmap");
+  return {array(std::move(shape), node.dtype(), node.primitive_ptr(), std::move(x)), 0};
+}
+
+Mapped reduce(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const Reduce&>(node.primitive());
+  const Stream& s = p.stream();
+  array x = to_front(in[0], axes[0], s);
+  std::vector<int> ax = shifted(p.axes());
+  Shape shape = x.shape();
+  for (int a : ax) shape[a] = 1;
+  return {array(std::move(shape), node.dtype(), make_pooled<Reduce>(s, p.op(), ax), {x}), 0};
+}
+
+Mapped arg_reduce(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const ArgReduce&>(node.primitive());
+  const Stream& s = p.stream();
+  array x = to_front(in[0], axes[0], s);
+  Shape shape = x.shape();
+  shape[p.axis() + 1] = 1;
+  return {array(std::move(shape), node.dtype(), make_pooled<ArgReduce>(s, p.op(), p.axis() + 1), {x}), 0};
+}
+
+Mapped scan(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const Scan&>(node.primitive());
+  const Stream& s = p.stream();
+  array x = to_front(in[0], axes[0], s);
+  return {array(x.shape(), node.dtype(),
+                make_pooled<Scan>(s, p.op(), p.axis() + 1, p.reverse(), p.inclusive()), {x}),
+          0};
+}
+
+Mapped softmax_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const Stream& s = node.primitive().stream();
+  array x = to_front(in[0], axes[0], s);  // the softmax axis stays last
+  return {array(x.shape(), node.dtype(), node.primitive_ptr(), {x}), 0};
+}
+
+Mapped broadcast_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const Stream& s = node.primitive().stream();
+  const int b = batch_size(in, axes);
+  array x = to_front(in[0], axes[0], s);
+  const int missing = static_cast<int>(node.ndim()) - (static_cast<int>(x.ndim()) - 1);
+  for (int k = 0; k < missing; ++k) x = expand_dims(x, 1, s);
+  return {broadcast_to(x, batched(b, node.shape()), s), 0};
+}
+
+Mapped reshape_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const Stream& s = node.primitive().stream();
+  return {reshape(to_front(in[0], axes[0], s), batched(batch_size(in, axes), node.shape()), s), 0};
+}
+
+Mapped transpose_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const Transpose&>(node.primitive());
+  std::vector<int> perm{0};
+  for (int a : p.axes()) perm.push_back(a + 1);
+  return {transpose(to_front(in[0], axes[0], p.stream()), perm, p.stream()), 0};
+}
+
+Mapped squeeze_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const Squeeze&>(node.primitive());
+  return {squeeze(to_front(in[0], axes[0], p.stream()), shifted(p.axes()), p.stream()), 0};
+}
+
+Mapped expand_dims_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const ExpandDims&>(node.primitive());
+  return {expand_dims(to_front(in[0], axes[0], p.stream()), shifted(p.axes()), p.stream()), 0};
+}
+
+Mapped slice_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const Slice&>(node.primitive());
+  const Stream& s = p.stream();
+  Shape start{0}, strides{1};
+  start.insert(start.end(), p.start().begin(), p.start().end());
+  strides.insert(strides.end(), p.strides().begin(), p.strides().end());
+  return {array(batched(batch_size(in, axes), node.shape()), node.dtype(),
+                make_pooled<Slice>(s, std::move(start), std::move(strides)), {to_front(in[0], axes[0], s)}),
+          0};
+}
+
+Mapped concatenate_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const Concatenate&>(node.primitive());
+  const Stream& s = p.stream();
+  const int b = batch_size(in, axes);
+  std::vector<array> parts;
+  for (size_t i = 0; i < in.size(); ++i) {
+    parts.push_back(axes[i] >= 0 ? to_front(in[i], axes[i], s)
+                                 : broadcast_to(expand_dims(in[i], 0, s), batched(b, in[i].shape()), s));
+  }
+  return {astype(concatenate(std::move(parts), p.axis() + 1, s), node.dtype(), s), 0};
+}
+
+Mapped matmul_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const Stream& s = node.primitive().stream();
+  std::vector<array> x = align(in, axes, s);
+  return {matmul(x[0], x[1], s), 0};
+}
+
+Mapped addmm_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const AddMM&>(node.primitive());
+  const Stream& s = p.stream();
+  std::vector<array> x = align(in, axes, s);
+  return {addmm(x[2], x[0], x[1], p.alpha(), p.beta(), s), 0};
+}
+
+Mapped astype_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  return {astype(in[0], node.dtype(), node.primitive().stream()), axes[0]};
+}
+
+Mapped sort_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const Stream& s = node.primitive().stream();
+  array x = to_front(in[0], axes[0], s);
+  const Primitive& prim = node.primitive();
+  if (auto* p = dynamic_cast<const Sort*>(&prim)) return {sort(x, p->axis() + 1, s), 0};
+  if (auto* p = dynamic_cast<const ArgSort*>(&prim)) return {argsort(x, p->axis() + 1, s), 0};
+  if (auto* p = dynamic_cast<const Partition*>(&prim)) return {partition(x, p->kth(), p->axis() + 1, s), 0};
+  const auto& q = static_cast<const ArgPartition&>(prim);
+  return {argpartition(x, q.kth(), q.axis() + 1, s), 0};
+}
+
+Mapped full_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const Stream& s = node.primitive().stream();
+  array v = to_front(in[0], axes[0], s);
+  const int missing = static_cast<int>(node.ndim()) - (static_cast<int>(v.ndim()) - 1);
+  for (int k = 0; k < missing; ++k) v = expand_dims(v, 1, s);
+  return {full(batched(batch_size(in, axes), node.shape()), v, node.dtype(), s), 0};
+}
+
+Mapped gather_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const Gather&>(node.primitive());
+  const Stream& s = p.stream();
+  const int b = batch_size(in, axes);
+  std::vector<array> idx(in.begin() + 1, in.end());
+  std::vector<int> idx_axes(axes.begin() + 1, axes.end());
+  const bool indices_mapped = std::any_of(idx_axes.begin(), idx_axes.end(), [](int a) { return a >= 0; });
+  std::vector<int> gather_axes = shifted(p.axes());
+  Shape slice{b};
+  slice.insert(slice.end(), p.slice_sizes().begin(), p.slice_sizes().end());
+  if (axes[0] >= 0 && !indices_mapped) {
+    // Gather the whole batch axis at each index: it lands after the index dimensions.
+    Shape shape = node.shape();
+    const int idx_ndim = static_cast<int>(node.ndim() - p.slice_sizes().size());
+    shape.insert(shape.begin() + idx_ndim, b);
+    std::vector<array> inputs{to_front(in[0], axes[0], s)};
+    inputs.insert(inputs.end(), idx.begin(), idx.end());
+    return {
+        array(std::move(shape), node.dtype(), make_pooled<Gather>(s, gather_axes, slice), std::move(inputs)),
+        idx_ndim};
+  }
+  // Mapped indices, all of one shape [B, ...] after aligning.
+  idx = align(idx, idx_axes, s);
+  Shape idx_shape = idx[0].shape();
+  for (const auto& i : idx) idx_shape = detail::broadcast_shapes(idx_shape, i.shape(), "vmap");
+  if (idx_shape.empty() || idx_shape[0] != b) idx_shape.insert(idx_shape.begin(), b);
+  for (auto& i : idx) i = broadcast_to(i, idx_shape, s);
+  if (axes[0] < 0) {
+    Shape shape = idx_shape;
+    shape.insert(shape.end(), p.slice_sizes().begin(), p.slice_sizes().end());
+    std::vector<array> inputs{in[0]};
+    inputs.insert(inputs.end(), idx.begin(), idx.end());
+    return {array(std::move(shape), node.dtype(), node.primitive_ptr(), std::move(inputs)), 0};
+  }
+  // Both mapped: index the source's batch axis too, with each element's own batch position.
+  Shape along(idx_shape.size(), 1);
+  along[0] = b;
+  std::vector<array> inputs{to_front(in[0], axes[0], s),
+                            broadcast_to(reshape(arange(0, b, s), along, s), idx_shape, s)};
+  inputs.insert(inputs.end(), idx.begin(), idx.end());
+  gather_axes.insert(gather_axes.begin(), 0);
+  slice[0] = 1;
+  Shape shape = idx_shape;
+  shape.insert(shape.end(), slice.begin(), slice.end());
+  array out(std::move(shape), node.dtype(), make_pooled<Gather>(s, gather_axes, slice), std::move(inputs));
+  return {squeeze(out, static_cast<int>(idx_shape.size()), s), 0};
+}
+
+const std::unordered_map<std::type_index, Rule>& rules() {
+  static const std::unordered_map<std::type_index, Rule> table = {
+      {typeid(Unary), &same_shape},     {typeid(StopGradient), &same_shape},
+      {typeid(Copy), &same_shape},      {typeid(Contiguous), &same_shape},
+      {typeid(Binary), &elementwise},   {typeid(Select), &elementwise},
+      {typeid(AsType), &astype_rule},   {typeid(Reduce), &reduce},
+      {typeid(ArgReduce), &arg_reduce}, {typeid(Scan), &scan},
+      {typeid(Softmax), &softmax_rule}, {typeid(Broadcast), &broadcast_rule},
+      {typeid(Reshape), &reshape_rule}, {typeid(Transpose), &transpose_rule},
+      {typeid(Squeeze), &squeeze_rule}, {typeid(ExpandDims), &expand_dims_rule},
+      {typeid(Slice), &slice_rule},     {typeid(Concatenate), &concatenate_rule},
+      {typeid(Matmul), &matmul_rule},   {typeid(AddMM), &addmm_rule},
+      {typeid(Sort), &sort_rule},       {typeid(ArgSort), &sort_rule},
+      {typeid(Partition), &sort_rule},  {typeid(ArgPartition), &sort_rule},
+      {typeid(Full), &full_rule},       {typeid(Gather), &gather_rule},
+  };
+  return table;
+}
+
+Mapped map_node(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  Primitive& prim = node.primitive();
+  auto it = rules().find(typeid(prim));
+  if (it != rules().end()) return it->second(node, in, axes);
+  auto [outs, out_axes] = prim.vmap(in, axes);
+  return {outs[0], out_axes[0]};
+}
+
+std::vector<array> vmap_call(const std::function<std::vector<array>(const std::vector<array>&)>& fun,
+                             const std::vector<array>& inputs, std::vector<int> in_axes,
+                             std::vector<int> out_axes) {
+  if (in_axes.empty()) in_axes.assign(inputs.size(), 0);
+  if (in_axes.size() != inputs.size()) {
+    std::ostringstream msg;
+    msg << "[vmap] The number of in axes (" << in_axes.size() << ") must match the number of inputs ("
+        << inputs.size() << ").";
+    throw std::invalid_argument(msg.str());
+  }
+  int64_t size = -1;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (in_axes[i] == -1) continue;
+    if (inputs[i].ndim() == 0)
+      throw std::invalid_argument("[vmap] Cannot vmap an input with zero dimensions.");
+    if (in_axes[i] < 0 || in_axes[i] >= static_cast<int>(inputs[i].ndim())) {
+      std::ostringstream msg;
+      msg << "[vmap] Axis " << in_axes[i] << " invalid for input with " << inputs[i].ndim() << " dimensions.";
+      throw std::invalid_argument(msg.str());
+    }
+    const int64_t n = inputs[i].shape(in_axes[i]);
+    if (size >= 0 && n != size) {
+      std::ostringstream msg;
+      msg << "[vmap] Inconsistent axis sizes: " << n << " and " << size << ".";
+      throw std::invalid_argument(msg.str());
+    }
+    size = n;
+  }
+
+  // Trace on placeholders: the inputs without their mapped axis, with no value.
+  detail::TraceCall call(inputs);
+  std::vector<array> traced, placeholders;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (in_axes[i] == -1) {
+      traced.push_back(inputs[i]);
+      continue;
+    }
+    Shape shape = inputs[i].shape();
+    shape.erase(shape.begin() + in_axes[i]);
+    array p(std::move(shape), inputs[i].dtype(), nullptr, {});
+    p.desc()->trace = call.scope();  // before anyone else can see it
+    traced.push_back(p);
+    placeholders.push_back(p);
+  }
+  std::vector<array> outputs = fun(traced);
+  if (out_axes.empty()) out_axes.assign(outputs.size(), 0);
+  if (out_axes.size() != outputs.size()) {
+    throw std::invalid_argument("[vmap] The number of out axes must match the number of outputs.");
+  }
+
+  detail::Tape tape = detail::build_tape(outputs, placeholders, /*through_stop_gradient=*/true);
+  std::vector<std::optional<Mapped>> mapped(tape.entries.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (in_axes[i] != -1) mapped[tape.entry_of(traced[i])] = Mapped{inputs[i], in_axes[i]};
+  }
+  std::vector<array> v_inputs;
+  std::vector<int> v_axes;
+  for (size_t e = tape.num_primals; e < tape.entries.size(); ++e) {
+    const detail::TapeEntry& entry = tape.entries[e];
+    v_inputs.clear();
+    v_axes.clear();
+    for (const auto& in : entry.inputs) {
+      const int32_t t = tape.entry_of(in);
+      v_inputs.push_back(t >= 0 ? mapped[t]->first : in);
+      v_axes.push_back(t >= 0 ? mapped[t]->second : -1);
+    }
+    mapped[e] = map_node(entry.node, v_inputs, v_axes);
+  }
+
+  std::vector<array> result;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const int32_t entry = tape.entry_of(outputs[i]);
+    if (entry < 0) {
+      result.push_back(outputs[i]);  // does not depend on a mapped input, as MLX
+      continue;
+    }
+    auto [out, axis] = *mapped[entry];
+    if (axis != out_axes[i]) {
+      if (out_axes[i] < 0 || out_axes[i] >= static_cast<int>(out.ndim())) {
+        std::ostringstream msg;
+        msg << "[vmap] Axis " << out_axes[i] << " invalid for output with " << out.ndim() << " dimensions.";
+        throw std::invalid_argument(msg.str());
+      }
+      out = moveaxis(out, axis, out_axes[i]);
+    }
+    result.push_back(out);
+  }
+  return result;
+}
+
+}  // namespace
+
+std::function<std::vector<array>(const std::vector<array>&)> vmap(
+    const std::function<std::vector<array>(const std::vector<array>&)>& fun, const std::vector<int>& in_axes,
+    const std::vector<int>& out_axes) {
+  auto all_negative = [](const std::vector<int>& axes) {
+    return !axes.empty() && std::all_of(axes.begin(), axes.end(), [](int a) { return a < 0; });
+  };
+  if (all_negative(in_axes) != all_negative(out_axes)) {
+    throw std::invalid_argument(
+        "[vmap] Input (or output) axes must be specified if output (or input) axes are.");
+  }
+  return [fun, in_axes, out_axes](const std::vector<array>& inputs) {
+    return vmap_call(fun, inputs, in_axes, out_axes);
+  };
+}
+
+std::function<array(const array&)> vmap(const std::function<array(const array&)>& fun, int in_axis,
+                                        int out_axis) {
+  auto vfun = vmap([fun](const std::vector<array>& in) { return std::vector<array>{fun(in[0])}; }, {in_axis},
+                   {out_axis});
+  return [vfun](const array& a) { return vfun({a})[0]; };
+}
+
+std::function<array(const array&, const array&)> vmap(
+    const std::function<array(const array&, const array&)>& fun, int in_axis_a, int in_axis_b, int out_axis) {
+  auto vfun = vmap([fun](const std::vector<array>& in) { return std::vector<array>{fun(in[0], in[1])}; },
+                   {in_axis_a, in_axis_b}, {out_axis});
+  return [vfun](const array& a, const array& b) { return vfun({a, b})[0]; };
+}
+
+}  // namespace braid

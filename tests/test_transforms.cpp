@@ -1,0 +1,1116 @@
+// Function transforms: every differentiable primitive's vjp and jvp against central finite
+// differences (one table row per op drives both checks, on every device: float64 on the
+// CPU, float32 with a looser tolerance on the GPU), the grad/value_and_grad forms and their
+// errors, zero cotangents of integer outputs, stop_gradient, custom_vjp, checkpoint, a
+// 10^6-node chain, and differentiation across threads.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support.h"
+#include "watchdog.h"
+
+using namespace braid;
+using test::values;
+
+namespace {
+
+using Fn = std::function<array(const std::vector<array>&)>;
+using VecFn = std::function<std::vector<array>(const std::vector<array>&)>;
+
+// One differentiable op: its inputs' shapes and value range, and the call. Values closer than
+// 0.1 to `avoid` are drawn again (kinks); `zeros` lists (input, flat index) set to 0.
+struct GradCase {
+  std::string name;
+  std::vector<Shape> shapes;
+  double lo, hi;
+  Fn f;
+  double avoid = std::nan("");
+  std::vector<std::pair<int, int>> zeros = {};
+  bool float32_kernel = false;  // computes in float32 whatever the dtype: a wider step
+};
+
+size_t numel(const Shape& s) {
+  size_t n = 1;
+  for (auto d : s) n *= static_cast<size_t>(d);
+  return n;
+}
+
+struct Precision {
+  Dtype dtype;
+  double step, tol;
+};
+
+Precision precision_for(const Device& dev, bool float32_kernel) {
+  // The GPU runs float32 (not every GPU kernel takes float64), with a wider step.
+  if (dev != Device::cpu) return {float32, 1e-2, 3e-2};
+  return float32_kernel ? Precision{float64, 1e-3, 1e-3} : Precision{float64, 1e-6, 2e-6};
+}
+
+std::vector<double> draw(size_t n, const GradCase& c, std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(c.lo, c.hi);
+  std::vector<double> v(n);
+  for (auto& x : v) {
+    do {
+      x = u(rng);
+    } while (!std::isnan(c.avoid) && std::abs(x - c.avoid) < 0.1);
+  }
+  return v;
+}
+
+// Checks a case's vjp and jvp against the finite-difference Jacobian on `dev`.
+void check_case(const GradCase& c, const Device& dev, uint32_t seed) {
+  SCOPED_TRACE(c.name + " on " + test::device_name(dev) + ", seed " + std::to_string(seed));
+  StreamContext ctx(dev);
+  const Precision p = precision_for(dev, c.float32_kernel);
+  std::mt19937 rng(seed);
+  std::vector<std::vector<double>> xs;
+  for (const auto& s : c.shapes) xs.push_back(draw(numel(s), c, rng));
+  for (auto [i, k] : c.zeros) xs[i][k] = 0.0;
+  auto build = [&](const std::vector<std::vector<double>>& vals) {
+    std::vector<array> in;
+    for (size_t i = 0; i < vals.size(); ++i) in.push_back(test::make(vals[i], c.shapes[i], p.dtype));
+    return in;
+  };
+  const std::vector<array> inputs = build(xs);
+  array y0 = c.f(inputs);
+  const std::vector<double> y = values(y0);
+  const Shape out_shape = y0.shape();
+
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> cot(y.size());
+  for (auto& v : cot) v = u(rng);
+  std::vector<std::vector<double>> tans;
+  for (const auto& x : xs) {
+    tans.emplace_back(x.size());
+    for (auto& v : tans.back()) v = u(rng);
+  }
+
+  // Columns of the Jacobian by central differences: want_vjp[i][k] = <cot, J e_ik>.
+  std::vector<std::vector<double>> want_vjp(xs.size());
+  std::vector<double> want_jvp(y.size(), 0.0);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    for (size_t k = 0; k < xs[i].size(); ++k) {
+      auto plus = xs, minus = xs;
+      plus[i][k] += p.step;
+      minus[i][k] -= p.step;
+      std::vector<double> fp = values(c.f(build(plus))), fm = values(c.f(build(minus)));
+      double dot = 0;
+      for (size_t o = 0; o < y.size(); ++o) {
+        // Equal (say, infinite identity) values: constant.
+        const double d = fp[o] == fm[o] ? 0.0 : (fp[o] - fm[o]) / (2 * p.step);
+        dot += cot[o] * d;
+        want_jvp[o] += d * tans[i][k];
+      }
+      want_vjp[i].push_back(dot);
+    }
+  }
+
+  VecFn vf = [&c](const std::vector<array>& in) { return std::vector<array>{c.f(in)}; };
+  auto [vals, grads] = vjp(vf, inputs, {test::make(cot, out_shape, p.dtype)});
+  ASSERT_EQ(grads.size(), xs.size());
+  const double same = dev == Device::cpu ? 1e-12 : 1e-5;  // the same kernels, maybe another order on the GPU
+  test::expect_close(values(vals[0]), y, same, same, "vjp value");
+  for (size_t i = 0; i < xs.size(); ++i) {
+    EXPECT_EQ(grads[i].shape(), c.shapes[i]) << "vjp shape of input " << i;
+    EXPECT_EQ(grads[i].dtype(), p.dtype) << "vjp dtype of input " << i;
+    test::expect_close(values(grads[i]), want_vjp[i], p.tol, p.tol, "vjp of input " + std::to_string(i));
+  }
+
+  std::vector<array> tangents;
+  for (size_t i = 0; i < xs.size(); ++i) tangents.push_back(test::make(tans[i], c.shapes[i], p.dtype));
+  auto [jvals, jtans] = jvp(vf, inputs, tangents);
+  ASSERT_EQ(jtans.size(), 1u);
+  EXPECT_EQ(jtans[0].shape(), out_shape) << "jvp shape";
+  test::expect_close(values(jtans[0]), want_jvp, p.tol, p.tol, "jvp");
+}
+
+void run_cases(const std::vector<GradCase>& cases, uint32_t seed) {
+  for (const Device& dev : test::test_devices()) {
+    for (const auto& c : cases) check_case(c, dev, seed++);
+  }
+}
+
+const Shape s23{2, 3};
+
+GradCase unary(const std::string& name, array (*op)(const array&, StreamOrDevice), double lo, double hi,
+               double avoid = std::nan("")) {
+  return {name, {s23}, lo, hi, [op](const std::vector<array>& x) { return op(x[0], {}); }, avoid};
+}
+
+GradCase binary(const std::string& name, array (*op)(const array&, const array&, StreamOrDevice),
+                std::vector<Shape> shapes, double lo, double hi) {
+  return {name, std::move(shapes), lo, hi, [op](const std::vector<array>& x) { return op(x[0], x[1], {}); }};
+}
+
+// ---- the tables ----
+
+std::vector<GradCase> unary_cases() {
+  return {
+      unary("abs", abs, -2, 2, 0.0),
+      unary("negative", negative, -2, 2),
+      unary("square", square, -2, 2),
+      unary("sign", sign, -2, 2, 0.0),
+      unary("floor", floor, 0.2, 0.8),
+      unary("ceil", ceil, 0.2, 0.8),
+      {"round", {s23}, 0.1, 0.4, [](const std::vector<array>& x) { return round(x[0]); }},
+      unary("sin", sin, -3, 3),
+      unary("cos", cos, -3, 3),
+      unary("tan", tan, -1, 1),
+      unary("arcsin", arcsin, -0.8, 0.8),
+      unary("arccos", arccos, -0.8, 0.8),
+      unary("arctan", arctan, -3, 3),
+      unary("sinh", sinh, -2, 2),
+      unary("cosh", cosh, -2, 2),
+      unary("tanh", tanh, -2, 2),
+      unary("arcsinh", arcsinh, -2, 2),
+      unary("arccosh", arccosh, 1.5, 3),
+      unary("arctanh", arctanh, -0.8, 0.8),
+      unary("exp", exp, -2, 2),
+      unary("expm1", expm1, -2, 2),
+      unary("log", log, 0.5, 3),
+      unary("log2", log2, 0.5, 3),
+      unary("log10", log10, 0.5, 3),
+      unary("log1p", log1p, 0, 2),
+      unary("sqrt", sqrt, 0.5, 3),
+      unary("rsqrt", rsqrt, 0.5, 3),
+      unary("reciprocal", reciprocal, 0.5, 2),
+      unary("sigmoid", sigmoid, -3, 3),
+      unary("erf", erf, -1.5, 1.5),
+      unary("erfinv", erfinv, -0.8, 0.8),
+  };
+}
+
+std::vector<GradCase> binary_cases() {
+  const std::vector<Shape> same{s23, s23}, bcast{{2, 1}, {3}};
+  return {
+      binary("add", add, same, -2, 2),
+      binary("add broadcast", add, bcast, -2, 2),
+      binary("subtract", subtract, bcast, -2, 2),
+      binary("multiply", multiply, same, -2, 2),
+      binary("multiply broadcast", multiply, {s23, {}}, -2, 2),
+      binary("divide", divide, bcast, 0.5, 2),
+      binary("power", power, same, 0.5, 2),
+      binary("maximum", maximum, same, -2, 2),
+      binary("minimum", minimum, bcast, -2, 2),
+      binary("logaddexp", logaddexp, same, -2, 2),
+      binary("arctan2", arctan2, same, 0.5, 2),
+      {"remainder", same, 0, 0.3,  // a / b stays inside (2, 3)
+       [](const std::vector<array>& x) { return remainder(x[0] + array(4.5), x[1] + array(1.9)); }},
+      {"where",
+       {s23, {3}},
+       -2,
+       2,
+       [](const std::vector<array>& x) { return where(x[0] > x[1], x[0] * x[1], x[1]); }},
+      {"comparison is constant", same, -2, 2,
+       [](const std::vector<array>& x) { return x[0] * astype(greater(x[0], x[1]), x[0].dtype()); }},
+      {"clip", {s23}, -2, 2, [](const std::vector<array>& x) { return clip(x[0], array(-1.0), array(1.0)); }},
+  };
+}
+
+std::vector<GradCase> reduce_cases() {
+  const Shape s234{2, 3, 4};
+  auto r = [](const std::string& name, std::function<array(const array&)> f, Shape shape, double lo,
+              double hi) {
+    return GradCase{name, {std::move(shape)}, lo, hi, [f](const std::vector<array>& x) { return f(x[0]); }};
+  };
+  std::vector<GradCase> cases = {
+      r(
+          "sum", [](const array& x) { return sum(x); }, s234, -1, 1),
+      r(
+          "sum axes",
+          [](const array& x) {
+            return sum(x, {0, 2});
+          },
+          s234, -1, 1),
+      r(
+          "sum keepdims", [](const array& x) { return sum(x, 1, true); }, s234, -1, 1),
+      r(
+          "prod", [](const array& x) { return prod(x, 1); }, s234, 0.5, 1.5),
+      r(
+          "prod axes",
+          [](const array& x) {
+            return prod(x, {0, 2});
+          },
+          s234, 0.5, 1.5),
+      r(
+          "max", [](const array& x) { return max(x, 2); }, s234, -1, 1),
+      r(
+          "min",
+          [](const array& x) {
+            return min(x, {0, 1});
+          },
+          s234, -1, 1),
+      r(
+          "mean", [](const array& x) { return mean(x, 1); }, s234, -1, 1),
+      r(
+          "var", [](const array& x) { return var(x, 2); }, s234, -1, 1),
+      r(
+          "logsumexp", [](const array& x) { return logsumexp(x, 1); }, s234, -1, 1),
+      r(
+          "softmax other axis", [](const array& x) { return softmax(x, 0); }, s234, -1, 1),
+      r(
+          "argmax is constant", [](const array& x) { return x * astype(argmax(x, 1, true), x.dtype()); },
+          s234, -1, 1),
+      r(
+          "cumsum", [](const array& x) { return cumsum(x, 1); }, s234, -1, 1),
+      r(
+          "cumsum reverse exclusive", [](const array& x) { return cumsum(x, 2, true, false); }, s234, -1, 1),
+      r(
+          "cumprod", [](const array& x) { return cumprod(x, 2); }, s234, 0.5, 1.5),
+      r(
+          "cumprod reverse", [](const array& x) { return cumprod(x, 2, true); }, s234, 0.5, 1.5),
+      r(
+          "cumprod exclusive", [](const array& x) { return cumprod(x, 2, false, false); }, s234, 0.5, 1.5),
+      r(
+          "cumprod reverse exclusive", [](const array& x) { return cumprod(x, 1, true, false); }, s234, 0.5,
+          1.5),
+      r(
+          "cummax", [](const array& x) { return cummax(x, 2); }, s234, -1, 1),
+      r(
+          "cummin reverse", [](const array& x) { return cummin(x, 1, true); }, s234, -1, 1),
+      r(
+          "cummax exclusive", [](const array& x) { return cummax(x, 2, false, false); }, s234, -1, 1),
+      r(
+          "logcumsumexp", [](const array& x) { return logcumsumexp(x, 2); }, s234, -1, 1),
+      r(
+          "logcumsumexp reverse exclusive", [](const array& x) { return logcumsumexp(x, 2, true, false); },
+          s234, -1, 1),
+  };
+  // Products through zeros: one zero, and two in the same group.
+  GradCase p1 = r(
+      "prod with a zero", [](const array& x) { return prod(x, 1); }, s234, 0.5, 1.5);
+  p1.zeros = {{0, 5}};
+  GradCase p2 = r(
+      "prod with two zeros", [](const array& x) { return prod(x, 2); }, s234, 0.5, 1.5);
+  p2.zeros = {{0, 1}, {0, 3}};
+  GradCase c1 = r(
+      "cumprod with a zero", [](const array& x) { return cumprod(x, 2); }, s234, 0.5, 1.5);
+  c1.zeros = {{0, 1}, {0, 6}, {0, 7}};
+  GradCase c2 = r(
+      "cumprod reverse exclusive with zeros", [](const array& x) { return cumprod(x, 2, true, false); }, s234,
+      0.5, 1.5);
+  c2.zeros = {{0, 2}, {0, 4}, {0, 5}};
+  GradCase c3 = r(
+      "prod all with a zero", [](const array& x) { return prod(x); }, {2, 3}, 0.5, 1.5);
+  c3.zeros = {{0, 4}};
+  GradCase sm = r(
+      "softmax last axis", [](const array& x) { return softmax(x, -1); }, s234, -1, 1);
+  sm.float32_kernel = true;
+  cases.insert(cases.end(), {p1, p2, c1, c2, c3, sm});
+  return cases;
+}
+
+std::vector<GradCase> shape_cases() {
+  const Shape s234{2, 3, 4};
+  auto r = [](const std::string& name, std::function<array(const array&)> f, Shape shape) {
+    return GradCase{name, {std::move(shape)}, -1, 1, [f](const std::vector<array>& x) { return f(x[0]); }};
+  };
+  return {
+      r(
+          "reshape",
+          [](const array& x) {
+            return reshape(x, {4, 6});
+          },
+          s234),
+      r(
+          "transpose",
+          [](const array& x) {
+            return transpose(x, {2, 0, 1});
+          },
+          s234),
+      r("squeeze", [](const array& x) { return squeeze(x, 1); }, {2, 1, 3}),
+      r(
+          "expand_dims",
+          [](const array& x) {
+            return expand_dims(x, {0, 2});
+          },
+          s23),
+      r("broadcast_to",
+        [](const array& x) {
+          return broadcast_to(x, {2, 3, 3});
+        },
+        {3, 1}),
+      r(
+          "flatten", [](const array& x) { return flatten(x, 0, 1); }, s234),
+      r(
+          "slice",
+          [](const array& x) {
+            return slice(x, {0, 1, 0}, {2, 3, 4}, {1, 1, 2});
+          },
+          s234),
+      r(
+          "slice negative stride",
+          [](const array& x) {
+            return slice(x, {1, 2, 3}, {-3, -4, -5}, {-1, -1, -2});
+          },
+          s234),
+      r(
+          "dynamic slice",
+          [](const array& x) {
+            return slice(x, array({1}), {1}, {2, 2, 4});
+          },
+          s234),
+      r(
+          "concatenate",
+          [](const array& x) {
+            return concatenate({x, square(x), x}, 1);
+          },
+          s234),
+      r(
+          "pad",
+          [](const array& x) {
+            return pad(x, {{1, 0}, {0, 2}});
+          },
+          s23),
+      r(
+          "as_strided",
+          [](const array& x) {
+            return as_strided(x, {3, 3}, {2, 1}, 1);
+          },
+          s234),
+      r(
+          "diagonal", [](const array& x) { return diagonal(x, 1, 1, 2); }, s234),
+      r(
+          "diagonal negative", [](const array& x) { return diagonal(x, -1, 2, 0); }, s234),
+      r("trace", [](const array& x) { return trace(x, 0, 0, 1); }, {3, 3}),
+      r(
+          "split", [](const array& x) { return split(x, 2, 2)[1] * split(x, 2, 2)[0]; }, s234),
+      r(
+          "repeat", [](const array& x) { return repeat(x, 2, 1); }, s23),
+      r(
+          "tile",
+          [](const array& x) {
+            return tile(x, {2, 1});
+          },
+          s23),
+      r(
+          "swapaxes", [](const array& x) { return swapaxes(x, 0, 2); }, s234),
+      r(
+          "copy and contiguous", [](const array& x) { return contiguous(transpose(copy(x))); }, s23),
+      r("full",
+        [](const array& x) {
+          return full({2, 3}, x) * x;
+        },
+        {3}),
+      {"slice_update",
+       {s234, {2, 1, 2}},
+       -1,
+       1,
+       [](const std::vector<array>& x) {
+         return slice_update(x[0], x[1], {0, 1, 1}, {2, 2, 4}, {1, 1, 2});
+       }},
+      {"dynamic slice_update",
+       {s234, {1, 2}},
+       -1,
+       1,
+       [](const std::vector<array>& x) {
+         return slice_update(x[0], x[1], array({1, 2}), {1, 2});
+       }},
+      {"concatenate two inputs",
+       {s23, {2, 2}},
+       -1,
+       1,
+       [](const std::vector<array>& x) {
+         return concatenate({x[0], x[1]}, 1);
+       }},
+      {"pad value",
+       {s23, {}},
+       -1,
+       1,
+       [](const std::vector<array>& x) {
+         return pad(x[0], {{1, 1}, {0, 1}}, x[1]);
+       }},
+      {"depends",
+       {s23, s23},
+       -1,
+       1,
+       [](const std::vector<array>& x) { return depends({x[0]}, {x[1]})[0] * x[1]; }},
+  };
+}
+
+std::vector<GradCase> linalg_cases() {
+  return {
+      binary("matmul", matmul, {{2, 3}, {3, 4}}, -1, 1),
+      binary("matmul batched broadcast", matmul, {{2, 2, 3}, {3, 2}}, -1, 1),
+      binary("matmul vector", matmul, {{3}, {3, 2}}, -1, 1),
+      {"addmm",
+       {{2, 4}, {2, 3}, {3, 4}},
+       -1,
+       1,
+       [](const std::vector<array>& x) { return addmm(x[0], x[1], x[2], 0.5f, 2.0f); }},
+      {"addmm broadcast c",
+       {{4}, {2, 3}, {3, 4}},
+       -1,
+       1,
+       [](const std::vector<array>& x) { return addmm(x[0], x[1], x[2]); }},
+      {"matmul chain",
+       {{2, 3}, {3, 3}},
+       -1,
+       1,
+       [](const std::vector<array>& x) { return matmul(tanh(matmul(x[0], x[1])), x[1]); }},
+  };
+}
+
+std::vector<GradCase> indexing_cases() {
+  const Shape s34{3, 4};
+  auto r = [](const std::string& name, std::function<array(const array&)> f, Shape shape) {
+    return GradCase{name, {std::move(shape)}, -1, 1, [f](const std::vector<array>& x) { return f(x[0]); }};
+  };
+  return {
+      r(
+          "take",
+          [](const array& x) {
+            return take(x, array({2, 0, 2}), 1);
+          },
+          s34),
+      r(
+          "take flat",
+          [](const array& x) {
+            return take(x, array({5, 1, 11, 5}));
+          },
+          s34),
+      r(
+          "take_along_axis",
+          [](const array& x) {
+            return take_along_axis(x, array({0, 2, 1, 0}, {1, 4}), 0);
+          },
+          s34),
+      r(
+          "gather",
+          [](const array& x) {
+            return gather(x, {array({0, 2}), array({1, 1})}, {0, 1}, {1, 2});
+          },
+          s34),
+      r(
+          "sort", [](const array& x) { return sort(x, 1); }, s34),
+      r(
+          "sort axis 0", [](const array& x) { return sort(x, 0); }, s34),
+      r(
+          "partition", [](const array& x) { return partition(x, 1, 1); }, s34),
+      r(
+          "topk", [](const array& x) { return topk(x, 2, 1); }, s34),
+      r(
+          "argsort is constant", [](const array& x) { return take_along_axis(x, argsort(x, 1), 1); }, s34),
+      {"scatter",
+       {s34, {2, 1, 4}},
+       -1,
+       1,
+       [](const std::vector<array>& x) {
+         return scatter(x[0], array({2, 0}), x[1], 0);
+       }},
+      {"scatter_add",
+       {s34, {3, 1, 4}},
+       -1,
+       1,
+       [](const std::vector<array>& x) {
+         return scatter_add(x[0], array({2, 0, 2}), x[1], 0);
+       }},
+      {"scatter_max",
+       {s34, {2, 1, 4}},
+       -1,
+       1,
+       [](const std::vector<array>& x) {
+         return scatter_max(x[0], array({2, 0}), x[1], 0);
+       }},
+      {"put_along_axis",
+       {s34, {1, 4}},
+       -1,
+       1,
+       [](const std::vector<array>& x) {
+         return put_along_axis(x[0], array({0, 2, 1, 0}, {1, 4}), x[1], 0);
+       }},
+  };
+}
+
+}  // namespace
+
+TEST(TransformsFiniteDifferences, UnaryOps) { run_cases(unary_cases(), 1000); }
+TEST(TransformsFiniteDifferences, BinaryOps) { run_cases(binary_cases(), 2000); }
+TEST(TransformsFiniteDifferences, ReductionsAndScans) { run_cases(reduce_cases(), 3000); }
+TEST(TransformsFiniteDifferences, ShapeOps) { run_cases(shape_cases(), 4000); }
+TEST(TransformsFiniteDifferences, MatrixProducts) { run_cases(linalg_cases(), 5000); }
+TEST(TransformsFiniteDifferences, IndexingAndSorting) { run_cases(indexing_cases(), 6000); }
+
+// ---- the transforms' forms, errors and rules ----
+
+namespace {
+
+double scalar(array a) { return values(a)[0]; }
+
+template <typename F>
+void expect_throws_with(F&& f, const std::string& start) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an exception starting with " << start;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(start, 0), 0u) << e.what();
+  }
+}
+
+}  // namespace
+
+TEST(Transforms, VjpAndJvpOfSimpleFunctions) {
+  for (const Device& dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    auto [out, dout] = jvp([](const array& x) { return array(2.0f) * x; }, array(1.0f), array(2.0f));
+    EXPECT_EQ(scalar(out), 2.0);
+    EXPECT_EQ(scalar(dout), 4.0);
+    auto [vout, vjps] = vjp(
+        [](const std::vector<array>& x) {
+          return std::vector<array>{x[0] * x[1], x[1] * x[2]};
+        },
+        {array(2.0f), array(4.0f), array(6.0f)}, {array(1.0f), array(3.0f)});
+    ASSERT_EQ(vjps.size(), 3u);
+    EXPECT_EQ(scalar(vjps[0]), 4.0);
+    EXPECT_EQ(scalar(vjps[1]), 2.0 + 18.0);
+    EXPECT_EQ(scalar(vjps[2]), 12.0);
+  }
+}
+
+TEST(Transforms, GradAndValueAndGradForms) {
+  for (const Device& dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    auto sq = [](const array& x) { return x * x; };
+    auto [v, g] = value_and_grad(std::function<array(const array&)>(sq))(array(0.5f));
+    EXPECT_EQ(scalar(v), 0.25);
+    EXPECT_EQ(scalar(g), 1.0);
+    auto d2 = grad(grad(std::function<array(const array&)>(sq)));
+    EXPECT_EQ(scalar(d2(array(0.5f))), 2.0);
+    EXPECT_EQ(scalar(grad(std::function<array(const array&)>(d2))(array(0.5f))), 0.0);
+
+    std::function<array(const std::vector<array>&)> mul = [](const std::vector<array>& x) {
+      return x[0] * x[1];
+    };
+    const std::vector<array> xy{array(2.0f), array(3.0f)};
+    EXPECT_EQ(scalar(grad(mul)(xy)[0]), 3.0);
+    EXPECT_EQ(scalar(grad(mul, 1)(xy)[0]), 2.0);
+    EXPECT_EQ(scalar(grad(mul, -1)(xy)[0]), 2.0);
+    auto both = grad(mul, std::vector<int>{1, 0})(xy);  // in increasing argument order, as MLX
+    ASSERT_EQ(both.size(), 2u);
+    EXPECT_EQ(scalar(both[0]), 3.0);
+    EXPECT_EQ(scalar(both[1]), 2.0);
+    auto [value, grads] = value_and_grad(mul, std::vector<int>{0, 1})(xy);
+    EXPECT_EQ(scalar(value), 6.0);
+    EXPECT_EQ(grads.size(), 2u);
+
+    // Outputs after the first are auxiliary values: returned, not differentiated.
+    ValueAndGradFn aux = value_and_grad([](const std::vector<array>& x) {
+      array l = sum(x[0] * x[1]);
+      return std::vector<array>{l, square(x[1]) + square(x[0])};
+    });
+    auto [vals, ag] = aux({ones({2, 2}), ones({2, 2})});
+    ASSERT_EQ(vals.size(), 2u);
+    EXPECT_EQ(scalar(vals[0]), 4.0);
+    test::expect_close(values(vals[1]), {2, 2, 2, 2}, 0, 0, "auxiliary value");
+    test::expect_close(values(ag[0]), {1, 1, 1, 1}, 0, 0, "gradient");
+  }
+}
+
+TEST(Transforms, GradErrorsAreMlxs) {
+  std::function<array(const std::vector<array>&)> id = [](const std::vector<array>& x) { return x[0]; };
+  expect_throws_with([&] { value_and_grad(id, std::vector<int>{}); },
+                     "[grad] Must specify at least one argument.");
+  expect_throws_with([&] { grad(id, 2)({array(2.0f)}); },
+                     "[grad] Invalid argument number for function with 1 inputs.");
+  expect_throws_with([&] { grad(id, -2)({array(2.0f)}); }, "[grad] Invalid argument number");
+  expect_throws_with(
+      [&] {
+        grad(id, std::vector<int>{0, 0})({array(2.0f)});
+      },
+      "[grad] Repeat argument number not allowed in grad.");
+  expect_throws_with(
+      [&] {
+        grad([](const std::vector<array>& x) { return sum(x[0], true); })({ones({2, 2})});
+      },
+      "[vjp] Output shape (1, 1) does not match cotangent shape ().");
+  expect_throws_with(
+      [&] { vjp([](const std::vector<array>& x) { return x; }, {array(1.0f)}, {}); },
+      "[vjp] Number of outputs to compute gradients for (1) does not match number of cotangents (0).");
+  expect_throws_with([&] { jvp([](const std::vector<array>& x) { return x; }, {array(1.0f)}, {}); },
+                     "[jvp] Number of inputs does not match number of tangents.");
+  expect_throws_with([&] { jvp([](const std::vector<array>& x) { return x; }, {ones({2})}, {ones({3})}); },
+                     "[jvp] Input shape does not match shape of tangent.");
+}
+
+TEST(Transforms, IntegerOutputsGetZeroCotangents) {
+  for (const Device& dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    const array x({0.5f, 2.0f, -1.0f});
+    for (auto f : std::vector<std::function<array(const array&)>>{
+             [](const array& a) { return argmax(a); }, [](const array& a) { return greater(a, array(0.0f)); },
+             [](const array& a) { return argsort(a); },
+             [](const array& a) { return floor_divide(astype(a, int32), array(2)); }}) {
+      auto [out, g] = vjp(f, x, ones_like(f(x)));
+      EXPECT_EQ(g.dtype(), float32);
+      test::expect_close(values(g), {0, 0, 0}, 0, 0, "vjp through an integer output");
+      auto [jout, t] = jvp(f, x, ones_like(x));
+      test::expect_close(values(t), std::vector<double>(out.size(), 0.0), 0, 0, "jvp of an integer output");
+    }
+  }
+}
+
+TEST(Transforms, StopGradientBlocksGradients) {
+  for (const Device& dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    const array w = ones({4, 4}), x = ones({4, 4}), cot = ones({4, 4});
+    auto h = [](const std::vector<array>& in) {
+      array y = stop_gradient(array(2.0f) * in[1]);
+      return std::vector<array>{matmul(in[0], array(3.0f) * y)};
+    };
+    auto [out, g] = vjp(h, {w, x}, {cot});
+    test::expect_close(values(g[0]), std::vector<double>(16, 24.0), 0, 0, "through the kept path");
+    test::expect_close(values(g[1]), std::vector<double>(16, 0.0), 0, 0, "through stop_gradient");
+    // An output under stop_gradient takes no cotangent.
+    auto [o2, g2] = vjp(
+        [](const std::vector<array>& in) {
+          return std::vector<array>{stop_gradient(in[0]), in[0]};
+        },
+        {array(1.0f)}, {array(5.0f)});
+    EXPECT_EQ(scalar(g2[0]), 5.0);
+  }
+}
+
+TEST(Transforms, CapturedArraysAreConstants) {
+  const array a(5.0f);
+  auto f = std::function<array(const array&)>([a](const array& x) { return a + x; });
+  auto g = std::function<array(const array&)>([a](const array&) { return a + a; });
+  auto h = std::function<array(const array&)>([](const array& x) { return x + x; });
+  EXPECT_EQ(scalar(grad(f)(a)), 1.0);
+  EXPECT_EQ(scalar(grad(g)(a)), 0.0);
+  EXPECT_EQ(scalar(grad(h)(a)), 2.0);
+  EXPECT_EQ(scalar(grad(grad(f))(a)), 0.0);
+  EXPECT_EQ(scalar(grad(grad(h))(a)), 0.0);
+}
+
+TEST(Transforms, NestedTransformsSeeTheOuterTracers) {
+  // d/dy of grad_x(x * y) at x = 2: the inner function captures the outer tracer y.
+  auto outer = std::function<array(const array&)>([](const array& y) {
+    auto inner = std::function<array(const array&)>([y](const array& x) { return x * x * y; });
+    array g = grad(inner)(array(2.0f));
+    eval(g);  // evaluating inside both traces keeps the graph
+    return g;
+  });
+  EXPECT_EQ(scalar(grad(outer)(array(3.0f))), 4.0);
+  // jvp of a vjp.
+  auto [out, t] = jvp(std::function<array(const array&)>([](const array& x) {
+                        return vjp(std::function<array(const array&)>([](const array& z) { return sin(z); }),
+                                   x, array(1.0f))
+                            .second;
+                      }),
+                      array(0.5f), array(1.0f));
+  EXPECT_NEAR(scalar(t), -std::sin(0.5), 1e-6);
+}
+
+TEST(Transforms, VjpKeepsPrimalDtypes) {
+  for (Dtype t : {float16, bfloat16, float32}) {
+    auto f = std::function<array(const std::vector<array>&)>(
+        [](const std::vector<array>& x) { return sum(x[0] + x[1]); });
+    auto g = grad(f)({array(1.0, t), array(1.0, t)});
+    EXPECT_EQ(g[0].dtype(), t);
+    auto c = vjp(
+                 [](const std::vector<array>& x) {
+                   return std::vector<array>{concatenate({x[0], x[1]})};
+                 },
+                 {ones({3}, float32), ones({3}, t)}, {ones({6})})
+                 .second;
+    EXPECT_EQ(c[0].dtype(), float32);
+    EXPECT_EQ(c[1].dtype(), t);
+  }
+}
+
+TEST(Transforms, CustomVjpReplacesTheDerivative) {
+  for (const Device& dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    VecFn my_exp = [](const std::vector<array>& x) { return std::vector<array>{exp(x[0])}; };
+    auto plain = custom_function(my_exp);
+    auto plain1 = std::function<array(const array&)>([plain](const array& x) { return plain({x})[0]; });
+    EXPECT_NEAR(scalar(grad(plain1)(array(1.0f))), std::exp(1.0), 1e-5);
+    EXPECT_NEAR(scalar(jvp(plain1, array(1.0f), array(1.0f)).second), std::exp(1.0), 1e-5);
+
+    auto custom = custom_vjp(
+        my_exp, [](const std::vector<array>& x, const std::vector<array>&, const std::vector<array>&) {
+          return std::vector<array>{ones_like(x[0]) * 42};
+        });
+    auto custom1 = std::function<array(const array&)>([custom](const array& x) { return custom({x})[0]; });
+    EXPECT_EQ(scalar(custom1(array(0.0f))), 1.0);
+    EXPECT_EQ(scalar(grad(custom1)(array(1.0f))), 42.0);
+    EXPECT_NEAR(scalar(jvp(custom1, array(1.0f), array(1.0f)).second), std::exp(1.0), 1e-5);
+
+    auto with_jvp = custom_function(
+        my_exp, std::nullopt,
+        [](const std::vector<array>& x, const std::vector<array>& t, const std::vector<int>&) {
+          return std::vector<array>{ones_like(x[0]) * 7 * t[0]};
+        });
+    auto with_jvp1 =
+        std::function<array(const array&)>([with_jvp](const array& x) { return with_jvp({x})[0]; });
+    EXPECT_EQ(scalar(jvp(with_jvp1, array(1.0f), array(1.0f)).second), 7.0);
+
+    // Two outputs: each output's cotangent reaches the function's vjp.
+    auto two = custom_vjp(
+        [](const std::vector<array>& x) {
+          return std::vector<array>{x[0] * 2, x[0] * 3};
+        },
+        [](const std::vector<array>&, const std::vector<array>& c, const std::vector<array>&) {
+          return std::vector<array>{c[0] * 10 + c[1] * 100};
+        });
+    auto [outs, g] = vjp(two, {array(1.0f)}, {array(1.0f), array(2.0f)});
+    EXPECT_EQ(scalar(outs[1]), 3.0);
+    EXPECT_EQ(scalar(g[0]), 210.0);
+  }
+}
+
+TEST(Transforms, CheckpointGivesTheSameGradients) {
+  for (const Device& dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    VecFn f = [](const std::vector<array>& x) { return std::vector<array>{sum(sin(x[0]) * exp(x[0]))}; };
+    const array x({0.1f, 0.7f, -1.3f});
+    auto [v1, g1] = vjp(f, {x}, {array(1.0f)});
+    auto [v2, g2] = vjp(checkpoint(f), {x}, {array(1.0f)});
+    test::expect_close(values(v2[0]), values(v1[0]), 1e-6, 1e-6, "value");
+    test::expect_close(values(g2[0]), values(g1[0]), 1e-6, 1e-6, "gradient");
+  }
+}
+
+TEST(Transforms, GradOfAMillionNodeChain) {
+  braid_test::Watchdog watchdog;
+  // Most of the time goes into building the 10^6 nodes themselves; sanitizer builds take a
+  // chain still far deeper than any recursive walk survives.
+  const int n = test::kSanitized ? 200'000 : 1'000'000;
+  auto f = std::function<array(const array&)>([n](const array& x) {
+    array y = x;
+    const array one(1.0f);
+    for (int i = 0; i < n; ++i) y = y + one;
+    return y;
+  });
+  array g = grad(f)(array(0.0f));
+  EXPECT_EQ(scalar(g), 1.0);
+}
+
+TEST(Transforms, IntermediateEvaluatedInsideTheFunctionStillDifferentiates) {
+  for (const Device& dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    const array y({2.0f, 2.0f});
+    auto f = [y](const std::vector<array>& in) {
+      array x = in[0] + y;
+      EXPECT_TRUE(x.is_tracer());
+      array cond = x < array(1.0f);
+      eval(cond);  // evaluates x too
+      EXPECT_TRUE(x.is_available());
+      EXPECT_FALSE(x.inputs().empty()) << "a tracer keeps its inputs after evaluation";
+      return std::vector<array>{square(x)};
+    };
+    auto [out, g] = vjp(f, {array({1.0f})}, {array({1.0f, 1.0f})});
+    EXPECT_EQ(scalar(g[0]), 12.0);
+    // After the call the outputs are ordinary arrays again: evaluating detaches them.
+    EXPECT_FALSE(out[0].is_tracer());
+    eval(out[0]);
+    EXPECT_TRUE(out[0].inputs().empty());
+  }
+}
+
+TEST(Transforms, NonTracersAreNotTracers) {
+  array a = ones({2}) + ones({2});
+  EXPECT_FALSE(a.is_tracer());
+  eval(a);
+  EXPECT_TRUE(a.inputs().empty());
+}
+
+// ---- threads ----
+
+namespace {
+
+ValueAndGradFn loss_and_grad() {
+  return value_and_grad(
+      [](const std::vector<array>& p) {
+        array h = tanh(matmul(p[1], p[0]));
+        return std::vector<array>{mean(square(h - array(0.5f)))};
+      },
+      std::vector<int>{0});
+}
+
+std::vector<array> loss_inputs() {
+  return {reshape(arange(0.0, 12.0, 1.0, float32), {4, 3}) / array(12.0f),
+          reshape(cos(arange(0.0, 20.0, 1.0, float32)), {5, 4})};
+}
+
+}  // namespace
+
+TEST(TransformsThreads, ValueAndGradOnEightThreadsMatchesOneThread) {
+  braid_test::Watchdog watchdog;
+  ValueAndGradFn vg = loss_and_grad();  // defined on the main thread, shared by all
+  const std::vector<array> inputs = loss_inputs();
+  auto [v0, g0] = vg(inputs);
+  const double want_v = scalar(v0[0]);
+  const std::vector<double> want_g = values(g0[0]);
+  constexpr int kThreads = 8;
+  std::vector<std::vector<double>> got_g(kThreads);
+  std::vector<double> got_v(kThreads);
+  std::vector<std::thread> threads;
+  std::atomic<int> ready{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (ready.load() < kThreads) std::this_thread::yield();
+      for (int rep = 0; rep < 5; ++rep) {
+        auto [v, g] = vg(inputs);
+        eval(v[0], g[0]);
+        got_v[t] = scalar(v[0]);
+        got_g[t] = values(g[0]);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(got_v[t], want_v) << "thread " << t;
+    test::expect_close(got_g[t], want_g, 0, 0, "gradient on thread " + std::to_string(t));
+  }
+}
+
+TEST(TransformsThreads, GraphBuiltOnOneThreadDifferentiatesOnAnother) {
+  braid_test::Watchdog watchdog;
+  // Part of the graph (and the function) is built on one thread, differentiated on another.
+  std::vector<array> inputs;
+  std::function<array(const array&)> f;
+  std::thread builder([&] {
+    inputs = {exp(arange(0.0, 4.0, 1.0, float32) / array(4.0f))};
+    array w = sin(inputs[0]);
+    f = [w](const array& x) { return sum(w * x * x); };
+  });
+  builder.join();
+  std::vector<array> g;
+  std::thread user([&] { g.push_back(grad(f)(inputs[0])); });
+  user.join();
+  std::vector<double> x = values(inputs[0]), want;
+  for (double v : x) want.push_back(2 * std::sin(v) * v);
+  test::expect_close(values(g[0]), want, 1e-5, 1e-6, "gradient");
+}
+
+TEST(TransformsThreads, GradInsideThreadsSpawnedPerCase) {
+  braid_test::Watchdog watchdog;
+  // As a test harness that runs each case on its own thread.
+  for (int c = 0; c < 6; ++c) {
+    double got = 0;
+    std::thread th([&] {
+      auto f = std::function<array(const array&)>([c](const array& x) { return power(x, array(float(c))); });
+      got = scalar(grad(f)(array(1.5f)));
+    });
+    th.join();
+    EXPECT_NEAR(got, c * std::pow(1.5, c - 1), 1e-4) << "case " << c;
+  }
+}
+
+TEST(TransformsThreads, TracedFunctionEvaluatedByAnotherThread) {
+  braid_test::Watchdog watchdog;
+  // The traced function hands an intermediate to another thread, which evaluates it; the
+  // backward walk still finds the graph.
+  auto f = std::function<array(const array&)>([](const array& x) {
+    array mid = exp(x) * x;
+    std::thread other([mid] { eval(mid); });
+    other.join();
+    return sum(mid);
+  });
+  const array x({0.5f, -0.25f});
+  array g = grad(f)(x);
+  std::vector<double> want;
+  for (double v : values(x)) want.push_back(std::exp(v) * (1 + v));
+  test::expect_close(values(g), want, 1e-5, 1e-6, "gradient");
+}
+
+// ---- vmap ----
+
+namespace {
+
+// One vectorized function: its inputs' shapes, mapped axes (-1: not mapped) and output axis.
+struct VmapCase {
+  std::string name;
+  std::vector<Shape> shapes;
+  std::vector<int> in_axes;
+  int out_axis;
+  Fn f;
+};
+
+// vmap(f) against f applied to each slice and stacked.
+void check_vmap(const VmapCase& c, const Device& dev, uint32_t seed) {
+  SCOPED_TRACE(c.name + " on " + test::device_name(dev) + ", seed " + std::to_string(seed));
+  StreamContext ctx(dev);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<array> inputs;
+  int b = 0;
+  for (size_t i = 0; i < c.shapes.size(); ++i) {
+    std::vector<double> v(numel(c.shapes[i]));
+    for (auto& x : v) x = u(rng);
+    inputs.push_back(test::make(v, c.shapes[i], float32));
+    if (c.in_axes[i] >= 0) b = c.shapes[i][c.in_axes[i]];
+  }
+  VecFn vf = [&c](const std::vector<array>& in) { return std::vector<array>{c.f(in)}; };
+  array got = vmap(vf, c.in_axes, {c.out_axis})(inputs)[0];
+  std::vector<array> slices;
+  for (int k = 0; k < b; ++k) {
+    std::vector<array> one;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      one.push_back(c.in_axes[i] < 0 ? inputs[i] : take(inputs[i], k, c.in_axes[i]));
+    slices.push_back(c.f(one));
+  }
+  array want = stack(slices, c.out_axis);
+  EXPECT_EQ(got.shape(), want.shape());
+  EXPECT_EQ(got.dtype(), want.dtype());
+  test::expect_close(values(got), values(want), 1e-5, 1e-6, "vmap");
+}
+
+std::vector<VmapCase> vmap_cases() {
+  auto one = [](const std::string& name, Shape shape, int axis, std::function<array(const array&)> f,
+                int out = 0) {
+    return VmapCase{
+        name, {std::move(shape)}, {axis}, out, [f](const std::vector<array>& x) { return f(x[0]); }};
+  };
+  return {
+      one("exp", {3, 4}, 1, [](const array& x) { return exp(x); }),
+      one(
+          "exp out axis 1", {3, 4}, 0, [](const array& x) { return exp(x); }, 1),
+      {"add unmapped", {{3, 4}, {4}}, {0, -1}, 0, [](const std::vector<array>& x) { return x[0] + x[1]; }},
+      {"multiply broadcast",
+       {{3, 4}, {2, 3}},
+       {0, 1},
+       0,
+       [](const std::vector<array>& x) {
+         return x[0] * reshape(x[1], {2, 1});
+       }},
+      {"where",
+       {{3, 4}, {4, 3}},
+       {0, 1},
+       0,
+       [](const std::vector<array>& x) { return where(x[0] > x[1], x[0], square(x[1])); }},
+      one("sum", {2, 3, 4}, 1, [](const array& x) { return sum(x, 1); }),
+      one("mean and max", {2, 3, 4}, 2, [](const array& x) { return mean(x, 0) + max(x, 0); }),
+      one("argmax", {2, 3, 4}, 0, [](const array& x) { return argmax(x, 1); }),
+      one("cumsum", {2, 3, 4}, 0, [](const array& x) { return cumsum(x, 0, true); }),
+      one("softmax", {2, 3, 4}, 2, [](const array& x) { return softmax(x, -1); }),
+      one("logsumexp", {2, 3, 4}, 1, [](const array& x) { return logsumexp(x, 0); }),
+      one("reshape", {2, 3, 4}, 1,
+          [](const array& x) {
+            return reshape(x, {4, 2});
+          }),
+      one("transpose", {2, 3, 4}, 0, [](const array& x) { return transpose(x); }),
+      one("squeeze and expand_dims", {2, 1, 4}, 2,
+          [](const array& x) { return expand_dims(squeeze(x, 1), 0); }),
+      one("slice", {5, 3, 4}, 0,
+          [](const array& x) {
+            return slice(x, {1, 0}, {3, 4}, {1, 2});
+          }),
+      one("broadcast_to", {3, 1}, 0,
+          [](const array& x) {
+            return broadcast_to(x, {2, 4});
+          }),
+      one("sort", {3, 4}, 1, [](const array& x) { return sort(x, 0) + astype(argsort(x, 0), float32); }),
+      {"concatenate",
+       {{3, 2}, {2}},
+       {0, -1},
+       0,
+       [](const std::vector<array>& x) {
+         return concatenate({x[0], x[1], x[0]}, 0);
+       }},
+      {"matmul",
+       {{3, 2, 4}, {4, 3, 5}},
+       {0, 1},
+       0,
+       [](const std::vector<array>& x) { return matmul(x[0], x[1]); }},
+      {"matmul unmapped",
+       {{2, 4}, {3, 4, 5}},
+       {-1, 0},
+       0,
+       [](const std::vector<array>& x) { return matmul(x[0], x[1]); }},
+      {"vector dot",
+       {{3, 4}, {4, 3}},
+       {0, 1},
+       0,
+       [](const std::vector<array>& x) { return matmul(x[0], x[1]); }},
+      {"addmm",
+       {{2, 5}, {3, 2, 4}, {4, 5}},
+       {-1, 0, -1},
+       0,
+       [](const std::vector<array>& x) { return addmm(x[0], x[1], x[2], 2.0f, 0.5f); }},
+      one("take", {3, 4}, 1,
+          [](const array& x) {
+            return take(x, array({2, 0, 2}), 0);
+          }),
+      {"take mapped indices",
+       {{4}, {3, 2}},
+       {-1, 0},
+       0,
+       [](const std::vector<array>& x) { return take(x[0], astype(x[1] > array(0.0f), int32), 0); }},
+      {"take_along_axis both mapped",
+       {{2, 3, 4}, {2, 4}},
+       {0, 0},
+       1,
+       [](const std::vector<array>& x) {
+         return take_along_axis(x[0], reshape(astype(x[1] > array(0.0f), int32) * 2, {1, 4}), 0);
+       }},
+      one("grad inside", {3, 4}, 0,
+          [](const array& x) {
+            return grad(std::function<array(const array&)>([](const array& z) { return sum(sin(z)); }))(x);
+          }),
+  };
+}
+
+}  // namespace
+
+TEST(TransformsVmap, MatchesTheFunctionAppliedPerSlice) {
+  uint32_t seed = 7000;
+  for (const Device& dev : test::test_devices()) {
+    for (const auto& c : vmap_cases()) check_vmap(c, dev, seed++);
+  }
+}
+
+TEST(TransformsVmap, CustomFunctionsMapThroughTheirFunction) {
+  VecFn f = [](const std::vector<array>& x) { return std::vector<array>{exp(x[0])}; };
+  auto plain = custom_function(f);
+  array got = vmap(plain)({ones({10})})[0];
+  test::expect_close(values(got), std::vector<double>(10, std::exp(1.0)), 1e-6, 0, "default vmap");
+  auto custom = custom_function(f, std::nullopt, std::nullopt,
+                                [](const std::vector<array>& x, const std::vector<int>& axes) {
+                                  return std::make_pair(std::vector<array>{ones_like(x[0]) * 3}, axes);
+                                });
+  test::expect_close(values(vmap(custom)({ones({10})})[0]), std::vector<double>(10, 3.0), 0, 0,
+                     "custom vmap");
+}
+
+TEST(TransformsVmap, ErrorsNameTheProblem) {
+  auto id = [](const std::vector<array>& x) { return x; };
+  expect_throws_with(
+      [&] {
+        vmap(id, {0, 0})({ones({2})});
+      },
+      "[vmap] The number of in axes (2) must match the number of inputs (1).");
+  expect_throws_with([&] { vmap(id)({array(1.0f)}); }, "[vmap] Cannot vmap an input with zero dimensions.");
+  expect_throws_with([&] { vmap(id, {1})({ones({2})}); },
+                     "[vmap] Axis 1 invalid for input with 1 dimensions.");
+  expect_throws_with([&] { vmap(id)({ones({2}), ones({3})}); }, "[vmap] Inconsistent axis sizes: 3 and 2.");
+  expect_throws_with([&] { vmap(id, {-1}, {})({ones({2})}); },
+                     "[vmap] Input (or output) axes must be specified if output (or input) axes are.");
+  expect_throws_with(
+      [&] {
+        vmap([](const std::vector<array>& x) {
+          return std::vector<array>{scatter_add(x[0], array({0}), ones({1, 1}), 0)};
+        })({ones({2, 3})});
+      },
+      "[ScatterSum] vmap is not implemented.");
+  expect_throws_with(
+      [&] {
+        vmap([](const std::vector<array>& x) {
+          array y = exp(x[0]);
+          eval(y);
+          return std::vector<array>{y};
+        })({ones({2, 3})});
+      },
+      "[eval] Attempting to eval an array during function transformations like compile or vmap is not "
+      "allowed.");
+}
