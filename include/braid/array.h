@@ -107,7 +107,7 @@ void init_from_values(ArrayDesc& desc, const void* src, Dtype src_dtype, size_t 
 class array {
  public:
   /// A scalar (0-d) array.
-  template <typename T>
+  template <ArrayScalar T>
   explicit array(T val, Dtype dtype = TypeToDtype<T>()) : array(Shape{}, dtype) {
     init_values(&val, 1);
   }

@@ -243,6 +243,12 @@ BRAID_TYPE_TO_DTYPE(complex64_t, complex64)
 BRAID_TYPE_TO_DTYPE(std::complex<float>, complex64)
 #undef BRAID_TYPE_TO_DTYPE
 
+/// Whether C++ values of type T make arrays (TypeToDtype<T> is defined for T). Keeps array's
+/// value constructors out of overload resolution for other types, e.g. std::nullopt when a
+/// std::optional<array> parameter defaults to it (clang instantiates the default dtype there).
+template <typename T>
+concept ArrayScalar = requires { sizeof(TypeToDtype<T>); };
+
 namespace detail {
 /// The dtype whose elements have T's exact representation (double is float64 here), used to
 /// read C++ values into arrays and elements out of them.
