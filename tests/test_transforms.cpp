@@ -5,6 +5,7 @@
 // 10^6-node chain, and differentiation across threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -55,6 +56,20 @@ Precision precision_for(const Device& dev, bool float32_kernel) {
 }
 
 std::vector<double> draw(size_t n, const GradCase& c, std::mt19937& rng) {
+  // Distinct values at least 0.03 apart (points of a 0.05 grid, each moved by up to 0.01), so
+  // that no finite-difference step (at most 0.01) reorders two elements: sort, max, topk and
+  // the like have kinks where elements tie. Plain uniform draws when the range is too narrow.
+  std::vector<double> grid;
+  for (double x = c.lo + 0.025; x < c.hi - 0.01; x += 0.05) {
+    if (std::isnan(c.avoid) || std::abs(x - c.avoid) >= 0.11) grid.push_back(x);
+  }
+  if (grid.size() >= n) {
+    std::shuffle(grid.begin(), grid.end(), rng);
+    std::uniform_real_distribution<double> jitter(-0.01, 0.01);
+    std::vector<double> v(grid.begin(), grid.begin() + static_cast<std::ptrdiff_t>(n));
+    for (auto& x : v) x += jitter(rng);
+    return v;
+  }
   std::uniform_real_distribution<double> u(c.lo, c.hi);
   std::vector<double> v(n);
   for (auto& x : v) {
