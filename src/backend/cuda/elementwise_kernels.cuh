@@ -125,25 +125,15 @@ __global__ void binary_flat(Flat<T> a, Flat<T> b, R* __restrict__ out, int64_t n
   }
 }
 
-// An operand of a broadcast or strided binary op read in place: out[i] = op(a[offset], b[offset])
-// with 32-bit index arithmetic (the host uses it for outputs of at most INT32_MAX elements).
-template <typename T, typename R, typename Op>
-__global__ void binary_strided(const T* __restrict__ a, const T* __restrict__ b, R* __restrict__ out,
-                               Strided<2> l, int64_t n, Op op) {
-  for (int64_t i = thread_index(); i < n; i += thread_count()) {
-    int64_t off[2];
-    offsets_of<uint32_t>(l, static_cast<uint32_t>(i), off);
-    out[i] = from_compute<R>(op(to_compute(a[off[0]]), to_compute(b[off[1]])));
-  }
-}
-
-// The same, N outputs per thread along the innermost dimension (whose length N divides), so
-// the offsets cost one index computation per N outputs and the store is one vector.
+// A binary op whose operands are read in place at any strides (broadcast, transposed):
+// out[i] = op(a[offset], b[offset]), N outputs per thread along the innermost dimension (whose
+// length N divides), so the offsets cost one index computation per N outputs and the store is
+// one vector. 32-bit index arithmetic: the host uses it for at most INT32_MAX outputs.
 template <int N, typename T, typename R, typename Op>
-__global__ void binary_strided_vec(const T* __restrict__ a, const T* __restrict__ b, R* __restrict__ out,
-                                   Strided<2> l, int64_t groups, Op op) {
+__global__ void binary_strided(const T* __restrict__ a, const T* __restrict__ b, R* __restrict__ out,
+                               Strided<2> l, int64_t groups, Op op) {
   const int last = l.ndim - 1;
-  const int64_t sa = l.strides[0][last], sb = l.strides[1][last];
+  const int64_t sa = last >= 0 ? l.strides[0][last] : 0, sb = last >= 0 ? l.strides[1][last] : 0;
   for (int64_t g = thread_index(); g < groups; g += thread_count()) {
     int64_t off[2];
     offsets_of<uint32_t>(l, static_cast<uint32_t>(g * N), off);
@@ -232,11 +222,11 @@ void binary_launch(const array& a, const array& b, array& out, Op op, const Stre
                                 int64_t count) {
       R* d = dst + begin;
       if (l.ndim > 0 && l.shape[l.ndim - 1] % N == 0 && is_aligned(d, N * sizeof(R))) {
-        binary_strided_vec<N, T, R><<<grid_for(count / N, kEwBlock), kEwBlock, 0, stream>>>(
-            pa + base[0], pb + base[1], d, l, count / N, op);
+        binary_strided<N, T, R><<<grid_for(count / N, kEwBlock), kEwBlock, 0, stream>>>(pa + base[0], pb + base[1],
+                                                                                       d, l, count / N, op);
       } else {
-        binary_strided<T, R><<<grid_for(count, kEwBlock), kEwBlock, 0, stream>>>(pa + base[0], pb + base[1], d, l,
-                                                                                count, op);
+        binary_strided<1, T, R><<<grid_for(count, kEwBlock), kEwBlock, 0, stream>>>(pa + base[0], pb + base[1], d,
+                                                                                   l, count, op);
       }
       check_launch("Binary");
     });
