@@ -12,4 +12,5 @@
 #include "braid/small_vector.h"
 #include "braid/stream.h"
 #include "braid/transforms.h"
+#include "braid/tree.h"
 #include "braid/version.h"

@@ -1,0 +1,4 @@
+// braid::nn: modules, layers, activations, losses and initializers (MLX's mlx.nn, in C++).
+#pragma once
+
+#include "braid/nn/module.h"
