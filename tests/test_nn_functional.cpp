@@ -301,3 +301,387 @@ TEST(NnActivationLayers, PreluGradientReachesItsWeight) {
   expect_close(values(grads.at("weight").leaf()), {2 * 0.2 * 20.0, 0.0, 2 * 0.2 * 1.25}, 1e-5, 1e-6,
                "formula");
 }
+
+// ---- losses ----
+
+namespace {
+
+double mean_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+double sum_of(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
+// Expects `loss(reduction)` to give `elementwise` for "none" and its mean and sum otherwise.
+void expect_reductions(const std::function<array(const std::string&)>& loss,
+                       const std::vector<double>& elementwise, double rtol, double atol,
+                       const std::string& what) {
+  array none = loss("none");
+  expect_close(values(none), elementwise, rtol, atol, what + " none");
+  array m = loss("mean");
+  array s = loss("sum");
+  EXPECT_EQ(m.ndim(), 0u) << what;
+  EXPECT_EQ(s.ndim(), 0u) << what;
+  expect_close(values(m), {mean_of(elementwise)}, rtol, atol, what + " mean");
+  expect_close(values(s), {sum_of(elementwise)}, rtol, atol, what + " sum");
+}
+
+const std::vector<double> kLogits = {2.0, -1.0, 0.5, 0.1, -0.3, 1.7,
+                                     0.0, -2.2, 0.9, 0.4, 3.1,  -0.6};  // 3 x 4
+const std::vector<int> kClasses = {0, 3, 2};
+
+double logsumexp_row(const std::vector<double>& v, int row, int n) {
+  double m = -INFINITY, s = 0;
+  for (int j = 0; j < n; ++j) m = std::max(m, v[row * n + j]);
+  for (int j = 0; j < n; ++j) s += std::exp(v[row * n + j] - m);
+  return m + std::log(s);
+}
+
+}  // namespace
+
+TEST(NnLosses, CrossEntropyOfClassIndicesIsLogSumExpMinusTheTargetLogit) {
+  for (const auto& device : test_devices()) {
+    StreamContext ctx(device);
+    array logits = arr(kLogits, {3, 4});
+    array targets = array({0, 3, 2}, int32);
+    std::vector<double> want;
+    for (int i = 0; i < 3; ++i) want.push_back(logsumexp_row(kLogits, i, 4) - kLogits[i * 4 + kClasses[i]]);
+    expect_reductions(
+        [&](const std::string& r) {
+          return nn::losses::cross_entropy(logits, targets, std::nullopt, -1, 0.0f, r);
+        },
+        want, 1e-5, 1e-6, "cross_entropy");
+    EXPECT_EQ(nn::losses::cross_entropy(logits, targets).shape(), Shape({3}));  // default reduction "none"
+  }
+}
+
+TEST(NnLosses, CrossEntropyOfProbabilitiesWeighsEveryLogit) {
+  const std::vector<double> probs = {0.7, 0.1, 0.1, 0.1, 0.0, 0.0, 0.5, 0.5, 0.25, 0.25, 0.25, 0.25};
+  array logits = arr(kLogits, {3, 4});
+  std::vector<double> want;
+  for (int i = 0; i < 3; ++i) {
+    double score = 0;
+    for (int j = 0; j < 4; ++j) score += probs[i * 4 + j] * kLogits[i * 4 + j];
+    want.push_back(logsumexp_row(kLogits, i, 4) - score);
+  }
+  expect_close(values(nn::losses::cross_entropy(logits, arr(probs, {3, 4}))), want, 1e-5, 1e-6,
+               "probabilities");
+  // One-hot probabilities equal class indices.
+  array one_hot = arr({1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 0}, {3, 4});
+  expect_close(values(nn::losses::cross_entropy(logits, one_hot)),
+               values(nn::losses::cross_entropy(logits, array({0, 3, 2}, int32))), 1e-6, 1e-7, "one-hot");
+}
+
+TEST(NnLosses, CrossEntropyLabelSmoothingMixesInTheMeanLogit) {
+  const double ls = 0.2;
+  array logits = arr(kLogits, {3, 4});
+  std::vector<double> want;
+  for (int i = 0; i < 3; ++i) {
+    double mean_logit = 0;
+    for (int j = 0; j < 4; ++j) mean_logit += kLogits[i * 4 + j] / 4;
+    want.push_back(logsumexp_row(kLogits, i, 4) - (1 - ls) * kLogits[i * 4 + kClasses[i]] - ls * mean_logit);
+  }
+  array targets = array({0, 3, 2}, int32);
+  expect_reductions(
+      [&](const std::string& r) {
+        return nn::losses::cross_entropy(logits, targets, std::nullopt, -1, 0.2f, r);
+      },
+      want, 1e-5, 1e-6, "smoothed");
+}
+
+TEST(NnLosses, CrossEntropyWeightsMultiplyEachLoss) {
+  array logits = arr(kLogits, {3, 4});
+  array targets = array({0, 3, 2}, int32);
+  const std::vector<double> w = {0.5, 2.0, 0.0};
+  std::vector<double> want;
+  for (int i = 0; i < 3; ++i)
+    want.push_back(w[i] * (logsumexp_row(kLogits, i, 4) - kLogits[i * 4 + kClasses[i]]));
+  expect_reductions(
+      [&](const std::string& r) {
+        return nn::losses::cross_entropy(logits, targets, arr(w, {3}), -1, 0.0f, r);
+      },
+      want, 1e-5, 1e-6, "weighted");
+}
+
+TEST(NnLosses, CrossEntropyAlongTheFirstAxisTakesTargetsOfTheOtherAxes) {
+  // logits [classes = 4, batch = 3]: the transpose of the usual layout.
+  array logits = transpose(arr(kLogits, {3, 4}));
+  array targets = array({0, 3, 2}, int32);
+  expect_close(values(nn::losses::cross_entropy(logits, targets, std::nullopt, 0)),
+               values(nn::losses::cross_entropy(arr(kLogits, {3, 4}), targets)), 1e-6, 1e-7, "axis 0");
+}
+
+TEST(NnLosses, CrossEntropyGradientIsSoftmaxMinusOneHot) {
+  array logits = arr(kLogits, {3, 4});
+  array targets = array({0, 3, 2}, int32);
+  auto g = grad([&](const array& l) {
+    return nn::losses::cross_entropy(l, targets, std::nullopt, -1, 0.0f, "sum");
+  })(logits);
+  std::vector<double> want;
+  for (int i = 0; i < 3; ++i) {
+    const double lse = logsumexp_row(kLogits, i, 4);
+    for (int j = 0; j < 4; ++j)
+      want.push_back(std::exp(kLogits[i * 4 + j] - lse) - (j == kClasses[i] ? 1 : 0));
+  }
+  expect_close(values(g), want, 1e-5, 1e-6, "d logits");
+}
+
+TEST(NnLosses, CrossEntropyRejectsBadArguments) {
+  array logits = zeros({3, 4});
+  array targets = array({0, 1, 2}, int32);
+  EXPECT_THROW(nn::losses::cross_entropy(logits, targets, std::nullopt, -1, 1.0f), std::invalid_argument);
+  EXPECT_THROW(nn::losses::cross_entropy(logits, targets, std::nullopt, -1, -0.1f), std::invalid_argument);
+  EXPECT_THROW(nn::losses::cross_entropy(logits, array({0, 1}, int32)), std::invalid_argument);
+  EXPECT_THROW(nn::losses::cross_entropy(logits, zeros({3, 5})), std::invalid_argument);
+  EXPECT_THROW(nn::losses::cross_entropy(logits, zeros({3})), std::invalid_argument);  // float class indices
+  EXPECT_THROW(nn::losses::cross_entropy(logits, targets, zeros({4})), std::invalid_argument);
+  EXPECT_THROW(nn::losses::cross_entropy(logits, targets, std::nullopt, 2), std::invalid_argument);
+  try {
+    nn::losses::cross_entropy(logits, targets, std::nullopt, -1, 0.0f, "average");
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("[cross_entropy] Invalid reduction"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NnLosses, BinaryCrossEntropyOfLogitsAndOfProbabilities) {
+  const std::vector<double> x = {0.105361, -0.223144, 1.20397, -3.5, 12.0};
+  const std::vector<double> y = {0, 0, 1, 1, 0};
+  std::vector<double> want_logits, want_probs;
+  for (size_t i = 0; i < x.size(); ++i) {
+    want_logits.push_back(ref_softplus(x[i]) - x[i] * y[i]);
+    const double p = ref_sigmoid(x[i] / 4);  // probabilities in (0, 1)
+    want_probs.push_back(-(y[i] * std::log(p) + (1 - y[i]) * std::log(1 - p)));
+  }
+  for (const auto& device : test_devices()) {
+    StreamContext ctx(device);
+    array inputs = arr(x, {5});
+    array targets = arr(y, {5});
+    expect_reductions(
+        [&](const std::string& r) {
+          return nn::losses::binary_cross_entropy(inputs, targets, std::nullopt, true, r);
+        },
+        want_logits, 1e-5, 1e-6, "with logits");
+    array probs = sigmoid(inputs / 4.0f);
+    expect_reductions(
+        [&](const std::string& r) {
+          return nn::losses::binary_cross_entropy(probs, targets, std::nullopt, false, r);
+        },
+        want_probs, 1e-4, 1e-6, "probabilities");
+    EXPECT_EQ(nn::losses::binary_cross_entropy(inputs, targets).ndim(), 0u);  // default reduction "mean"
+  }
+}
+
+TEST(NnLosses, BinaryCrossEntropyClipsLogsOfZeroAtMinus100AndTakesWeights) {
+  array probs = array({0.0f, 1.0f, 0.5f});
+  array targets = array({1.0f, 0.0f, 1.0f});
+  expect_close(values(nn::losses::binary_cross_entropy(probs, targets, std::nullopt, false, "none")),
+               {100.0, 100.0, std::log(2.0)}, 1e-6, 1e-6, "clipped");
+  array w = array({0.5f, 0.0f, 2.0f});
+  expect_close(values(nn::losses::binary_cross_entropy(probs, targets, w, false, "none")),
+               {50.0, 0.0, 2 * std::log(2.0)}, 1e-6, 1e-6, "weighted");
+  EXPECT_THROW(nn::losses::binary_cross_entropy(probs, zeros({2})), std::invalid_argument);
+  EXPECT_THROW(nn::losses::binary_cross_entropy(probs, targets, zeros({2})), std::invalid_argument);
+}
+
+TEST(NnLosses, ElementwiseRegressionLossesMatchTheirFormulas) {
+  const std::vector<double> p = {0.3, -1.5, 2.0, 0.9, -0.2, 4.0};
+  const std::vector<double> t = {0.0, 1.0, 2.2, -0.4, -0.25, -1.0};
+  auto each = [&](const std::function<double(double)>& f) {
+    std::vector<double> out;
+    for (size_t i = 0; i < p.size(); ++i) out.push_back(f(p[i] - t[i]));
+    return out;
+  };
+  auto smooth_l1 = [](double beta) {
+    return [beta](double d) { return std::abs(d) < beta ? 0.5 * d * d / beta : std::abs(d) - 0.5 * beta; };
+  };
+  auto huber = [](double delta) {
+    return [delta](double d) {
+      return std::abs(d) <= delta ? 0.5 * d * d : delta * (std::abs(d) - 0.5 * delta);
+    };
+  };
+  for (const auto& device : test_devices()) {
+    StreamContext ctx(device);
+    array a = arr(p, {2, 3});
+    array b = arr(t, {2, 3});
+    namespace L = nn::losses;
+    expect_reductions([&](const std::string& r) { return L::l1_loss(a, b, r); },
+                      each([](double d) { return std::abs(d); }), 1e-6, 1e-6, "l1");
+    expect_reductions([&](const std::string& r) { return L::mse_loss(a, b, r); },
+                      each([](double d) { return d * d; }), 1e-6, 1e-6, "mse");
+    expect_reductions([&](const std::string& r) { return L::smooth_l1_loss(a, b, 1.0f, r); },
+                      each(smooth_l1(1.0)), 1e-6, 1e-6, "smooth_l1");
+    expect_reductions([&](const std::string& r) { return L::smooth_l1_loss(a, b, 0.5f, r); },
+                      each(smooth_l1(0.5)), 1e-6, 1e-6, "smooth_l1(0.5)");
+    expect_reductions([&](const std::string& r) { return L::huber_loss(a, b, 1.0f, r); }, each(huber(1.0)),
+                      1e-6, 1e-6, "huber");
+    expect_reductions([&](const std::string& r) { return L::huber_loss(a, b, 2.0f, r); }, each(huber(2.0)),
+                      1e-6, 1e-6, "huber(2)");
+    expect_reductions([&](const std::string& r) { return L::log_cosh_loss(a, b, r); },
+                      each([](double d) { return std::log(std::cosh(d)); }), 1e-5, 1e-6, "log_cosh");
+  }
+}
+
+TEST(NnLosses, LogCoshStaysFiniteForLargeErrors) {
+  array loss = nn::losses::log_cosh_loss(array({200.0f, -200.0f}), array({0.0f, 0.0f}));
+  expect_close(values(loss), {200 - std::log(2.0), 200 - std::log(2.0)}, 1e-6, 1e-6, "log_cosh");
+}
+
+TEST(NnLosses, HingeAndMarginRankingLossesMatchTheirFormulas) {
+  const std::vector<double> x1 = {0.8, -0.4, 2.0, -1.5};
+  const std::vector<double> x2 = {0.3, 0.2, 2.5, -2.0};
+  const std::vector<double> y = {1, -1, 1, -1};
+  std::vector<double> hinge, ranking;
+  for (size_t i = 0; i < 4; ++i) {
+    hinge.push_back(std::max(0.0, 1 - x1[i] * y[i]));
+    ranking.push_back(std::max(0.0, -y[i] * (x1[i] - x2[i]) + 0.5));
+  }
+  array a = arr(x1, {4}), b = arr(x2, {4}), t = arr(y, {4});
+  expect_reductions([&](const std::string& r) { return nn::losses::hinge_loss(a, t, r); }, hinge, 1e-6, 1e-7,
+                    "hinge");
+  expect_reductions([&](const std::string& r) { return nn::losses::margin_ranking_loss(a, b, t, 0.5f, r); },
+                    ranking, 1e-6, 1e-7, "margin_ranking");
+  EXPECT_THROW(nn::losses::margin_ranking_loss(a, b, zeros({3})), std::invalid_argument);
+}
+
+TEST(NnLosses, NllAndKlDivergenceUseLogProbabilitiesAlongTheAxis) {
+  array logits = arr(kLogits, {3, 4});
+  array logp = nn::log_softmax(logits);
+  array targets = array({0, 3, 2}, int32);
+  std::vector<double> nll;
+  for (int i = 0; i < 3; ++i) nll.push_back(logsumexp_row(kLogits, i, 4) - kLogits[i * 4 + kClasses[i]]);
+  expect_reductions([&](const std::string& r) { return nn::losses::nll_loss(logp, targets, -1, r); }, nll,
+                    1e-5, 1e-6, "nll");
+  expect_close(values(nn::losses::nll_loss(transpose(logp), targets, 0)), nll, 1e-5, 1e-6, "nll axis 0");
+
+  const std::vector<double> q = {0.1, 0.2, 0.3, 0.4, 0.25, 0.25, 0.25, 0.25, 0.7, 0.1, 0.1, 0.1};
+  array logq = log(arr(q, {3, 4}));
+  std::vector<double> kl;
+  auto lp = values(logp);
+  for (int i = 0; i < 3; ++i) {
+    double s = 0;
+    for (int j = 0; j < 4; ++j) s += q[i * 4 + j] * (std::log(q[i * 4 + j]) - lp[i * 4 + j]);
+    kl.push_back(s);
+  }
+  expect_reductions([&](const std::string& r) { return nn::losses::kl_div_loss(logp, logq, -1, r); }, kl,
+                    1e-5, 1e-6, "kl_div");
+  EXPECT_THROW(nn::losses::nll_loss(logp, array({0, 1}, int32)), std::invalid_argument);
+}
+
+TEST(NnLosses, GaussianNllClampsTheVarianceAndAddsTheConstantWhenFull) {
+  const std::vector<double> mu = {0.5, -1.0, 2.0, 0.0};
+  const std::vector<double> t = {0.7, -3.0, 2.0, 1.0};
+  const std::vector<double> var = {0.25, 2.0, 1e-9, 1.0};
+  std::vector<double> want, want_full;
+  for (size_t i = 0; i < 4; ++i) {
+    const double v = std::max(var[i], 1e-6);
+    want.push_back(0.5 * (std::log(v) + (t[i] - mu[i]) * (t[i] - mu[i]) / v));
+    want_full.push_back(want.back() + 0.5 * std::log(2 * std::numbers::pi));
+  }
+  array a = arr(mu, {4}), b = arr(t, {4}), v = arr(var, {4});
+  expect_reductions(
+      [&](const std::string& r) { return nn::losses::gaussian_nll_loss(a, b, v, false, 1e-6f, r); }, want,
+      1e-5, 1e-5, "gaussian_nll");
+  expect_close(values(nn::losses::gaussian_nll_loss(a, b, v, true, 1e-6f, "none")), want_full, 1e-5, 1e-5,
+               "full");
+  EXPECT_THROW(nn::losses::gaussian_nll_loss(a, b, zeros({3})), std::invalid_argument);
+}
+
+TEST(NnLosses, TripletAndCosineSimilarityLossesMatchTheirFormulas) {
+  const std::vector<double> an = {1.0, 0.0, 2.0, -1.0, 0.5, 0.5};
+  const std::vector<double> po = {0.8, 0.1, 2.5, -0.5, 0.5, 0.0};
+  const std::vector<double> ne = {-1.0, 0.3, 0.0, 1.0, 0.4, 0.6};
+  std::vector<double> triplet, cosine;
+  for (int i = 0; i < 2; ++i) {
+    double dp = 0, dn = 0, dot = 0, n1 = 0, n2 = 0;
+    for (int j = 0; j < 3; ++j) {
+      const int k = i * 3 + j;
+      dp += (an[k] - po[k]) * (an[k] - po[k]);
+      dn += (an[k] - ne[k]) * (an[k] - ne[k]);
+      dot += an[k] * po[k];
+      n1 += an[k] * an[k];
+      n2 += po[k] * po[k];
+    }
+    triplet.push_back(std::max(std::sqrt(dp + 1e-6) - std::sqrt(dn + 1e-6) + 1.0, 0.0));
+    cosine.push_back(dot / std::max(std::sqrt(n1) * std::sqrt(n2), 1e-8));
+  }
+  array a = arr(an, {2, 3}), p = arr(po, {2, 3}), n = arr(ne, {2, 3});
+  expect_reductions(
+      [&](const std::string& r) { return nn::losses::triplet_loss(a, p, n, -1, 2, 1.0f, 1e-6f, r); }, triplet,
+      1e-5, 1e-6, "triplet");
+  expect_reductions(
+      [&](const std::string& r) { return nn::losses::cosine_similarity_loss(a, p, 1, 1e-8f, r); }, cosine,
+      1e-5, 1e-6, "cosine");
+  // A zero vector meets the eps floor instead of dividing by zero.
+  expect_close(values(nn::losses::cosine_similarity_loss(zeros({1, 3}), ones({1, 3}))), {0.0}, 0, 0, "zero");
+  EXPECT_THROW(nn::losses::cosine_similarity_loss(a, p, 2), std::invalid_argument);
+  EXPECT_THROW(nn::losses::triplet_loss(a, p, zeros({2, 4})), std::invalid_argument);
+}
+
+TEST(NnLosses, EachLossHasMlxsDefaultReduction) {
+  namespace L = nn::losses;
+  array x = array({0.2f, 0.7f, 0.4f, 0.1f}, {2, 2});
+  array y = array({0.0f, 1.0f, 1.0f, 0.0f}, {2, 2});
+  array idx = array({1, 0}, int32);
+  EXPECT_EQ(L::cross_entropy(x, idx).ndim(), 1u);
+  EXPECT_EQ(L::binary_cross_entropy(x, y).ndim(), 0u);
+  EXPECT_EQ(L::l1_loss(x, y).ndim(), 0u);
+  EXPECT_EQ(L::mse_loss(x, y).ndim(), 0u);
+  EXPECT_EQ(L::nll_loss(x, idx).ndim(), 1u);
+  EXPECT_EQ(L::gaussian_nll_loss(x, y, ones({2, 2})).ndim(), 0u);
+  EXPECT_EQ(L::kl_div_loss(x, y).ndim(), 1u);
+  EXPECT_EQ(L::smooth_l1_loss(x, y).ndim(), 0u);
+  EXPECT_EQ(L::triplet_loss(x, y, x).ndim(), 1u);
+  EXPECT_EQ(L::hinge_loss(x, y).ndim(), 2u);
+  EXPECT_EQ(L::huber_loss(x, y).ndim(), 2u);
+  EXPECT_EQ(L::log_cosh_loss(x, y).ndim(), 2u);
+  EXPECT_EQ(L::cosine_similarity_loss(x, y).ndim(), 1u);
+  EXPECT_EQ(L::margin_ranking_loss(x, y, y).ndim(), 2u);
+}
+
+TEST(NnLosses, EveryLossRejectsAnUnknownReduction) {
+  namespace L = nn::losses;
+  array x = ones({2, 2});
+  array idx = array({1, 0}, int32);
+  const std::string bad = "avg";
+  const std::vector<std::pair<std::string, std::function<void()>>> calls = {
+      {"cross_entropy", [&] { L::cross_entropy(x, idx, std::nullopt, -1, 0.0f, bad); }},
+      {"binary_cross_entropy", [&] { L::binary_cross_entropy(x, x, std::nullopt, true, bad); }},
+      {"l1_loss", [&] { L::l1_loss(x, x, bad); }},
+      {"mse_loss", [&] { L::mse_loss(x, x, bad); }},
+      {"nll_loss", [&] { L::nll_loss(x, idx, -1, bad); }},
+      {"gaussian_nll_loss", [&] { L::gaussian_nll_loss(x, x, x, false, 1e-6f, bad); }},
+      {"kl_div_loss", [&] { L::kl_div_loss(x, x, -1, bad); }},
+      {"smooth_l1_loss", [&] { L::smooth_l1_loss(x, x, 1.0f, bad); }},
+      {"triplet_loss", [&] { L::triplet_loss(x, x, x, -1, 2, 1.0f, 1e-6f, bad); }},
+      {"hinge_loss", [&] { L::hinge_loss(x, x, bad); }},
+      {"huber_loss", [&] { L::huber_loss(x, x, 1.0f, bad); }},
+      {"log_cosh_loss", [&] { L::log_cosh_loss(x, x, bad); }},
+      {"cosine_similarity_loss", [&] { L::cosine_similarity_loss(x, x, 1, 1e-8f, bad); }},
+      {"margin_ranking_loss", [&] { L::margin_ranking_loss(x, x, x, 0.0f, bad); }},
+  };
+  for (const auto& [name, call] : calls) {
+    try {
+      call();
+      ADD_FAILURE() << name << ": no exception";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("[" + name + "] Invalid reduction", 0), 0u) << e.what();
+    }
+  }
+}
+
+TEST(NnLosses, ShapeMismatchesAreRejected) {
+  namespace L = nn::losses;
+  array a = ones({2, 3}), b = ones({3, 2});
+  EXPECT_THROW(L::l1_loss(a, b), std::invalid_argument);
+  EXPECT_THROW(L::mse_loss(a, b), std::invalid_argument);
+  EXPECT_THROW(L::smooth_l1_loss(a, b), std::invalid_argument);
+  EXPECT_THROW(L::kl_div_loss(a, b), std::invalid_argument);
+  EXPECT_THROW(L::kl_div_loss(a, a, 2), std::invalid_argument);
+}

@@ -2,4 +2,6 @@
 #pragma once
 
 #include "braid/nn/activations.h"
+#include "braid/nn/init.h"
+#include "braid/nn/losses.h"
 #include "braid/nn/module.h"
