@@ -685,3 +685,157 @@ TEST(NnLosses, ShapeMismatchesAreRejected) {
   EXPECT_THROW(L::kl_div_loss(a, b), std::invalid_argument);
   EXPECT_THROW(L::kl_div_loss(a, a, 2), std::invalid_argument);
 }
+
+// ---- initializers ----
+
+namespace {
+
+struct Moments {
+  double mean, std, max_abs;
+};
+
+Moments moments_of(const array& a) {
+  const auto v = values(a);
+  double s = 0, s2 = 0, m = 0;
+  for (double x : v) {
+    s += x;
+    m = std::max(m, std::abs(x));
+  }
+  const double mean = s / static_cast<double>(v.size());
+  for (double x : v) s2 += (x - mean) * (x - mean);
+  return {mean, std::sqrt(s2 / static_cast<double>(v.size())), m};
+}
+
+}  // namespace
+
+TEST(NnInit, FansOfMatricesAndChannelsLastConvolutionWeights) {
+  EXPECT_EQ(nn::init::fan_in_fan_out(zeros({8, 5})), std::make_pair(int64_t{5}, int64_t{8}));
+  // Conv2d weight [C_out = 16, 3, 3, C_in = 4]: the 3 x 3 kernel multiplies both fans.
+  EXPECT_EQ(nn::init::fan_in_fan_out(zeros({16, 3, 3, 4})), std::make_pair(int64_t{36}, int64_t{144}));
+  EXPECT_EQ(nn::init::fan_in_fan_out(zeros({6, 5, 2})), std::make_pair(int64_t{10}, int64_t{30}));
+  EXPECT_THROW(nn::init::fan_in_fan_out(zeros({4})), std::invalid_argument);
+  EXPECT_THROW(nn::init::glorot_normal()(zeros({4})), std::invalid_argument);
+  EXPECT_THROW(nn::init::he_uniform()(array(1.0f)), std::invalid_argument);
+}
+
+TEST(NnInit, ConstantAndIdentityFillTheShape) {
+  array c = nn::init::constant(0.5f)(zeros({2, 3}, int32));
+  EXPECT_EQ(c.shape(), Shape({2, 3}));
+  EXPECT_EQ(c.dtype(), float32);
+  expect_close(values(c), std::vector<double>(6, 0.5), 0, 0, "constant");
+  EXPECT_EQ(nn::init::constant(2.0f, float16)(zeros({4})).dtype(), float16);
+  array i = nn::init::identity()(zeros({3, 3}));
+  expect_close(values(i), {1, 0, 0, 0, 1, 0, 0, 0, 1}, 0, 0, "identity");
+  EXPECT_THROW(nn::init::identity()(zeros({2, 3})), std::invalid_argument);
+  EXPECT_THROW(nn::init::identity()(zeros({3})), std::invalid_argument);
+}
+
+TEST(NnInit, NormalAndUniformHaveTheirMoments) {
+  random::seed(7);
+  array n = nn::init::normal(1.5f, 0.2f)(zeros({256, 256}));
+  EXPECT_EQ(n.shape(), Shape({256, 256}));
+  auto mn = moments_of(n);
+  EXPECT_NEAR(mn.mean, 1.5, 0.005);
+  EXPECT_NEAR(mn.std, 0.2, 0.2 * 0.02);
+  array u = nn::init::uniform(-2.0f, 3.0f, float16)(zeros({256, 256}));
+  EXPECT_EQ(u.dtype(), float16);
+  auto mu = moments_of(u);
+  EXPECT_NEAR(mu.mean, 0.5, 0.03);
+  EXPECT_NEAR(mu.std, 5 / std::sqrt(12.0), 0.02 * 5 / std::sqrt(12.0));
+  const auto uv = values(u);
+  EXPECT_GE(*std::min_element(uv.begin(), uv.end()), -2.0);
+  EXPECT_LE(*std::max_element(uv.begin(), uv.end()), 3.0);
+}
+
+TEST(NnInit, GlorotScalesByBothFans) {
+  random::seed(11);
+  const Shape shape = {128, 3, 3, 64};  // fan_in 576, fan_out 1152
+  const double fans = 576 + 1152;
+  auto n = moments_of(nn::init::glorot_normal()(zeros(shape)));
+  EXPECT_NEAR(n.mean, 0, 0.002);
+  EXPECT_NEAR(n.std, std::sqrt(2 / fans), 0.02 * std::sqrt(2 / fans));
+  auto n2 = moments_of(nn::init::glorot_normal()(zeros(shape), 3.0f));
+  EXPECT_NEAR(n2.std, 3 * std::sqrt(2 / fans), 0.02 * 3 * std::sqrt(2 / fans));
+  const double limit = std::sqrt(6 / fans);
+  auto u = moments_of(nn::init::glorot_uniform()(zeros(shape)));
+  EXPECT_LE(u.max_abs, limit);
+  EXPECT_GT(u.max_abs, 0.99 * limit);
+  EXPECT_NEAR(u.std, limit / std::sqrt(3.0), 0.02 * limit / std::sqrt(3.0));
+}
+
+TEST(NnInit, HeScalesByTheChosenFan) {
+  random::seed(13);
+  const Shape shape = {64, 3, 3, 32};  // fan_in 288, fan_out 576
+  auto in = moments_of(nn::init::he_normal()(zeros(shape)));
+  EXPECT_NEAR(in.std, 1 / std::sqrt(288.0), 0.03 / std::sqrt(288.0));
+  auto out = moments_of(nn::init::he_normal()(zeros(shape), "fan_out", 2.0f));
+  EXPECT_NEAR(out.std, 2 / std::sqrt(576.0), 0.03 * 2 / std::sqrt(576.0));
+  const double limit = std::sqrt(3.0 / 288);
+  auto u = moments_of(nn::init::he_uniform(bfloat16)(zeros(shape)));
+  EXPECT_LE(u.max_abs, limit * 1.004);  // bfloat16 rounding of the bound
+  EXPECT_NEAR(u.std, limit / std::sqrt(3.0), 0.03 * limit / std::sqrt(3.0));
+  EXPECT_EQ(nn::init::he_uniform(bfloat16)(zeros({4, 4})).dtype(), bfloat16);
+  EXPECT_THROW(nn::init::he_normal()(zeros(shape), "fan_avg"), std::invalid_argument);
+  EXPECT_THROW(nn::init::he_uniform()(zeros(shape), "fan_avg"), std::invalid_argument);
+}
+
+TEST(NnInit, SparseZeroesTheSameNumberOfEntriesInEveryRow) {
+  random::seed(17);
+  const int rows = 64, cols = 50;
+  array s = nn::init::sparse(0.3, 0.0f, 0.5f)(zeros({rows, cols}));
+  const auto v = values(s);
+  std::vector<double> nonzero;
+  for (int r = 0; r < rows; ++r) {
+    int zeros_in_row = 0;
+    for (int c = 0; c < cols; ++c) {
+      const double x = v[static_cast<size_t>(r) * cols + c];
+      if (x == 0) {
+        ++zeros_in_row;
+      } else {
+        nonzero.push_back(x);
+      }
+    }
+    EXPECT_EQ(zeros_in_row, 15) << "row " << r;  // ceil(0.3 * 50)
+  }
+  auto m = moments_of(arr(nonzero, {static_cast<int>(nonzero.size())}));
+  EXPECT_NEAR(m.std, 0.5, 0.5 * 0.05);
+  EXPECT_EQ(values(nn::init::sparse(0.0)(zeros({3, 4}))).size(), 12u);
+  EXPECT_THROW(nn::init::sparse(0.5)(zeros({2, 3, 4})), std::invalid_argument);
+}
+
+TEST(NnInit, OrthogonalGivesOrthonormalColumnsOrRowsTimesGain) {
+  random::seed(19);
+  for (auto [rows, cols] : {std::pair{6, 4}, std::pair{4, 6}, std::pair{5, 5}}) {
+    array q = nn::init::orthogonal(2.0f)(zeros({rows, cols}));
+    EXPECT_EQ(q.shape(), Shape({rows, cols}));
+    EXPECT_EQ(q.dtype(), float32);
+    // The smaller Gram matrix is gain^2 * I.
+    array gram = rows >= cols ? matmul(transpose(q), q) : matmul(q, transpose(q));
+    const int k = std::min(rows, cols);
+    std::vector<double> want(static_cast<size_t>(k) * k, 0.0);
+    for (int i = 0; i < k; ++i) want[static_cast<size_t>(i) * k + i] = 4.0;
+    expect_close(values(gram), want, 1e-5, 1e-5, "gram " + std::to_string(rows) + "x" + std::to_string(cols));
+  }
+  EXPECT_THROW(nn::init::orthogonal()(zeros({2, 2, 2})), std::invalid_argument);
+}
+
+TEST(NnInit, OrthogonalIsTheSignNormalizedQOfTheNormalDraw) {
+  // Q R = A with R's diagonal positive determines Q: so Q^T A is upper triangular with a
+  // positive diagonal, for the A that orthogonal() draws after the same seed.
+  random::seed(23);
+  array a = random::normal({5, 5});
+  random::seed(23);
+  array q = nn::init::orthogonal()(zeros({5, 5}));
+  const auto r = values(matmul(transpose(q), a));
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_GT(r[i * 5 + i], 0) << i;
+    for (int j = 0; j < i; ++j) EXPECT_NEAR(r[i * 5 + j], 0, 1e-5) << i << "," << j;
+  }
+}
+
+TEST(NnInit, TheSameSeedGivesTheSameDraw) {
+  random::seed(29);
+  auto first = values(nn::init::glorot_uniform()(zeros({8, 8})));
+  random::seed(29);
+  EXPECT_EQ(values(nn::init::glorot_uniform()(zeros({8, 8}))), first);
+}

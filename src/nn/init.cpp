@@ -135,12 +135,12 @@ GlorotInitializer glorot_uniform(Dtype dtype) { return {GlorotInitializer::Distr
 HeInitializer he_normal(Dtype dtype) { return {HeInitializer::Distribution::normal, dtype}; }
 HeInitializer he_uniform(Dtype dtype) { return {HeInitializer::Distribution::uniform, dtype}; }
 
-Initializer sparse(float sparsity, float mean, float std, Dtype dtype) {
+Initializer sparse(double sparsity, float mean, float std, Dtype dtype) {
   return [sparsity, mean, std, dtype](const array& a) {
     if (a.ndim() != 2)
       fail("sparse", "Only tensors with 2 dimensions are supported, got shape " + shape_str(a.shape()) + ".");
     const int rows = a.shape(0), cols = a.shape(1);
-    const int num_zeros = static_cast<int>(std::ceil(static_cast<double>(sparsity) * cols));
+    const int num_zeros = static_cast<int>(std::ceil(sparsity * cols));
     if (num_zeros < 0 || num_zeros > cols) {
       fail("sparse", "sparsity " + std::to_string(sparsity) + " gives " + std::to_string(num_zeros) +
                          " zeros per row of " + std::to_string(cols) + ".");

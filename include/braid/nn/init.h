@@ -70,7 +70,7 @@ HeInitializer he_uniform(Dtype dtype = float32);
 
 /// A 2-d array of N(mean, std^2) samples with ceil(sparsity * cols) entries of each row, at
 /// random columns, set to zero (MLX's layout; its docs say "column").
-Initializer sparse(float sparsity, float mean = 0.0f, float std = 1.0f, Dtype dtype = float32);
+Initializer sparse(double sparsity, float mean = 0.0f, float std = 1.0f, Dtype dtype = float32);
 
 /// A 2-d matrix with orthonormal rows or columns (whichever are fewer), times `gain`: the
 /// first rows x cols block of Q from the QR decomposition of an n x n standard normal draw
