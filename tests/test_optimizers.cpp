@@ -40,7 +40,8 @@ Vec initial_parameter(const Shape& shape) {
 // Gradients that differ per step and per element, away from zero.
 Vec gradient_at(const Shape& shape, int t) {
   Vec g = initial_parameter(shape);
-  for (size_t i = 0; i < g.size(); ++i) g[i] = 0.7 * std::sin(1.3 * static_cast<double>(i) + t) + 0.1 * t - 0.05;
+  for (size_t i = 0; i < g.size(); ++i)
+    g[i] = 0.7 * std::sin(1.3 * static_cast<double>(i) + t) + 0.1 * t - 0.05;
   return g;
 }
 
@@ -53,8 +54,8 @@ Vec rounded(const Vec& v) {
 
 // Runs `make()` for three steps on a matrix and a vector parameter on every device and
 // compares both with `reference`.
-void expect_three_steps_match(const std::function<std::unique_ptr<optim::Optimizer>()>& make, const RefStep& reference,
-                              double rtol = 2e-5, double atol = 1e-6) {
+void expect_three_steps_match(const std::function<std::unique_ptr<optim::Optimizer>()>& make,
+                              const RefStep& reference, double rtol = 2e-5, double atol = 1e-6) {
   for (const auto& device : test_devices()) {
     StreamContext context(device);
     auto optimizer = make();
@@ -71,7 +72,8 @@ void expect_three_steps_match(const std::function<std::unique_ptr<optim::Optimiz
       parameters = optimizer->apply_gradients(gradients, parameters);
       reference(want["w"], rounded(gradient_at(kMatrix, t)), ref_state["w"], t);
       reference(want["b"], rounded(gradient_at(kVector, t)), ref_state["b"], t);
-      std::string what = optimizer->name() + " on " + test::device_name(device) + " at step " + std::to_string(t);
+      std::string what =
+          optimizer->name() + " on " + test::device_name(device) + " at step " + std::to_string(t);
       EXPECT_EQ(parameters.at("w").leaf().dtype(), float32) << what;
       expect_close(values(parameters.at("w").leaf()), want["w"], rtol, atol, what + ", w");
       expect_close(values(parameters.at("layer").at("b").leaf()), want["b"], rtol, atol, what + ", b");
@@ -102,7 +104,8 @@ RefStep sgd_reference(double lr, double momentum, double weight_decay, double da
   };
 }
 
-RefStep adam_reference(double lr, double b1, double b2, double eps, bool bias_correction, double weight_decay = 0) {
+RefStep adam_reference(double lr, double b1, double b2, double eps, bool bias_correction,
+                       double weight_decay = 0) {
   return [=](Vec& p, const Vec& g, RefState& s, int t) {
     Vec& m = slot(s, "m", p.size());
     Vec& v = slot(s, "v", p.size());
@@ -137,7 +140,8 @@ struct AdafactorOptions {
 RefStep adafactor_reference(AdafactorOptions o) {
   return [=](Vec& p, const Vec& g, RefState& s, int t) {
     const bool factored = p.size() == 6;
-    double rel = o.relative_step ? std::min(o.warmup_init ? 1e-6 * t : 1e-2, 1 / std::sqrt(double(t))) : *o.lr;
+    double rel =
+        o.relative_step ? std::min(o.warmup_init ? 1e-6 * t : 1e-2, 1 / std::sqrt(double(t))) : *o.lr;
     double lr = o.scale_parameter ? std::max(o.eps2, rms(p)) * rel : rel;
     double beta_2 = 1 - std::pow(double(t), o.decay_rate);
     Vec update(p.size());
@@ -145,11 +149,13 @@ RefStep adafactor_reference(AdafactorOptions o) {
     if (factored) {
       Vec& row = slot(s, "row", 2);
       Vec& col = slot(s, "col", 3);
-      for (int r = 0; r < 2; ++r) row[r] = beta_2 * row[r] + (1 - beta_2) * (update[3 * r] + update[3 * r + 1] + update[3 * r + 2]) / 3;
+      for (int r = 0; r < 2; ++r)
+        row[r] = beta_2 * row[r] + (1 - beta_2) * (update[3 * r] + update[3 * r + 1] + update[3 * r + 2]) / 3;
       for (int c = 0; c < 3; ++c) col[c] = beta_2 * col[c] + (1 - beta_2) * (update[c] + update[3 + c]) / 2;
       double row_mean = (row[0] + row[1]) / 2;
       for (int r = 0; r < 2; ++r) {
-        for (int c = 0; c < 3; ++c) update[3 * r + c] = g[3 * r + c] / std::sqrt(row[r] / row_mean) / std::sqrt(col[c]);
+        for (int c = 0; c < 3; ++c)
+          update[3 * r + c] = g[3 * r + c] / std::sqrt(row[r] / row_mean) / std::sqrt(col[c]);
       }
     } else {
       Vec& sq = slot(s, "sq", p.size());
@@ -162,7 +168,8 @@ RefStep adafactor_reference(AdafactorOptions o) {
     for (double& u : update) u = lr * u / scale;
     if (o.beta_1) {
       Vec& avg = slot(s, "avg", p.size());
-      for (size_t i = 0; i < p.size(); ++i) update[i] = avg[i] = *o.beta_1 * avg[i] + (1 - *o.beta_1) * update[i];
+      for (size_t i = 0; i < p.size(); ++i)
+        update[i] = avg[i] = *o.beta_1 * avg[i] + (1 - *o.beta_1) * update[i];
     }
     for (size_t i = 0; i < p.size(); ++i) p[i] = p[i] + p[i] * (-o.weight_decay * lr) - update[i];
   };
@@ -192,21 +199,24 @@ TEST(Optimizers, SgdMatchesItsFormula) {
 }
 
 TEST(Optimizers, SgdWithMomentumDampeningAndWeightDecayMatchesItsFormula) {
-  expect_three_steps_match(factory<optim::SGD>(0.1, 0.9, 0.01, 0.2, false), sgd_reference(0.1, 0.9, 0.01, 0.2, false));
+  expect_three_steps_match(factory<optim::SGD>(0.1, 0.9, 0.01, 0.2, false),
+                           sgd_reference(0.1, 0.9, 0.01, 0.2, false));
 }
 
 TEST(Optimizers, SgdWithNesterovMomentumMatchesItsFormula) {
-  expect_three_steps_match(factory<optim::SGD>(0.1, 0.8, 0.0, 0.0, true), sgd_reference(0.1, 0.8, 0, 0, true));
+  expect_three_steps_match(factory<optim::SGD>(0.1, 0.8, 0.0, 0.0, true),
+                           sgd_reference(0.1, 0.8, 0, 0, true));
 }
 
 TEST(Optimizers, RmspropMatchesItsFormula) {
-  expect_three_steps_match(factory<optim::RMSprop>(0.01, 0.9, 1e-8), [](Vec& p, const Vec& g, RefState& s, int) {
-    Vec& v = slot(s, "v", p.size());
-    for (size_t i = 0; i < p.size(); ++i) {
-      v[i] = 0.9 * v[i] + 0.1 * g[i] * g[i];
-      p[i] -= 0.01 * g[i] / (std::sqrt(v[i]) + 1e-8);
-    }
-  });
+  expect_three_steps_match(factory<optim::RMSprop>(0.01, 0.9, 1e-8),
+                           [](Vec& p, const Vec& g, RefState& s, int) {
+                             Vec& v = slot(s, "v", p.size());
+                             for (size_t i = 0; i < p.size(); ++i) {
+                               v[i] = 0.9 * v[i] + 0.1 * g[i] * g[i];
+                               p[i] -= 0.01 * g[i] / (std::sqrt(v[i]) + 1e-8);
+                             }
+                           });
 }
 
 TEST(Optimizers, AdagradMatchesItsFormula) {
@@ -285,8 +295,8 @@ TEST(Optimizers, AdafactorWithALearningRateFirstMomentAndWeightDecayMatchesItsFo
   o.relative_step = false;
   expect_three_steps_match(
       [] {
-        return std::make_unique<optim::Adafactor>(0.05, std::array<double, 2>{1e-30, 1e-3}, 1.0, -0.8, 0.9, 0.01, true,
-                                                  false, false);
+        return std::make_unique<optim::Adafactor>(0.05, std::array<double, 2>{1e-30, 1e-3}, 1.0, -0.8, 0.9,
+                                                  0.01, true, false, false);
       },
       adafactor_reference(o), 1e-4, 1e-6);
 }
@@ -336,14 +346,15 @@ TEST(Optimizers, StateHasMlxLayoutAndNames) {
   EXPECT_FLOAT_EQ(optimizer.learning_rate().item<float>(), 0.1f);
   std::vector<std::string> paths;
   for (const auto& [path, leaf] : tree_flatten(state)) paths.push_back(path);
-  EXPECT_EQ(paths, (std::vector<std::string>{"step", "learning_rate", "weight.m", "weight.v", "layers.0.bias.m",
-                                             "layers.0.bias.v"}));
+  EXPECT_EQ(paths, (std::vector<std::string>{"step", "learning_rate", "weight.m", "weight.v",
+                                             "layers.0.bias.m", "layers.0.bias.v"}));
   EXPECT_TRUE(state.at("layers").is_list());
 }
 
 TEST(Optimizers, StateKeepsTheParameterDtype) {
   for (Dtype dtype : {float16, bfloat16, float32}) {
-    for (auto& make : {factory<optim::SGD>(0.1, 0.9), factory<optim::Adam>(0.1, std::array<double, 2>{0.9, 0.999}, 1e-8, true),
+    for (auto& make : {factory<optim::SGD>(0.1, 0.9),
+                       factory<optim::Adam>(0.1, std::array<double, 2>{0.9, 0.999}, 1e-8, true),
                        factory<optim::AdamW>(0.1), factory<optim::Lion>(0.1), factory<optim::Adafactor>()}) {
       auto optimizer = make();
       Tree parameters;
@@ -376,12 +387,14 @@ TEST(Optimizers, SavedAndRestoredStateContinuesBitIdentically) {
   auto run_step = [](optim::Optimizer& optimizer, Tree parameters, int t) {
     Tree gradients;
     gradients.set("w", array(gradient_at(kMatrix, t).begin(), kMatrix, float32));
-    gradients["layers"] = Tree(Tree::List{Tree(Tree::Dict{{"b", Tree(array(gradient_at(kVector, t).begin(), kVector, float32))}})});
+    gradients["layers"] = Tree(
+        Tree::List{Tree(Tree::Dict{{"b", Tree(array(gradient_at(kVector, t).begin(), kVector, float32))}})});
     return optimizer.apply_gradients(gradients, parameters);
   };
   Tree parameters;
   parameters.set("w", array(initial_parameter(kMatrix).begin(), kMatrix, float32));
-  parameters["layers"] = Tree(Tree::List{Tree(Tree::Dict{{"b", Tree(array(initial_parameter(kVector).begin(), kVector, float32))}})});
+  parameters["layers"] = Tree(
+      Tree::List{Tree(Tree::Dict{{"b", Tree(array(initial_parameter(kVector).begin(), kVector, float32))}})});
   optim::Adam original(optim::cosine_decay(0.1, 10), {0.9, 0.99}, 1e-8, true);
   for (int t = 1; t <= 2; ++t) parameters = run_step(original, parameters, t);
   std::string file = testing::TempDir() + "braid_optimizer_state.safetensors";
@@ -423,7 +436,8 @@ TEST(Schedules, ValuesAtChosenStepsFollowTheirFormulas) {
       EXPECT_NEAR(at(optim::step_decay(0.1, 0.5, 4), t), 0.1 * std::pow(0.5, double(t / 4)), 1e-7);
       double s = std::min<double>(t, 20);
       EXPECT_NEAR(at(optim::cosine_decay(0.1, 20), t), 0.05 * (1 + std::cos(pi * s / 20)), 1e-7);
-      EXPECT_NEAR(at(optim::cosine_decay(0.1, 20, 0.01), t), 0.01 + 0.5 * (1 + std::cos(pi * s / 20)) * 0.09, 1e-7);
+      EXPECT_NEAR(at(optim::cosine_decay(0.1, 20, 0.01), t), 0.01 + 0.5 * (1 + std::cos(pi * s / 20)) * 0.09,
+                  1e-7);
       EXPECT_NEAR(at(optim::linear_schedule(0.0, 0.2, 10), t), std::min<double>(t, 10) * 0.02, 1e-7);
     }
   }
@@ -504,11 +518,12 @@ TEST(MultiOptimizer, SendsEachParameterToTheFirstOptimizerWhoseFilterAcceptsIt) 
   auto sgd = std::make_shared<optim::SGD>(1.0);
   auto other = std::make_shared<optim::SGD>(0.5);
   optim::MultiOptimizer optimizer({sgd, other}, {[](const std::string& path, const array&) {
-                                     return path.find("bias") != std::string::npos;
-                                   }});
+                                    return path.find("bias") != std::string::npos;
+                                  }});
   Tree parameters;
-  parameters["layers"] = Tree(Tree::List{Tree(Tree::Dict{{"weight", Tree(zeros({2}))}, {"bias", Tree(zeros({2}))}}),
-                                         Tree(Tree::Dict{{"weight", Tree(zeros({2}))}, {"bias", Tree(zeros({2}))}})});
+  parameters["layers"] =
+      Tree(Tree::List{Tree(Tree::Dict{{"weight", Tree(zeros({2}))}, {"bias", Tree(zeros({2}))}}),
+                      Tree(Tree::Dict{{"weight", Tree(zeros({2}))}, {"bias", Tree(zeros({2}))}})});
   Tree gradients = tree_map([](const array& p) { return ones_like(p); }, parameters);
   Tree updated = optimizer.apply_gradients(gradients, parameters);
   for (size_t i = 0; i < 2; ++i) {
@@ -535,6 +550,7 @@ TEST(Optimizers, BadArgumentsThrowBeforeAnyUpdate) {
   EXPECT_THROW(optim::Adamax(0.1, {0.9, 0.999}, -1.0), std::invalid_argument);
   EXPECT_THROW(optim::Adafactor(std::nullopt, {1e-30, 1e-3}, 1.0, -0.8, std::nullopt, 0.0, true, false),
                std::invalid_argument);
+  EXPECT_THROW(optim::Adam(optim::Schedule{}), std::invalid_argument);
   EXPECT_THROW(optim::linear_schedule(0.0, 1.0, 0), std::invalid_argument);
   EXPECT_THROW(optim::join_schedules({}, {}), std::invalid_argument);
   EXPECT_THROW(optim::join_schedules({optim::exponential_decay(1, 0.5)}, {3}), std::invalid_argument);
@@ -556,7 +572,8 @@ TEST(Optimizers, BadArgumentsThrowBeforeAnyUpdate) {
 TEST(Optimizers, TrainingATinyLinearModelReducesALeastSquaresLoss) {
   for (const auto& device : test_devices()) {
     StreamContext context(device);
-    for (auto& make : {factory<optim::SGD>(0.1, 0.9), factory<optim::Adam>(0.05), factory<optim::AdamW>(0.05)}) {
+    for (auto& make :
+         {factory<optim::SGD>(0.1, 0.9), factory<optim::Adam>(0.05), factory<optim::AdamW>(0.05)}) {
       auto model = std::make_shared<TinyLinear>(3, 2);
       auto optimizer = make();
       Vec xs, ys;
@@ -567,14 +584,16 @@ TEST(Optimizers, TrainingATinyLinearModelReducesALeastSquaresLoss) {
       }
       array x = array(xs.begin(), {16, 3}, float32);
       array y = array(ys.begin(), {16, 2}, float32);
-      auto loss_and_grad = nn::value_and_grad(*model, [&](const std::vector<array>& in) {
-        return mean(square((*model)(in[0]) - in[1]));
-      });
+      auto loss_and_grad = nn::value_and_grad(
+          *model, [&](const std::vector<array>& in) { return mean(square((*model)(in[0]) - in[1])); });
       double first_loss = 0, last_loss = 0;
       for (int step = 0; step < 60; ++step) {
         auto [loss, grads] = loss_and_grad({x, y});
         optimizer->update(*model, grads);
-        eval(tree_leaves(model->parameters()));
+        // As in MLX: evaluate the parameters and the optimizer state together after each update.
+        std::vector<array> to_eval = tree_leaves(model->parameters());
+        for (const auto& leaf : tree_leaves(optimizer->state())) to_eval.push_back(leaf);
+        eval(to_eval);
         last_loss = loss.item<float>();
         if (step == 0) first_loss = last_loss;
       }
@@ -587,9 +606,8 @@ TEST(Optimizers, UpdateLeavesFrozenParametersAlone) {
   auto model = std::make_shared<TinyLinear>(2, 1);
   model->freeze(true, {"bias"});
   optim::SGD optimizer(0.1);
-  auto loss_and_grad = nn::value_and_grad(*model, [&](const std::vector<array>& in) {
-    return sum((*model)(in[0]) - 1.0f);
-  });
+  auto loss_and_grad =
+      nn::value_and_grad(*model, [&](const std::vector<array>& in) { return sum((*model)(in[0]) - 1.0f); });
   auto [loss, grads] = loss_and_grad({ones({1, 2})});
   optimizer.update(*model, grads);
   EXPECT_EQ(values(model->parameters().at("bias").leaf()), (Vec{0}));

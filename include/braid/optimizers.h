@@ -3,7 +3,9 @@
 //
 // An optimizer keeps its state in a Tree laid out as MLX's: state()["step"] (uint64, the number
 // of apply_gradients calls), state()["learning_rate"] (float32), and for each parameter path a
-// dict of that optimizer's arrays ("m", "v", ...), of the parameter's dtype.
+// dict of that optimizer's arrays ("m", "v", ...), of the parameter's dtype. As in MLX, the
+// updated parameters and state are lazy: evaluate both after each update (eval of the model's
+// parameters and tree_leaves(state())), or the state's graph grows with every step.
 //
 // Threads: an optimizer behaves like a standard container. Its const members may run on any
 // number of threads at once; init, update, apply_gradients, set_state, set_learning_rate and
@@ -31,17 +33,22 @@ namespace braid::optimizers {
 /// A learning rate (or other hyperparameter) as a function of the step count, an integer array.
 using Schedule = std::function<array(const array& step)>;
 
+namespace detail {
+template <class T>
+concept Number = std::is_arithmetic_v<T>;
+template <class F>
+concept ScheduleFunction = !Number<std::decay_t<F>> && !std::same_as<std::decay_t<F>, array> &&
+                           std::is_invocable_r_v<array, F&, const array&>;
+}  // namespace detail
+
 /// What an optimizer takes as its learning rate: a number (kept as a float32 array), an array,
 /// or a Schedule evaluated at the step count before each update (MLX's float-or-callable).
 class LearningRate {
  public:
-  template <class T>
-    requires std::is_arithmetic_v<T>
+  template <detail::Number T>
   LearningRate(T value) : value_(array(static_cast<float>(value))) {}  // NOLINT(google-explicit-constructor)
   LearningRate(array value) : value_(std::move(value)) {}              // NOLINT(google-explicit-constructor)
-  template <class F>
-    requires(!std::is_arithmetic_v<std::decay_t<F>> && !std::same_as<std::decay_t<F>, array> &&
-             std::is_invocable_r_v<array, F&, const array&>)
+  template <detail::ScheduleFunction F>
   LearningRate(F schedule) : schedule_(std::move(schedule)) {}  // NOLINT(google-explicit-constructor)
 
   bool is_schedule() const { return static_cast<bool>(schedule_); }
@@ -120,7 +127,8 @@ class MultiOptimizer : public Optimizer {
  public:
   using Filter = std::function<bool(const std::string& path, const array& gradient)>;
   /// Throws std::invalid_argument unless filters.size() == optimizers.size() - 1.
-  explicit MultiOptimizer(std::vector<std::shared_ptr<Optimizer>> optimizers, std::vector<Filter> filters = {});
+  explicit MultiOptimizer(std::vector<std::shared_ptr<Optimizer>> optimizers,
+                          std::vector<Filter> filters = {});
   std::string name() const override { return "MultiOptimizer"; }
 
   void init(const Tree& parameters) override;
@@ -150,8 +158,8 @@ class MultiOptimizer : public Optimizer {
 /// weight decay. State: "v". Nesterov needs momentum > 0 and dampening == 0.
 class SGD : public Optimizer {
  public:
-  explicit SGD(LearningRate learning_rate, double momentum = 0.0, double weight_decay = 0.0, double dampening = 0.0,
-               bool nesterov = false);
+  explicit SGD(LearningRate learning_rate, double momentum = 0.0, double weight_decay = 0.0,
+               double dampening = 0.0, bool nesterov = false);
   std::string name() const override { return "SGD"; }
 
  protected:
@@ -248,7 +256,8 @@ class Adamax : public Adam {
 /// Lion: w -= lr sign(b1 m + (1 - b1) g) (after decoupled weight decay); m = b2 m + (1 - b2) g.
 class Lion : public Optimizer {
  public:
-  explicit Lion(LearningRate learning_rate, std::array<double, 2> betas = {0.9, 0.99}, double weight_decay = 0.0);
+  explicit Lion(LearningRate learning_rate, std::array<double, 2> betas = {0.9, 0.99},
+                double weight_decay = 0.0);
   std::string name() const override { return "Lion"; }
 
  protected:
@@ -266,9 +275,10 @@ class Lion : public Optimizer {
 class Adafactor : public Optimizer {
  public:
   explicit Adafactor(std::optional<LearningRate> learning_rate = std::nullopt,
-                     std::array<double, 2> eps = {1e-30, 1e-3}, double clip_threshold = 1.0, double decay_rate = -0.8,
-                     std::optional<double> beta_1 = std::nullopt, double weight_decay = 0.0,
-                     bool scale_parameter = true, bool relative_step = true, bool warmup_init = false);
+                     std::array<double, 2> eps = {1e-30, 1e-3}, double clip_threshold = 1.0,
+                     double decay_rate = -0.8, std::optional<double> beta_1 = std::nullopt,
+                     double weight_decay = 0.0, bool scale_parameter = true, bool relative_step = true,
+                     bool warmup_init = false);
   std::string name() const override { return "Adafactor"; }
 
  protected:

@@ -12,7 +12,9 @@ namespace braid::optimizers {
 
 namespace {
 
-std::string joined(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+std::string joined(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
 
 std::string shown(const std::string& path) { return path.empty() ? "the root" : "'" + path + "'"; }
 
@@ -21,6 +23,9 @@ std::string shown(const std::string& path) { return path.empty() ? "the root" : 
 Optimizer::Optimizer(std::optional<LearningRate> learning_rate) {
   state_.set("step", array(uint64_t{0}, uint64));
   if (!learning_rate) return;
+  if (!learning_rate->is_schedule() && !learning_rate->value()) {
+    throw std::invalid_argument("[Optimizer] The learning rate is an empty schedule.");
+  }
   if (learning_rate->is_schedule()) {
     schedules_["learning_rate"] = learning_rate->schedule();
     state_.set("learning_rate", learning_rate->schedule()(step()));
@@ -29,7 +34,9 @@ Optimizer::Optimizer(std::optional<LearningRate> learning_rate) {
   }
 }
 
-void Optimizer::fail(const std::string& what) const { throw std::invalid_argument("[" + name() + "] " + what); }
+void Optimizer::fail(const std::string& what) const {
+  throw std::invalid_argument("[" + name() + "] " + what);
+}
 
 void Optimizer::init_state(const Tree& parameters, Tree& state, const std::string& path) {
   if (!parameters.is_leaf() && parameters.size() == 0) return;
@@ -53,7 +60,8 @@ void Optimizer::init_state(const Tree& parameters, Tree& state, const std::strin
 
 void Optimizer::init(const Tree& parameters) { init_state(parameters, state_, ""); }
 
-Tree Optimizer::apply_tree(const Tree& gradients, const Tree& parameters, Tree& state, const std::string& path) {
+Tree Optimizer::apply_tree(const Tree& gradients, const Tree& parameters, Tree& state,
+                           const std::string& path) {
   if (!gradients.is_leaf() && gradients.size() == 0) return gradients;  // a frozen or unselected place
   if (gradients.is_leaf()) {
     if (!parameters.is_leaf()) fail("The parameters have no array at " + shown(path) + ".");
@@ -65,7 +73,8 @@ Tree Optimizer::apply_tree(const Tree& gradients, const Tree& parameters, Tree& 
     }
     Tree::List out;
     for (size_t i = 0; i < gradients.size(); ++i) {
-      out.push_back(apply_tree(gradients.at(i), parameters.at(i), state.at(i), joined(path, std::to_string(i))));
+      out.push_back(
+          apply_tree(gradients.at(i), parameters.at(i), state.at(i), joined(path, std::to_string(i))));
     }
     return Tree(std::move(out));
   }
@@ -128,7 +137,8 @@ Tree select_leaves(const Tree& tree, const std::string& path,
   if (tree.is_leaf()) return keep(path, tree.leaf()) ? tree : Tree();
   if (tree.is_list()) {
     Tree::List items;
-    for (size_t i = 0; i < tree.size(); ++i) items.push_back(select_leaves(tree.at(i), joined(path, std::to_string(i)), keep));
+    for (size_t i = 0; i < tree.size(); ++i)
+      items.push_back(select_leaves(tree.at(i), joined(path, std::to_string(i)), keep));
     return Tree(std::move(items));
   }
   Tree out;
@@ -145,7 +155,8 @@ Tree merge_parts(const Tree& a, const Tree& b) {
   if (!b.is_leaf() && b.size() == 0) return a;
   if (a.is_dict() && b.is_dict()) {
     Tree out = a;
-    for (const auto& [key, child] : b.dict()) out.set(key, out.contains(key) ? merge_parts(out.at(key), child) : child);
+    for (const auto& [key, child] : b.dict())
+      out.set(key, out.contains(key) ? merge_parts(out.at(key), child) : child);
     return out;
   }
   if (a.is_list() && b.is_list() && a.size() == b.size()) {
@@ -158,15 +169,16 @@ Tree merge_parts(const Tree& a, const Tree& b) {
 
 }  // namespace
 
-MultiOptimizer::MultiOptimizer(std::vector<std::shared_ptr<Optimizer>> optimizers, std::vector<Filter> filters)
+MultiOptimizer::MultiOptimizer(std::vector<std::shared_ptr<Optimizer>> optimizers,
+                               std::vector<Filter> filters)
     : Optimizer(std::nullopt), optimizers_(std::move(optimizers)), filters_(std::move(filters)) {
   if (optimizers_.empty()) fail("At least one optimizer is needed.");
   for (const auto& optimizer : optimizers_) {
     if (!optimizer) fail("An optimizer is null.");
   }
   if (filters_.size() != optimizers_.size() - 1) {
-    fail("Given " + std::to_string(filters_.size()) + " filters but " + std::to_string(optimizers_.size() - 1) +
-         " needed.");
+    fail("Given " + std::to_string(filters_.size()) + " filters but " +
+         std::to_string(optimizers_.size() - 1) + " needed.");
   }
   for (const auto& filter : filters_) {
     if (!filter) fail("A filter is empty.");
@@ -185,7 +197,8 @@ std::vector<Tree> MultiOptimizer::split(const Tree& gradients) const {
   }
   std::vector<Tree> parts;
   for (size_t i = 0; i < optimizers_.size(); ++i) {
-    parts.push_back(select_leaves(gradients, "", [&](const std::string& path, const array&) { return owner.at(path) == i; }));
+    parts.push_back(select_leaves(
+        gradients, "", [&](const std::string& path, const array&) { return owner.at(path) == i; }));
   }
   return parts;
 }
@@ -206,7 +219,8 @@ void MultiOptimizer::init(const Tree& parameters) {
 Tree MultiOptimizer::apply_gradients(const Tree& gradients, const Tree& parameters) {
   auto parts = split(gradients);
   Tree out;
-  for (size_t i = 0; i < optimizers_.size(); ++i) out = merge_parts(out, optimizers_[i]->apply_gradients(parts[i], parameters));
+  for (size_t i = 0; i < optimizers_.size(); ++i)
+    out = merge_parts(out, optimizers_[i]->apply_gradients(parts[i], parameters));
   refresh_state();
   return out;
 }
@@ -214,7 +228,8 @@ Tree MultiOptimizer::apply_gradients(const Tree& gradients, const Tree& paramete
 void MultiOptimizer::set_state(Tree state) {
   if (!state.is_dict() || !state.contains("states") || !state.at("states").is_list() ||
       state.at("states").size() != optimizers_.size()) {
-    fail("Invalid state provided: expected {\"states\": [" + std::to_string(optimizers_.size()) + " states]}.");
+    fail("Invalid state provided: expected {\"states\": [" + std::to_string(optimizers_.size()) +
+         " states]}.");
   }
   for (size_t i = 0; i < optimizers_.size(); ++i) optimizers_[i]->set_state(state.at("states").at(i));
   refresh_state();
@@ -243,7 +258,8 @@ std::pair<Tree, array> clip_grad_norm(const Tree& grads, double max_norm) {
   }
   // MLX starts its sum at the Python float 0.0, which gives float32 for no gradients.
   array total_norm = sqrt(norm_squared ? *norm_squared : array(0.0f));
-  array normalizer = detail::py_float(max_norm, total_norm) / (total_norm + detail::py_float(1e-6, total_norm));
+  array normalizer =
+      detail::py_float(max_norm, total_norm) / (total_norm + detail::py_float(1e-6, total_norm));
   array below = total_norm < detail::py_float(max_norm, total_norm);
   Tree clipped = tree_map([&](const array& g) { return where(below, g, g * normalizer); }, grads);
   return {std::move(clipped), total_norm};

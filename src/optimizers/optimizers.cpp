@@ -60,9 +60,10 @@ array SGD::apply_single(const array& gradient, const array& parameter, Tree& sta
 // ---- RMSprop ----
 
 RMSprop::RMSprop(LearningRate learning_rate, double alpha, double eps)
-    : Optimizer(checked(checked(std::move(learning_rate), alpha >= 0,
-                                "[RMSprop] alpha should be >= 0, " + std::to_string(alpha) + " was provided."),
-                        eps >= 0, "[RMSprop] epsilon should be >= 0, " + std::to_string(eps) + " was provided.")),
+    : Optimizer(
+          checked(checked(std::move(learning_rate), alpha >= 0,
+                          "[RMSprop] alpha should be >= 0, " + std::to_string(alpha) + " was provided."),
+                  eps >= 0, "[RMSprop] epsilon should be >= 0, " + std::to_string(eps) + " was provided.")),
       alpha_(alpha),
       eps_(eps) {}
 
@@ -97,7 +98,8 @@ array Adagrad::apply_single(const array& gradient, const array& parameter, Tree&
 AdaDelta::AdaDelta(LearningRate learning_rate, double rho, double eps)
     : Optimizer(checked(checked(std::move(learning_rate), rho >= 0,
                                 "[AdaDelta] rho should be >= 0, " + std::to_string(rho) + " was provided."),
-                        eps >= 0, "[AdaDelta] epsilon should be >= 0, " + std::to_string(eps) + " was provided.")),
+                        eps >= 0,
+                        "[AdaDelta] epsilon should be >= 0, " + std::to_string(eps) + " was provided.")),
       rho_(rho),
       eps_(eps) {}
 
@@ -195,12 +197,13 @@ array Lion::apply_single(const array& gradient, const array& parameter, Tree& st
 
 // ---- Adafactor ----
 
-Adafactor::Adafactor(std::optional<LearningRate> learning_rate, std::array<double, 2> eps, double clip_threshold,
-                     double decay_rate, std::optional<double> beta_1, double weight_decay, bool scale_parameter,
-                     bool relative_step, bool warmup_init)
+Adafactor::Adafactor(std::optional<LearningRate> learning_rate, std::array<double, 2> eps,
+                     double clip_threshold, double decay_rate, std::optional<double> beta_1,
+                     double weight_decay, bool scale_parameter, bool relative_step, bool warmup_init)
     : Optimizer(relative_step || learning_rate
                     ? std::move(learning_rate)
-                    : throw std::invalid_argument("[Adafactor] Without relative_step a learning_rate is required.")),
+                    : throw std::invalid_argument(
+                          "[Adafactor] Without relative_step a learning_rate is required.")),
       eps_(eps),
       clip_threshold_(clip_threshold),
       decay_rate_(decay_rate),

@@ -41,7 +41,9 @@ Schedule cosine_decay(double init, int64_t decay_steps, double end) {
 }
 
 Schedule linear_schedule(double init, double end, int64_t steps) {
-  if (steps < 1) throw std::invalid_argument("[linear_schedule] steps must be greater than 0, but got " + std::to_string(steps) + ".");
+  if (steps < 1)
+    throw std::invalid_argument("[linear_schedule] steps must be greater than 0, but got " +
+                                std::to_string(steps) + ".");
   return [init, end, steps](const array& step) {
     array s = minimum(step, py_int(steps, step));
     array slope = py_float((end - init) / static_cast<double>(steps), s);
@@ -51,7 +53,8 @@ Schedule linear_schedule(double init, double end, int64_t steps) {
 }
 
 Schedule join_schedules(std::vector<Schedule> schedules, std::vector<int64_t> boundaries) {
-  if (schedules.empty()) throw std::invalid_argument("[join_schedules] Must provide at least 1 schedule to join.");
+  if (schedules.empty())
+    throw std::invalid_argument("[join_schedules] Must provide at least 1 schedule to join.");
   if (schedules.size() != boundaries.size() + 1) {
     throw std::invalid_argument("[join_schedules] Received " + std::to_string(boundaries.size()) +
                                 " boundaries but expected " + std::to_string(schedules.size() - 1) + ".");
