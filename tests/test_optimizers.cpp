@@ -552,6 +552,7 @@ TEST(Optimizers, BadArgumentsThrowBeforeAnyUpdate) {
                std::invalid_argument);
   EXPECT_THROW(optim::Adam(optim::Schedule{}), std::invalid_argument);
   EXPECT_THROW(optim::linear_schedule(0.0, 1.0, 0), std::invalid_argument);
+  EXPECT_THROW(optim::cosine_decay(0.1, 0), std::invalid_argument);
   EXPECT_THROW(optim::join_schedules({}, {}), std::invalid_argument);
   EXPECT_THROW(optim::join_schedules({optim::exponential_decay(1, 0.5)}, {3}), std::invalid_argument);
   auto sgd = std::make_shared<optim::SGD>(0.1);
@@ -600,6 +601,14 @@ TEST(Optimizers, TrainingATinyLinearModelReducesALeastSquaresLoss) {
       EXPECT_LT(last_loss, first_loss / 20) << optimizer->name() << " on " << test::device_name(device);
     }
   }
+}
+
+TEST(Optimizers, AnUpdateWithNoGradientsStillCountsAStep) {
+  optim::Adam optimizer(0.1);
+  Tree updated = optimizer.apply_gradients(Tree(), Tree());
+  EXPECT_TRUE(updated.is_dict());
+  EXPECT_EQ(updated.size(), 0u);
+  EXPECT_EQ(optimizer.step().item<uint64_t>(), 1u);
 }
 
 TEST(Optimizers, UpdateLeavesFrozenParametersAlone) {

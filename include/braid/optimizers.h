@@ -299,7 +299,8 @@ class Adafactor : public Optimizer {
 Schedule exponential_decay(double init, double decay_rate);
 /// init * decay_rate^(step / step_size), the division rounding down.
 Schedule step_decay(double init, double decay_rate, int64_t step_size);
-/// From init to end along half a cosine over decay_steps steps, then end.
+/// From init to end along half a cosine over decay_steps steps, then end. Throws
+/// std::invalid_argument when decay_steps is 0.
 Schedule cosine_decay(double init, int64_t decay_steps, double end = 0.0);
 /// From init to end linearly over steps steps, then end. Throws std::invalid_argument when
 /// steps < 1.

@@ -31,6 +31,8 @@ Schedule step_decay(double init, double decay_rate, int64_t step_size) {
 }
 
 Schedule cosine_decay(double init, int64_t decay_steps, double end) {
+  // MLX's pi / decay_steps raises ZeroDivisionError at the first call; here before any.
+  if (decay_steps == 0) throw std::invalid_argument("[cosine_decay] decay_steps must not be 0.");
   return [init, decay_steps, end](const array& step) {
     array s = minimum(step, py_int(decay_steps, step));
     array angle = py_float(std::numbers::pi / static_cast<double>(decay_steps), s);
