@@ -51,8 +51,8 @@ class LearningRate {
   template <detail::ScheduleFunction F>
   LearningRate(F schedule) : schedule_(std::move(schedule)) {}  // NOLINT(google-explicit-constructor)
 
+  /// True when made from a schedule; value() is then unset and schedule() is the function.
   bool is_schedule() const { return static_cast<bool>(schedule_); }
-  /// The fixed value (unset for a schedule).
   const std::optional<array>& value() const { return value_; }
   const Schedule& schedule() const { return schedule_; }
 
