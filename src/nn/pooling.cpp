@@ -9,12 +9,16 @@
 
 namespace braid::nn {
 
-Pool::Pool(bool max, int spatial_dims, const Sizes& kernel_size, const std::optional<Sizes>& stride,
-           const Sizes& padding, const std::string& layer)
+std::string Pool::layer_name(bool max, int spatial_dims) {
+  return std::string(max ? "MaxPool" : "AvgPool") + std::to_string(spatial_dims) + "d";
+}
+
+Pool::Pool(bool max, int spatial_dims, const Sizes& kernel_size, const Sizes& stride, const Sizes& padding)
     : max_(max),
-      kernel_size_(kernel_size.expand(spatial_dims, layer, "kernel_size")),
-      stride_(stride ? stride->expand(spatial_dims, layer, "stride") : kernel_size_),
-      padding_(padding.expand(spatial_dims, layer, "padding")) {
+      kernel_size_(kernel_size.expand(spatial_dims, layer_name(max, spatial_dims), "kernel_size")),
+      stride_(stride.empty() ? kernel_size_ : stride.expand(spatial_dims, layer_name(max, spatial_dims), "stride")),
+      padding_(padding.expand(spatial_dims, layer_name(max, spatial_dims), "padding")) {
+  const std::string layer = layer_name(max, spatial_dims);
   for (int i = 0; i < spatial_dims; ++i) {
     if (kernel_size_[i] <= 0 || stride_[i] <= 0 || padding_[i] < 0) {
       throw std::invalid_argument("[" + layer + "] kernel_size and stride must be positive and padding non-negative.");

@@ -27,12 +27,15 @@ namespace braid::nn {
 /// An int for every spatial axis, or one int per axis (MLX's `int or tuple` arguments).
 class Sizes {
  public:
+  /// No value: the layer's default (a pooling stride of kernel_size).
+  Sizes() = default;
   Sizes(int value) : values_{value}, scalar_(true) {}  // NOLINT(google-explicit-constructor)
   Sizes(std::initializer_list<int> values) : values_(values) {}
   Sizes(std::vector<int> values) : values_(std::move(values)) {}  // NOLINT(google-explicit-constructor)
   /// One value per axis of `n`; throws "[layer] 'what' must be an integer or a tuple
   /// containing n integers" for a list of another length.
   std::vector<int> expand(int n, const std::string& layer, const std::string& what) const;
+  bool empty() const { return values_.empty(); }
 
  private:
   std::vector<int> values_;
@@ -416,6 +419,8 @@ class Transformer : public Module {
 class Sequential : public Module {
  public:
   explicit Sequential(std::vector<std::shared_ptr<Module>> layers);
+  explicit Sequential(std::initializer_list<std::shared_ptr<Module>> layers)
+      : Sequential(std::vector<std::shared_ptr<Module>>(layers)) {}
   template <class... Layers>
     requires(sizeof...(Layers) > 0 &&
              ((std::is_convertible_v<Layers, std::shared_ptr<Module>> ||
@@ -438,8 +443,9 @@ class Sequential : public Module {
 };
 
 // ---- pooling (pooling.cpp) ----
-// Windows slide over the spatial axes of [N, spatial..., C]; stride defaults to kernel_size;
-// `padding` on both sides of each spatial axis (-inf for max pooling, 0 for average pooling).
+// Windows slide over the spatial axes of [N, spatial..., C]; an empty stride means
+// kernel_size (MLX's None); `padding` on both sides of each spatial axis (-inf for max
+// pooling, 0 for average pooling, which counts the zeros).
 
 /// Shared by the pooling layers: the window geometry and the reduction.
 class Pool : public Module {
@@ -447,55 +453,37 @@ class Pool : public Module {
   array operator()(const array& x) override;
 
  protected:
-  Pool(bool max, int spatial_dims, const Sizes& kernel_size, const std::optional<Sizes>& stride,
-       const Sizes& padding, const std::string& layer);
+  Pool(bool max, int spatial_dims, const Sizes& kernel_size, const Sizes& stride, const Sizes& padding);
+  static std::string layer_name(bool max, int spatial_dims);
 
  private:
   bool max_;
   std::vector<int> kernel_size_, stride_, padding_;
 };
 
+/// Max (kMax) or average pooling over kDims spatial axes.
+template <bool kMax, int kDims>
+class PoolLayer : public Pool {
+ public:
+  explicit PoolLayer(Sizes kernel_size, Sizes stride = {}, Sizes padding = 0)
+      : Pool(kMax, kDims, kernel_size, stride, padding) {}
+  // A braced list of sizes is the kernel size (not a copy of another layer).
+  explicit PoolLayer(std::initializer_list<int> kernel_size, Sizes stride = {}, Sizes padding = 0)
+      : PoolLayer(Sizes(kernel_size), std::move(stride), std::move(padding)) {}
+  std::string name() const override { return layer_name(kMax, kDims); }
+};
+
 /// Max over windows of [N, L, C].
-class MaxPool1d : public Pool {
- public:
-  explicit MaxPool1d(Sizes kernel_size, std::optional<Sizes> stride = std::nullopt, Sizes padding = 0)
-      : Pool(true, 1, kernel_size, stride, padding, "MaxPool1d") {}
-  std::string name() const override { return "MaxPool1d"; }
-};
+using MaxPool1d = PoolLayer<true, 1>;
 /// Mean over windows of [N, L, C].
-class AvgPool1d : public Pool {
- public:
-  explicit AvgPool1d(Sizes kernel_size, std::optional<Sizes> stride = std::nullopt, Sizes padding = 0)
-      : Pool(false, 1, kernel_size, stride, padding, "AvgPool1d") {}
-  std::string name() const override { return "AvgPool1d"; }
-};
+using AvgPool1d = PoolLayer<false, 1>;
 /// Max over windows of [N, H, W, C].
-class MaxPool2d : public Pool {
- public:
-  explicit MaxPool2d(Sizes kernel_size, std::optional<Sizes> stride = std::nullopt, Sizes padding = 0)
-      : Pool(true, 2, kernel_size, stride, padding, "MaxPool2d") {}
-  std::string name() const override { return "MaxPool2d"; }
-};
+using MaxPool2d = PoolLayer<true, 2>;
 /// Mean over windows of [N, H, W, C].
-class AvgPool2d : public Pool {
- public:
-  explicit AvgPool2d(Sizes kernel_size, std::optional<Sizes> stride = std::nullopt, Sizes padding = 0)
-      : Pool(false, 2, kernel_size, stride, padding, "AvgPool2d") {}
-  std::string name() const override { return "AvgPool2d"; }
-};
+using AvgPool2d = PoolLayer<false, 2>;
 /// Max over windows of [N, D, H, W, C].
-class MaxPool3d : public Pool {
- public:
-  explicit MaxPool3d(Sizes kernel_size, std::optional<Sizes> stride = std::nullopt, Sizes padding = 0)
-      : Pool(true, 3, kernel_size, stride, padding, "MaxPool3d") {}
-  std::string name() const override { return "MaxPool3d"; }
-};
+using MaxPool3d = PoolLayer<true, 3>;
 /// Mean over windows of [N, D, H, W, C].
-class AvgPool3d : public Pool {
- public:
-  explicit AvgPool3d(Sizes kernel_size, std::optional<Sizes> stride = std::nullopt, Sizes padding = 0)
-      : Pool(false, 3, kernel_size, stride, padding, "AvgPool3d") {}
-  std::string name() const override { return "AvgPool3d"; }
-};
+using AvgPool3d = PoolLayer<false, 3>;
 
 }  // namespace braid::nn
