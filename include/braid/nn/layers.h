@@ -304,6 +304,25 @@ class SinusoidalPositionalEncoding : public Module {
   bool cos_first_;
 };
 
+// ---- upsampling (upsample.cpp) ----
+
+/// Spatial upsampling of [N, spatial..., C] by `scale_factor` per spatial axis (one value for
+/// every axis, or one each): mode "nearest", "linear" (bi-, trilinear, ...) or "cubic"
+/// (a = -0.75), the last two with or without align_corners. Holds no parameters.
+class Upsample : public Module {
+ public:
+  explicit Upsample(float scale_factor, const std::string& mode = "nearest", bool align_corners = false);
+  explicit Upsample(std::vector<float> scale_factor, const std::string& mode = "nearest", bool align_corners = false);
+  std::string name() const override { return "Upsample"; }
+  array operator()(const array& x) override;
+
+ private:
+  std::vector<float> scale_factor_;  // one value: every spatial axis
+  bool per_axis_;
+  std::string mode_;
+  bool align_corners_;
+};
+
 // ---- attention and transformers (transformer.cpp) ----
 
 /// Multi-head attention: projections query_proj, key_proj, value_proj, out_proj (Linear,
