@@ -44,7 +44,8 @@ inline std::vector<std::string> leaf_names(const Tree& tree) {
 inline void expect_parameter_gradients(nn::Module& model, const std::function<array()>& model_loss,
                                        const std::function<array(const std::vector<array>&)>& formula_loss,
                                        double tol = 1e-5) {
-  auto [value, grads] = nn::value_and_grad(model, [&](const std::vector<array>&) { return model_loss(); })({});
+  auto [value, grads] =
+      nn::value_and_grad(model, [&](const std::vector<array>&) { return model_loss(); })({});
   auto flat = tree_flatten(model.trainable_parameters());
   std::vector<array> params;
   std::vector<int> argnums;
@@ -53,7 +54,8 @@ inline void expect_parameter_gradients(nn::Module& model, const std::function<ar
     params.push_back(p);
   }
   auto [want_value, want_grads] = value_and_grad(formula_loss, argnums)(params);
-  EXPECT_NEAR(value.item<double>(), want_value.item<double>(), tol * (1 + std::abs(want_value.item<double>())));
+  EXPECT_NEAR(value.item<double>(), want_value.item<double>(),
+              tol * (1 + std::abs(want_value.item<double>())));
   auto got = tree_flatten(grads);
   ASSERT_EQ(got.size(), flat.size());
   for (size_t i = 0; i < got.size(); ++i) {

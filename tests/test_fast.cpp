@@ -27,7 +27,8 @@ std::vector<double> draw(size_t n, unsigned seed, double lo = -1.0, double hi = 
 }
 
 // Reference rms_norm / layer_norm over rows of `d` features.
-std::vector<double> rms_norm_ref(const std::vector<double>& x, const std::vector<double>& w, int d, double eps) {
+std::vector<double> rms_norm_ref(const std::vector<double>& x, const std::vector<double>& w, int d,
+                                 double eps) {
   std::vector<double> out(x.size());
   for (size_t r = 0; r < x.size() / d; ++r) {
     double ss = 0;
@@ -52,9 +53,9 @@ std::vector<double> layer_norm_ref(const std::vector<double>& x, const std::vect
 
 // Central finite differences of sum(f(x) * cotangent) at x (float64), against braid::grad. A
 // function through softmax, whose kernel computes in float32, takes a wider step.
-void expect_gradient_matches_differences(const std::function<array(const array&)>& f, const std::vector<double>& x,
-                                         const Shape& shape, const std::string& what, double h = 1e-6,
-                                         double tol = 1e-5) {
+void expect_gradient_matches_differences(const std::function<array(const array&)>& f,
+                                         const std::vector<double>& x, const Shape& shape,
+                                         const std::string& what, double h = 1e-6, double tol = 1e-5) {
   const auto cot = draw(x.size(), 99);
   auto loss = [&](const array& in) {
     array y = f(in);
@@ -66,7 +67,9 @@ void expect_gradient_matches_differences(const std::function<array(const array&)
     auto up = x, down = x;
     up[i] += h;
     down[i] -= h;
-    want[i] = (loss(make(up, shape, float64)).item<double>() - loss(make(down, shape, float64)).item<double>()) / (2 * h);
+    want[i] =
+        (loss(make(up, shape, float64)).item<double>() - loss(make(down, shape, float64)).item<double>()) /
+        (2 * h);
   }
   expect_close(g, want, tol, tol / 10, what);
 }
@@ -125,8 +128,8 @@ TEST(Fast, NormsAreDifferentiable) {
   const int d = 5;
   auto x = draw(2 * d, 6);
   auto w = make(draw(d, 7), {d}, float64), b = make(draw(d, 8), {d}, float64);
-  expect_gradient_matches_differences([&](const array& in) { return fast::rms_norm(in, w, 1e-5f); }, x, {2, d},
-                                      "rms_norm");
+  expect_gradient_matches_differences([&](const array& in) { return fast::rms_norm(in, w, 1e-5f); }, x,
+                                      {2, d}, "rms_norm");
   expect_gradient_matches_differences([&](const array& in) { return fast::layer_norm(in, w, b, 1e-5f); }, x,
                                       {2, d}, "layer_norm");
 }
@@ -134,8 +137,9 @@ TEST(Fast, NormsAreDifferentiable) {
 namespace {
 
 // Reference rope of x [B, N, T, D] (row-major), offsets per batch entry.
-std::vector<double> rope_ref(const std::vector<double>& x, int B, int N, int T, int D, int dims, bool traditional,
-                             const std::vector<double>& inv_freqs, double scale, const std::vector<int>& offsets) {
+std::vector<double> rope_ref(const std::vector<double>& x, int B, int N, int T, int D, int dims,
+                             bool traditional, const std::vector<double>& inv_freqs, double scale,
+                             const std::vector<int>& offsets) {
   std::vector<double> out = x;
   const int half = dims / 2;
   for (int b = 0; b < B; ++b) {
@@ -169,7 +173,8 @@ TEST(Fast, RopeRotatesFeaturePairsByPositionTimesFrequency) {
   for (const auto& dev : test::test_devices()) {
     for (bool traditional : {false, true}) {
       for (int dims : {8, 4}) {
-        array y = fast::rope(make(x, {B, N, T, D}, float32), dims, traditional, 10000.0f, 0.5f, 3, std::nullopt, dev);
+        array y = fast::rope(make(x, {B, N, T, D}, float32), dims, traditional, 10000.0f, 0.5f, 3,
+                             std::nullopt, dev);
         auto want = rope_ref(x, B, N, T, D, dims, traditional, base_inv_freqs(dims, 10000.0), 0.5, {3});
         expect_close(values(y), want, 1e-5, 1e-5,
                      "traditional=" + std::to_string(traditional) + " dims=" + std::to_string(dims));
@@ -200,8 +205,8 @@ namespace {
 // Reference attention for q [B, Hq, Lq, D], k/v [B, Hkv, Lk, D(v)]; mask(b, h, i, j) returns
 // an additive term (or -inf) and sinks one logit per query head.
 std::vector<double> attention_ref(const std::vector<double>& q, const std::vector<double>& k,
-                                  const std::vector<double>& v, int B, int Hq, int Hkv, int Lq, int Lk, int D, int Dv,
-                                  double scale, const std::function<double(int, int, int, int)>& mask,
+                                  const std::vector<double>& v, int B, int Hq, int Hkv, int Lq, int Lk, int D,
+                                  int Dv, double scale, const std::function<double(int, int, int, int)>& mask,
                                   const std::vector<double>& sinks = {}) {
   std::vector<double> out(static_cast<size_t>(B) * Hq * Lq * Dv);
   for (int b = 0; b < B; ++b) {
@@ -252,7 +257,8 @@ const auto kNoMask = [](int, int, int, int) { return 0.0; };
 TEST(Fast, AttentionMatchesSoftmaxOfScaledScoresOnEveryDevice) {
   Qkv t(2, 2, 2, 3, 5, 4, 3);
   for (const auto& dev : test::test_devices()) {
-    array y = fast::scaled_dot_product_attention(t.qa(), t.ka(), t.va(), 0.5f, "", std::nullopt, std::nullopt, dev);
+    array y =
+        fast::scaled_dot_product_attention(t.qa(), t.ka(), t.va(), 0.5f, "", std::nullopt, std::nullopt, dev);
     EXPECT_EQ(y.shape(), (Shape{2, 2, 3, 3}));
     expect_close(values(y), attention_ref(t.q, t.k, t.v, 2, 2, 2, 3, 5, 4, 3, 0.5, kNoMask), 1e-5, 1e-6,
                  "no mask " + test::device_name(dev));
@@ -263,7 +269,8 @@ TEST(Fast, AttentionCausalMaskAlignsTheLastQueryWithTheLastKey) {
   Qkv t(1, 2, 2, 3, 5, 4, 4);
   array y = fast::scaled_dot_product_attention(t.qa(), t.ka(), t.va(), 0.7f, "causal");
   auto causal = [](int, int, int i, int j) { return j <= i + 2 ? 0.0 : -INFINITY; };
-  expect_close(values(y), attention_ref(t.q, t.k, t.v, 1, 2, 2, 3, 5, 4, 4, 0.7, causal), 1e-5, 1e-6, "causal");
+  expect_close(values(y), attention_ref(t.q, t.k, t.v, 1, 2, 2, 3, 5, 4, 4, 0.7, causal), 1e-5, 1e-6,
+               "causal");
 }
 
 TEST(Fast, AttentionTakesBoolAndAdditiveMasksThatBroadcast) {
@@ -274,12 +281,13 @@ TEST(Fast, AttentionTakesBoolAndAdditiveMasksThatBroadcast) {
     for (int j = 0; j < 4; ++j) keep[i * 4 + j] = (i + j) % 3 != 0 ? 1.0 : 0.0;
   }
   for (const auto& dev : test::test_devices()) {
-    array yb = fast::scaled_dot_product_attention(t.qa(), t.ka(), t.va(), 0.5f, "array", make(keep, {3, 4}, bool_),
-                                                  std::nullopt, dev);
+    array yb = fast::scaled_dot_product_attention(t.qa(), t.ka(), t.va(), 0.5f, "array",
+                                                  make(keep, {3, 4}, bool_), std::nullopt, dev);
     auto bool_mask = [&](int, int, int i, int j) { return keep[i * 4 + j] != 0 ? 0.0 : -INFINITY; };
-    expect_close(values(yb), attention_ref(t.q, t.k, t.v, 2, 2, 2, 3, 4, 4, 4, 0.5, bool_mask), 1e-5, 1e-6, "bool");
-    array ya = fast::scaled_dot_product_attention(t.qa(), t.ka(), t.va(), 0.5f, "array", make(bias, {2, 1, 3, 4}, float32),
-                                                  std::nullopt, dev);
+    expect_close(values(yb), attention_ref(t.q, t.k, t.v, 2, 2, 2, 3, 4, 4, 4, 0.5, bool_mask), 1e-5, 1e-6,
+                 "bool");
+    array ya = fast::scaled_dot_product_attention(t.qa(), t.ka(), t.va(), 0.5f, "array",
+                                                  make(bias, {2, 1, 3, 4}, float32), std::nullopt, dev);
     auto additive = [&](int b, int, int i, int j) { return bias[(b * 3 + i) * 4 + j]; };
     expect_close(values(ya), attention_ref(t.q, t.k, t.v, 2, 2, 2, 3, 4, 4, 4, 0.5, additive), 1e-5, 1e-6,
                  "additive");
@@ -289,16 +297,19 @@ TEST(Fast, AttentionTakesBoolAndAdditiveMasksThatBroadcast) {
 TEST(Fast, AttentionSharesEachKeyValueHeadAmongItsQueryHeads) {
   Qkv t(1, 6, 2, 2, 3, 4, 2);
   std::vector<double> per_head = draw(6 * 2 * 3, 31);  // an additive mask [1, 6, 2, 3]
-  array y = fast::scaled_dot_product_attention(t.qa(), t.ka(), t.va(), 0.5f, "array", make(per_head, {1, 6, 2, 3}, float32));
+  array y = fast::scaled_dot_product_attention(t.qa(), t.ka(), t.va(), 0.5f, "array",
+                                               make(per_head, {1, 6, 2, 3}, float32));
   auto mask = [&](int, int h, int i, int j) { return per_head[(h * 2 + i) * 3 + j]; };
   EXPECT_EQ(y.shape(), (Shape{1, 6, 2, 2}));
-  expect_close(values(y), attention_ref(t.q, t.k, t.v, 1, 6, 2, 2, 3, 4, 2, 0.5, mask), 1e-5, 1e-6, "grouped");
+  expect_close(values(y), attention_ref(t.q, t.k, t.v, 1, 6, 2, 2, 3, 4, 2, 0.5, mask), 1e-5, 1e-6,
+               "grouped");
 }
 
 TEST(Fast, AttentionSinksJoinTheSoftmaxAndLeaveTheOutput) {
   Qkv t(1, 4, 2, 2, 3, 4, 4);
   std::vector<double> sinks = {0.5, -1.0, 2.0, 0.0};
-  array y = fast::scaled_dot_product_attention(t.qa(), t.ka(), t.va(), 0.5f, "", std::nullopt, make(sinks, {4}, float32));
+  array y = fast::scaled_dot_product_attention(t.qa(), t.ka(), t.va(), 0.5f, "", std::nullopt,
+                                               make(sinks, {4}, float32));
   expect_close(values(y), attention_ref(t.q, t.k, t.v, 1, 4, 2, 2, 3, 4, 4, 0.5, kNoMask, sinks), 1e-5, 1e-6,
                "sinks");
 }
@@ -308,7 +319,8 @@ TEST(Fast, AttentionOfHalfInputsKeepsTheirDtype) {
   array y = fast::scaled_dot_product_attention(t.qa(float16), t.ka(float16), t.va(float16), 0.5f, "causal");
   EXPECT_EQ(y.dtype(), float16);
   auto causal = [](int, int, int i, int j) { return j <= i + 1 ? 0.0 : -INFINITY; };
-  expect_close(values(y), attention_ref(t.q, t.k, t.v, 1, 2, 1, 2, 3, 4, 4, 0.5, causal), 5e-3, 5e-3, "float16");
+  expect_close(values(y), attention_ref(t.q, t.k, t.v, 1, 2, 1, 2, 3, 4, 4, 0.5, causal), 5e-3, 5e-3,
+               "float16");
 }
 
 TEST(Fast, AttentionIsDifferentiableInQueriesKeysAndValues) {
@@ -332,19 +344,23 @@ TEST(Fast, BadInputThrowsBeforeBuildingAGraph) {
   EXPECT_THROW(fast::rms_norm(zeros({2, 4}, int32), std::nullopt, 1e-5f), std::invalid_argument);
   EXPECT_THROW(fast::layer_norm(x, std::nullopt, zeros({2, 4}), 1e-5f), std::invalid_argument);
   array x4 = zeros({1, 1, 2, 4});
-  EXPECT_THROW(fast::rope(x, 4, false, 1e4f, 1.0f, 0), std::invalid_argument);                    // 2-d
-  EXPECT_THROW(fast::rope(x4, 3, false, 1e4f, 1.0f, 0), std::invalid_argument);                   // odd dims
-  EXPECT_THROW(fast::rope(x4, 6, false, 1e4f, 1.0f, 0), std::invalid_argument);                   // dims > D
-  EXPECT_THROW(fast::rope(x4, 4, false, std::nullopt, 1.0f, 0), std::invalid_argument);           // no base
-  EXPECT_THROW(fast::rope(x4, 4, false, 1e4f, 1.0f, 0, zeros({2})), std::invalid_argument);       // both
-  EXPECT_THROW(fast::rope(x4, 4, false, 1e4f, 1.0f, array({1.0f})), std::invalid_argument);       // float offset
-  EXPECT_THROW(fast::rope(x4, 4, false, 1e4f, 1.0f, array({1, 2, 3})), std::invalid_argument);    // offsets != B
+  EXPECT_THROW(fast::rope(x, 4, false, 1e4f, 1.0f, 0), std::invalid_argument);               // 2-d
+  EXPECT_THROW(fast::rope(x4, 3, false, 1e4f, 1.0f, 0), std::invalid_argument);              // odd dims
+  EXPECT_THROW(fast::rope(x4, 6, false, 1e4f, 1.0f, 0), std::invalid_argument);              // dims > D
+  EXPECT_THROW(fast::rope(x4, 4, false, std::nullopt, 1.0f, 0), std::invalid_argument);      // no base
+  EXPECT_THROW(fast::rope(x4, 4, false, 1e4f, 1.0f, 0, zeros({2})), std::invalid_argument);  // both
+  EXPECT_THROW(fast::rope(x4, 4, false, 1e4f, 1.0f, array({1.0f})), std::invalid_argument);  // float offset
+  EXPECT_THROW(fast::rope(x4, 4, false, 1e4f, 1.0f, array({1, 2, 3})),
+               std::invalid_argument);  // offsets != B
   array q = zeros({1, 4, 2, 8}), k = zeros({1, 3, 5, 8});
   EXPECT_THROW(fast::scaled_dot_product_attention(q, k, k, 1.0f), std::invalid_argument);  // 4 % 3 heads
   EXPECT_THROW(fast::scaled_dot_product_attention(zeros({4, 2, 8}), k, k, 1.0f), std::invalid_argument);
   EXPECT_THROW(fast::scaled_dot_product_attention(q, q, q, 1.0f, "sliding"), std::invalid_argument);
-  EXPECT_THROW(fast::scaled_dot_product_attention(q, q, q, 1.0f, "causal", zeros({2, 2})), std::invalid_argument);
-  EXPECT_THROW(fast::scaled_dot_product_attention(q, q, q, 1.0f, "array", zeros({3, 3})), std::invalid_argument);
-  EXPECT_THROW(fast::scaled_dot_product_attention(q, q, q, 1.0f, "", std::nullopt, zeros({3})), std::invalid_argument);
+  EXPECT_THROW(fast::scaled_dot_product_attention(q, q, q, 1.0f, "causal", zeros({2, 2})),
+               std::invalid_argument);
+  EXPECT_THROW(fast::scaled_dot_product_attention(q, q, q, 1.0f, "array", zeros({3, 3})),
+               std::invalid_argument);
+  EXPECT_THROW(fast::scaled_dot_product_attention(q, q, q, 1.0f, "", std::nullopt, zeros({3})),
+               std::invalid_argument);
   EXPECT_THROW(fast::scaled_dot_product_attention(q, zeros({1, 4, 2, 6}), q, 1.0f), std::invalid_argument);
 }

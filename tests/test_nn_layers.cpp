@@ -75,10 +75,10 @@ TEST(NnLinear, ComputesXTimesWeightTransposedPlusBiasOnEveryDevice) {
   for (const auto& dev : test::test_devices()) {
     StreamContext ctx(dev);
     expect_close(values(layer(make(x, {2, 2, 3}, float32))),
-                 linear_ref(x, values(parameter(layer, "weight")), values(parameter(layer, "bias")), 3, 2), 1e-5,
-                 1e-6, "linear " + test::device_name(dev));
-    expect_close(values(plain(make(x, {4, 3}, float32))), linear_ref(x, values(parameter(plain, "weight")), {}, 3, 2),
-                 1e-5, 1e-6, "no bias");
+                 linear_ref(x, values(parameter(layer, "weight")), values(parameter(layer, "bias")), 3, 2),
+                 1e-5, 1e-6, "linear " + test::device_name(dev));
+    expect_close(values(plain(make(x, {4, 3}, float32))),
+                 linear_ref(x, values(parameter(plain, "weight")), {}, 3, 2), 1e-5, 1e-6, "no bias");
   }
 }
 
@@ -133,7 +133,8 @@ TEST(NnBilinear, GradientsMatchTheFormula) {
       layer, [&] { return sum(square(layer(x1, x2))); },
       [&](const std::vector<array>& p) {
         // y[r, o] = sum_ij x1[r, i] W[o, j, i] x2[r, j] + b[o]
-        array t = matmul(expand_dims(x1, {1, 2}), expand_dims(transpose(p[0], {0, 2, 1}), 0));  // [r, o, 1, in2]
+        array t =
+            matmul(expand_dims(x1, {1, 2}), expand_dims(transpose(p[0], {0, 2, 1}), 0));  // [r, o, 1, in2]
         array y = sum(multiply(squeeze(t, 2), expand_dims(x2, 1)), -1);
         return sum(square(add(y, p[1])));
       });
@@ -151,7 +152,8 @@ TEST(NnEmbedding, LooksUpRowsAndProjectsAsLinear) {
   }
   EXPECT_EQ(values(y), want);
   auto x = draw(2 * 3, 7);
-  expect_close(values(emb.as_linear(make(x, {2, 3}, float32))), linear_ref(x, w, {}, 3, 5), 1e-5, 1e-6, "as_linear");
+  expect_close(values(emb.as_linear(make(x, {2, 3}, float32))), linear_ref(x, w, {}, 3, 5), 1e-5, 1e-6,
+               "as_linear");
   EXPECT_THROW(emb(array({1.0f})), std::invalid_argument);
 }
 
@@ -176,8 +178,8 @@ namespace {
 
 // y[n, t, o] = b[o] + sum_{k, i} x[n, t * stride + k * dil - pad, g * cin_g + i] w[o, k, i].
 std::vector<double> conv1d_ref(const std::vector<double>& x, const std::vector<double>& w,
-                               const std::vector<double>& b, int N, int L, int Cin, int Cout, int K, int stride,
-                               int pad, int dil, int groups) {
+                               const std::vector<double>& b, int N, int L, int Cin, int Cout, int K,
+                               int stride, int pad, int dil, int groups) {
   const int out_len = (L + 2 * pad - dil * (K - 1) - 1) / stride + 1;
   const int cin_g = Cin / groups, cout_g = Cout / groups;
   std::vector<double> y;
@@ -189,7 +191,8 @@ std::vector<double> conv1d_ref(const std::vector<double>& x, const std::vector<d
         for (int k = 0; k < K; ++k) {
           const int pos = t * stride + k * dil - pad;
           if (pos < 0 || pos >= L) continue;
-          for (int i = 0; i < cin_g; ++i) acc += x[(n * L + pos) * Cin + g * cin_g + i] * w[(o * K + k) * cin_g + i];
+          for (int i = 0; i < cin_g; ++i)
+            acc += x[(n * L + pos) * Cin + g * cin_g + i] * w[(o * K + k) * cin_g + i];
         }
         y.push_back(acc);
       }
@@ -213,8 +216,8 @@ TEST(NnConv, Conv1dMatchesTheCorrelationFormula) {
       StreamContext ctx(dev);
       array y = conv(make(x, {N, L, Cin}, float32));
       expect_close(values(y),
-                   conv1d_ref(x, values(parameter(conv, "weight")), values(parameter(conv, "bias")), N, L, Cin, Cout,
-                              K, 2, 1, 2, groups),
+                   conv1d_ref(x, values(parameter(conv, "weight")), values(parameter(conv, "bias")), N, L,
+                              Cin, Cout, K, 2, 1, 2, groups),
                    1e-5, 1e-5, "groups " + std::to_string(groups) + " " + test::device_name(dev));
     }
   }
@@ -237,7 +240,8 @@ TEST(NnConv, Conv2dTakesPerAxisSizes) {
           for (int kw = 0; kw < 3; ++kw) {
             const int h = oh + kh - 1, c = ow * 2 + kw - 1;
             if (h < 0 || h >= H || c < 0 || c >= W) continue;
-            for (int i = 0; i < Cin; ++i) acc += x[(h * W + c) * Cin + i] * w[((o * 2 + kh) * 3 + kw) * Cin + i];
+            for (int i = 0; i < Cin; ++i)
+              acc += x[(h * W + c) * Cin + i] * w[((o * 2 + kh) * 3 + kw) * Cin + i];
           }
         }
         want.push_back(acc);
@@ -300,15 +304,16 @@ TEST(NnConv, BadArgumentsThrow) {
 namespace {
 
 // Normalizes each group of `members` (indices into x) and applies weight/bias per feature.
-void normalize_group(const std::vector<double>& x, std::vector<double>& out, const std::vector<size_t>& members,
-                     double eps) {
+void normalize_group(const std::vector<double>& x, std::vector<double>& out,
+                     const std::vector<size_t>& members, double eps) {
   double mu = 0, var = 0;
   for (size_t i : members) mu += x[i] / members.size();
   for (size_t i : members) var += (x[i] - mu) * (x[i] - mu) / members.size();
   for (size_t i : members) out[i] = (x[i] - mu) / std::sqrt(var + eps);
 }
 
-std::vector<double> affine(std::vector<double> y, const std::vector<double>& w, const std::vector<double>& b) {
+std::vector<double> affine(std::vector<double> y, const std::vector<double>& w,
+                           const std::vector<double>& b) {
   const size_t c = w.size();
   for (size_t i = 0; i < y.size(); ++i) y[i] = y[i] * w[i % c] + b[i % c];
   return y;
@@ -339,7 +344,8 @@ TEST(NnNorm, LayerNormNormalizesTheLastAxisThenScalesAndShifts) {
   want = affine(want, values(parameter(ln, "weight")), values(parameter(ln, "bias")));
   for (const auto& dev : test::test_devices()) {
     StreamContext ctx(dev);
-    expect_close(values(ln(make(x, {3, d}, float32))), want, 1e-5, 1e-5, "layer norm " + test::device_name(dev));
+    expect_close(values(ln(make(x, {3, d}, float32))), want, 1e-5, 1e-5,
+                 "layer norm " + test::device_name(dev));
   }
 }
 
@@ -448,7 +454,8 @@ TEST(NnBatchNorm, TrainingNormalizesByTheBatchAndUpdatesRunningStatistics) {
 TEST(NnBatchNorm, EvalModeNormalizesByTheRunningStatistics) {
   const int C = 3;
   nn::BatchNorm bn(C);
-  bn.update(tree_unflatten({{"running_mean", array({1.0f, -1.0f, 0.5f})}, {"running_var", array({4.0f, 1.0f, 0.25f})}}));
+  bn.update(tree_unflatten(
+      {{"running_mean", array({1.0f, -1.0f, 0.5f})}, {"running_var", array({4.0f, 1.0f, 0.25f})}}));
   bn.eval();
   auto x = draw(2 * C, 32);
   std::vector<double> m = {1.0, -1.0, 0.5}, v = {4.0, 1.0, 0.25}, want;
@@ -473,7 +480,8 @@ TEST(NnBatchNorm, RunningStatisticsStayFrozenAndOutOfGradients) {
       });
   // Running statistics written while differentiating are ordinary arrays afterwards.
   auto mu = values(mean(x, 0));
-  expect_close(values(parameter(bn, "running_mean")), {0.1 * mu[0], 0.1 * mu[1]}, 1e-5, 1e-6, "after gradients");
+  expect_close(values(parameter(bn, "running_mean")), {0.1 * mu[0], 0.1 * mu[1]}, 1e-5, 1e-6,
+               "after gradients");
   EXPECT_FALSE(parameter(bn, "running_mean").is_tracer());
 }
 
@@ -520,7 +528,8 @@ TEST(NnDropout, Dropout2dZeroesWholeChannels) {
     for (int c = 0; c < C; ++c) {
       const double first = y[(n * H * W) * C + c];
       EXPECT_TRUE(first == 0.0 || first == 2.0);
-      for (int p = 0; p < H * W; ++p) ASSERT_EQ(y[(n * H * W + p) * C + c], first) << "channel " << n << "," << c;
+      for (int p = 0; p < H * W; ++p)
+        ASSERT_EQ(y[(n * H * W + p) * C + c], first) << "channel " << n << "," << c;
     }
   }
   EXPECT_THROW(drop(ones({2, 2})), std::invalid_argument);
@@ -534,7 +543,8 @@ TEST(NnDropout, Dropout2dZeroesWholeChannels) {
 TEST(NnSequential, CallsItsLayersInOrderAndNumbersThemAsMlx) {
   auto first = std::make_shared<nn::Linear>(3, 4);
   auto second = std::make_shared<nn::Linear>(4, 2);
-  nn::Sequential model(first, [](const array& x) { return tanh(x); }, second);
+  nn::Sequential model(
+      first, [](const array& x) { return tanh(x); }, second);
   EXPECT_EQ(leaf_names(model.parameters()),
             (Names{"layers.0.weight", "layers.0.bias", "layers.2.weight", "layers.2.bias"}));
   array x = make(draw(2 * 3, 37), {2, 3}, float32);
@@ -604,14 +614,16 @@ TEST(NnPool, MaxAndAveragePoolingMatchTheWindowFormula) {
     const std::string where = test::device_name(dev);
     expect_close(values(nn::MaxPool1d(3, 2, 1)(make(x1, {2, 7, 3}, float32))),
                  pool_ref(x1, {2, 7, 3}, {3}, {2}, {1}, true), 1e-6, 1e-6, "MaxPool1d " + where);
-    expect_close(values(nn::AvgPool1d(2)(make(x1, {2, 7, 3}, float32))), pool_ref(x1, {2, 7, 3}, {2}, {2}, {0}, false),
-                 1e-6, 1e-6, "AvgPool1d " + where);
+    expect_close(values(nn::AvgPool1d(2)(make(x1, {2, 7, 3}, float32))),
+                 pool_ref(x1, {2, 7, 3}, {2}, {2}, {0}, false), 1e-6, 1e-6, "AvgPool1d " + where);
     expect_close(values(nn::MaxPool2d({2, 3}, 1)(make(x2, {2, 5, 6, 2}, float32))),
                  pool_ref(x2, {2, 5, 6, 2}, {2, 3}, {1, 1}, {0, 0}, true), 1e-6, 1e-6, "MaxPool2d " + where);
     expect_close(values(nn::AvgPool2d(2, {1, 2}, {1, 0})(make(x2, {2, 5, 6, 2}, float32))),
-                 pool_ref(x2, {2, 5, 6, 2}, {2, 2}, {1, 2}, {1, 0}, false), 1e-6, 1e-6, "AvgPool2d padded " + where);
+                 pool_ref(x2, {2, 5, 6, 2}, {2, 2}, {1, 2}, {1, 0}, false), 1e-6, 1e-6,
+                 "AvgPool2d padded " + where);
     expect_close(values(nn::MaxPool2d(2)(make(x2, {2, 5, 6, 2}, float32))),
-                 pool_ref(x2, {2, 5, 6, 2}, {2, 2}, {2, 2}, {0, 0}, true), 1e-6, 1e-6, "MaxPool2d partial tiles " + where);
+                 pool_ref(x2, {2, 5, 6, 2}, {2, 2}, {2, 2}, {0, 0}, true), 1e-6, 1e-6,
+                 "MaxPool2d partial tiles " + where);
   }
   auto x3 = draw(1 * 4 * 4 * 2, 40);
   EXPECT_EQ(nn::AvgPool2d(2)(make(x3, {1, 4, 4, 2}, float32)).shape(), (Shape{1, 2, 2, 2}));
@@ -630,7 +642,8 @@ TEST(NnPool, PoolingIsDifferentiable) {
     up[i] += 1e-6;
     down[i] -= 1e-6;
     const double fd = (loss(make(up, {1, 5, 4, 1}, float64)).item<double>() -
-                       loss(make(down, {1, 5, 4, 1}, float64)).item<double>()) / 2e-6;
+                       loss(make(down, {1, 5, 4, 1}, float64)).item<double>()) /
+                      2e-6;
     EXPECT_NEAR(g[i], fd, 1e-6) << "element " << i;
   }
 }

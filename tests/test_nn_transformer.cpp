@@ -53,15 +53,16 @@ struct Reference {
     return divide(e, sum(e, -1, true));
   }
 
-  array attention(const array& q_in, const array& k_in, const array& v_in, int heads, const std::string& prefix,
-                  const std::optional<array>& mask = std::nullopt) const {
+  array attention(const array& q_in, const array& k_in, const array& v_in, int heads,
+                  const std::string& prefix, const std::optional<array>& mask = std::nullopt) const {
     auto split = [heads](const array& x) {
       return transpose(reshape(x, {x.shape(0), x.shape(1), heads, -1}), {0, 2, 1, 3});
     };
     array q = split(linear(q_in, at(prefix, "query_proj"), false));
     array k = split(linear(k_in, at(prefix, "key_proj"), false));
     array v = split(linear(v_in, at(prefix, "value_proj"), false));
-    array s = divide(matmul(q, swapaxes(k, -1, -2)), array(std::sqrt(static_cast<double>(q.shape(-1))), float64));
+    array s =
+        divide(matmul(q, swapaxes(k, -1, -2)), array(std::sqrt(static_cast<double>(q.shape(-1))), float64));
     if (mask) s = add(s, astype(*mask, float64));
     array o = matmul(softmax_rows(s), v);
     o = reshape(transpose(o, {0, 2, 1, 3}), {o.shape(0), o.shape(2), -1});
@@ -75,19 +76,21 @@ struct Reference {
 
 array relu64(const array& x) { return maximum(x, array(0.0, float64)); }
 
-array encoder_layer_ref(const Reference& r, const array& x, int heads, const std::string& prefix, bool norm_first,
-                        const std::optional<array>& mask, const Reference::UnaryFn& act = relu64) {
+array encoder_layer_ref(const Reference& r, const array& x, int heads, const std::string& prefix,
+                        bool norm_first, const std::optional<array>& mask,
+                        const Reference::UnaryFn& act = relu64) {
   if (norm_first) {
     array y = r.layer_norm(x, at(prefix, "ln1"));
     array h = add(x, r.attention(y, y, y, heads, at(prefix, "attention"), mask));
     return add(h, r.mlp(r.layer_norm(h, at(prefix, "ln2")), prefix, act));
   }
-  array h = r.layer_norm(add(x, r.attention(x, x, x, heads, at(prefix, "attention"), mask)), at(prefix, "ln1"));
+  array h =
+      r.layer_norm(add(x, r.attention(x, x, x, heads, at(prefix, "attention"), mask)), at(prefix, "ln1"));
   return r.layer_norm(add(h, r.mlp(h, prefix, act)), at(prefix, "ln2"));
 }
 
-array decoder_layer_ref(const Reference& r, const array& x, const array& memory, int heads, const std::string& prefix,
-                        bool norm_first, const std::optional<array>& x_mask) {
+array decoder_layer_ref(const Reference& r, const array& x, const array& memory, int heads,
+                        const std::string& prefix, bool norm_first, const std::optional<array>& x_mask) {
   if (norm_first) {
     array y = r.layer_norm(x, at(prefix, "ln1"));
     array h = add(x, r.attention(y, y, y, heads, at(prefix, "self_attention"), x_mask));
@@ -95,8 +98,10 @@ array decoder_layer_ref(const Reference& r, const array& x, const array& memory,
     h = add(h, r.attention(y, memory, memory, heads, at(prefix, "cross_attention")));
     return add(h, r.mlp(r.layer_norm(h, at(prefix, "ln3")), prefix, relu64));
   }
-  array h = r.layer_norm(add(x, r.attention(x, x, x, heads, at(prefix, "self_attention"), x_mask)), at(prefix, "ln1"));
-  h = r.layer_norm(add(h, r.attention(h, memory, memory, heads, at(prefix, "cross_attention"))), at(prefix, "ln2"));
+  array h = r.layer_norm(add(x, r.attention(x, x, x, heads, at(prefix, "self_attention"), x_mask)),
+                         at(prefix, "ln1"));
+  h = r.layer_norm(add(h, r.attention(h, memory, memory, heads, at(prefix, "cross_attention"))),
+                   at(prefix, "ln2"));
   return r.layer_norm(add(h, r.mlp(h, prefix, relu64)), at(prefix, "ln3"));
 }
 
@@ -119,7 +124,8 @@ TEST(NnAttention, HasMlxProjectionsAndShapes) {
             (Names{"query_proj.weight", "key_proj.weight", "value_proj.weight", "out_proj.weight"}));
   EXPECT_EQ(parameter(mha, "query_proj.weight").shape(), (Shape{8, 8}));
   EXPECT_EQ(parameter(mha, "key_proj.weight").shape(), (Shape{8, 6}));
-  EXPECT_EQ(parameter(mha, "value_proj.weight").shape(), (Shape{4, 6})) << "value_input_dims defaults to key's";
+  EXPECT_EQ(parameter(mha, "value_proj.weight").shape(), (Shape{4, 6}))
+      << "value_input_dims defaults to key's";
   EXPECT_EQ(parameter(mha, "out_proj.weight").shape(), (Shape{10, 4}));
   EXPECT_EQ(mha(zeros({2, 3, 8}), zeros({2, 5, 6}), zeros({2, 5, 6})).shape(), (Shape{2, 3, 10}));
   EXPECT_EQ(leaf_names(nn::MultiHeadAttention(4, 2, {}, {}, {}, {}, {}, true).parameters()).size(), 8u);
@@ -133,10 +139,10 @@ TEST(NnAttention, MatchesSoftmaxAttentionOfTheProjectionsOnEveryDevice) {
   array q64 = make(q, {B, L, dims}, float64), kv64 = make(kv, {B, S, dims}, float64);
   for (const auto& dev : test::test_devices()) {
     StreamContext ctx(dev);
-    array y = mha(make(q, {B, L, dims}, float32), make(kv, {B, S, dims}, float32), make(kv, {B, S, dims}, float32),
-                  make(bias, {L, S}, float32));
-    expect_close(values(y), values(ref.attention(q64, kv64, kv64, heads, "", make(bias, {L, S}, float64))), 1e-4,
-                 1e-5, "attention " + test::device_name(dev));
+    array y = mha(make(q, {B, L, dims}, float32), make(kv, {B, S, dims}, float32),
+                  make(kv, {B, S, dims}, float32), make(bias, {L, S}, float32));
+    expect_close(values(y), values(ref.attention(q64, kv64, kv64, heads, "", make(bias, {L, S}, float64))),
+                 1e-4, 1e-5, "attention " + test::device_name(dev));
   }
 }
 
@@ -161,7 +167,8 @@ TEST(NnAttention, GradientsMatchTheFormula) {
         auto heads_of = [&](const array& w) {
           return transpose(reshape(matmul(x, transpose(w)), {B, L, heads, -1}), {0, 2, 1, 3});
         };
-        array s = add(divide(matmul(heads_of(p[0]), swapaxes(heads_of(p[1]), -1, -2)), array(std::sqrt(2.0f))), mask);
+        array s = add(
+            divide(matmul(heads_of(p[0]), swapaxes(heads_of(p[1]), -1, -2)), array(std::sqrt(2.0f))), mask);
         array o = matmul(softmax(s, -1), heads_of(p[2]));
         o = reshape(transpose(o, {0, 2, 1, 3}), {B, L, dims});
         return sum(square(matmul(o, transpose(p[3]))));
@@ -173,7 +180,8 @@ TEST(NnAttention, BadArgumentsThrow) {
   EXPECT_THROW(nn::MultiHeadAttention(6, 4), std::invalid_argument);
   nn::MultiHeadAttention mha(4, 2);
   EXPECT_THROW(mha(zeros({3, 4}), zeros({3, 4}), zeros({3, 4})), std::invalid_argument);
-  EXPECT_THROW(mha(zeros({1, 3, 4}), zeros({1, 2, 4}), zeros({1, 2, 4}), zeros({3, 3})), std::invalid_argument);
+  EXPECT_THROW(mha(zeros({1, 3, 4}), zeros({1, 2, 4}), zeros({1, 2, 4}), zeros({3, 3})),
+               std::invalid_argument);
 }
 
 TEST(NnTransformer, EncoderLayerMatchesItsFormulaWithNormFirstOrLast) {
@@ -183,10 +191,11 @@ TEST(NnTransformer, EncoderLayerMatchesItsFormulaWithNormFirstOrLast) {
   for (bool norm_first : {true, false}) {
     nn::TransformerEncoderLayer layer(dims, heads, 8, 0.0f, {}, norm_first);
     randomize_norms(layer, 6);
-    EXPECT_EQ(leaf_names(layer.parameters()),
-              (Names{"attention.query_proj.weight", "attention.key_proj.weight", "attention.value_proj.weight",
-                     "attention.out_proj.weight", "ln1.weight", "ln1.bias", "ln2.weight", "ln2.bias",
-                     "linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias"}));
+    EXPECT_EQ(
+        leaf_names(layer.parameters()),
+        (Names{"attention.query_proj.weight", "attention.key_proj.weight", "attention.value_proj.weight",
+               "attention.out_proj.weight", "ln1.weight", "ln1.bias", "ln2.weight", "ln2.bias",
+               "linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias"}));
     array y = layer(make(x, {B, L, dims}, float32), mask);
     array want = encoder_layer_ref(Reference{layer}, make(x, {B, L, dims}, float64), heads, "", norm_first,
                                    astype(mask, float64));
@@ -213,8 +222,9 @@ TEST(NnTransformer, DecoderLayerAttendsToMemoryWithNormFirstOrLast) {
     randomize_norms(layer, 10);
     EXPECT_EQ(leaf_names(layer.parameters()).size(), 8u + 6u + 4u);
     array y = layer(make(x, {B, L, dims}, float32), make(memory, {B, S, dims}, float32), mask, std::nullopt);
-    array want = decoder_layer_ref(Reference{layer}, make(x, {B, L, dims}, float64),
-                                   make(memory, {B, S, dims}, float64), heads, "", norm_first, astype(mask, float64));
+    array want =
+        decoder_layer_ref(Reference{layer}, make(x, {B, L, dims}, float64),
+                          make(memory, {B, S, dims}, float64), heads, "", norm_first, astype(mask, float64));
     expect_close(values(y), values(want), 1e-4, 1e-4, norm_first ? "norm first" : "norm last");
   }
 }
@@ -229,16 +239,16 @@ TEST(NnTransformer, EncoderDecoderModelChainsItsStacks) {
   EXPECT_EQ(names.size(), 2 * 12 + 2 + 18 + 2u);
   auto src = draw(B * Ls * dims, 12), tgt = draw(B * Lt * dims, 13);
   array tgt_mask = nn::MultiHeadAttention::create_additive_causal_mask(Lt);
-  array y = model(make(src, {B, Ls, dims}, float32), make(tgt, {B, Lt, dims}, float32), std::nullopt, tgt_mask,
-                  std::nullopt);
+  array y = model(make(src, {B, Ls, dims}, float32), make(tgt, {B, Lt, dims}, float32), std::nullopt,
+                  tgt_mask, std::nullopt);
   Reference r{model};
   array memory = make(src, {B, Ls, dims}, float64);
   for (int i = 0; i < 2; ++i) {
     memory = encoder_layer_ref(r, memory, heads, "encoder.layers." + std::to_string(i), true, std::nullopt);
   }
   memory = r.layer_norm(memory, "encoder.ln");
-  array want = decoder_layer_ref(r, make(tgt, {B, Lt, dims}, float64), memory, heads, "decoder.layers.0", true,
-                                 astype(tgt_mask, float64));
+  array want = decoder_layer_ref(r, make(tgt, {B, Lt, dims}, float64), memory, heads, "decoder.layers.0",
+                                 true, astype(tgt_mask, float64));
   want = r.layer_norm(want, "decoder.ln");
   expect_close(values(y), values(want), 1e-4, 1e-4, "transformer");
 }

@@ -46,8 +46,8 @@ std::vector<double> interpolation_row(double pos, int n, bool cubic) {
 }
 
 // x [1, H, W, 1] interpolated separably to [1, MH, MW, 1].
-std::vector<double> interpolate_ref(const std::vector<double>& x, int H, int W, double scale, bool align_corners,
-                                    bool cubic) {
+std::vector<double> interpolate_ref(const std::vector<double>& x, int H, int W, double scale,
+                                    bool align_corners, bool cubic) {
   const int MH = static_cast<int>(scale * H), MW = static_cast<int>(scale * W);
   std::vector<double> y;
   for (int i = 0; i < MH; ++i) {
@@ -97,9 +97,10 @@ TEST(NnUpsample, LinearAndCubicMatchTheirKernelsOnEveryDevice) {
     for (bool cubic : {false, true}) {
       for (bool align : {false, true}) {
         nn::Upsample up(2.0f, cubic ? "cubic" : "linear", align);
-        expect_close(values(up(make(x, {1, H, W, 1}, float32))), interpolate_ref(x, H, W, 2.0, align, cubic), 1e-5,
-                     1e-5,
-                     std::string(cubic ? "cubic" : "linear") + (align ? " aligned " : " ") + test::device_name(dev));
+        expect_close(
+            values(up(make(x, {1, H, W, 1}, float32))), interpolate_ref(x, H, W, 2.0, align, cubic), 1e-5,
+            1e-5,
+            std::string(cubic ? "cubic" : "linear") + (align ? " aligned " : " ") + test::device_name(dev));
       }
     }
   }

@@ -21,8 +21,8 @@ array rms_norm(const array& x, const std::optional<array>& weight, float eps, St
 
 /// (x - mean) * rsqrt(var + eps) * weight + bias over the last axis, the statistics in float32
 /// (float64 for float64 inputs); weight and bias are optional 1-d arrays of x.shape(-1).
-array layer_norm(const array& x, const std::optional<array>& weight, const std::optional<array>& bias, float eps,
-                 StreamOrDevice s = {});
+array layer_norm(const array& x, const std::optional<array>& weight, const std::optional<array>& bias,
+                 float eps, StreamOrDevice s = {});
 
 /// Rotary position embedding of the first `dims` features of x ([B, ..., T, D], ndim >= 3):
 /// position t + offset (times `scale`) rotates feature pair i by the angle position *
@@ -42,8 +42,9 @@ array rope(const array& x, int dims, bool traditional, std::optional<float> base
 /// `mask_arr`: a bool mask (false: not attended) or an additive one, broadcastable to
 /// [B, N_q, L_q, L_kv]. `sinks` ([N_q]) adds one logit per head to every softmax and drops it.
 /// The result has the promoted dtype of the inputs; the softmax is computed precisely.
-array scaled_dot_product_attention(const array& queries, const array& keys, const array& values, const float scale,
-                                   const std::string& mask_mode = "", std::optional<array> mask_arr = {},
-                                   const std::optional<array>& sinks = {}, StreamOrDevice s = {});
+array scaled_dot_product_attention(const array& queries, const array& keys, const array& values,
+                                   const float scale, const std::string& mask_mode = "",
+                                   std::optional<array> mask_arr = {}, const std::optional<array>& sinks = {},
+                                   StreamOrDevice s = {});
 
 }  // namespace braid::fast

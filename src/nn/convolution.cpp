@@ -26,8 +26,8 @@ array conv_weight(int in_channels, int out_channels, const std::vector<int>& ker
   return random::uniform(array(-scale), array(scale), shape);
 }
 
-void check_channels(const std::string& layer, int in_channels, int out_channels, const std::vector<int>& kernel,
-                    int groups) {
+void check_channels(const std::string& layer, int in_channels, int out_channels,
+                    const std::vector<int>& kernel, int groups) {
   auto fail = [&](const std::string& what) { throw std::invalid_argument("[" + layer + "] " + what); };
   if (in_channels <= 0 || out_channels <= 0) fail("The numbers of channels must be positive.");
   for (int k : kernel) {
@@ -44,8 +44,8 @@ std::tuple<int, int, int> triple_of(const std::vector<int>& v) { return {v[0], v
 
 }  // namespace
 
-Conv1d::Conv1d(int in_channels, int out_channels, int kernel_size, int stride, int padding, int dilation, int groups,
-               bool bias)
+Conv1d::Conv1d(int in_channels, int out_channels, int kernel_size, int stride, int padding, int dilation,
+               int groups, bool bias)
     : stride_(stride), padding_(padding), dilation_(dilation), groups_(groups) {
   check_channels("Conv1d", in_channels, out_channels, {kernel_size}, groups);
   register_parameter("weight", conv_weight(in_channels, out_channels, {kernel_size}, groups));
@@ -57,8 +57,8 @@ array Conv1d::operator()(const array& x) {
   return has_param("bias") ? add(y, param("bias")) : y;
 }
 
-Conv2d::Conv2d(int in_channels, int out_channels, Sizes kernel_size, Sizes stride, Sizes padding, Sizes dilation,
-               int groups, bool bias)
+Conv2d::Conv2d(int in_channels, int out_channels, Sizes kernel_size, Sizes stride, Sizes padding,
+               Sizes dilation, int groups, bool bias)
     : stride_(stride.expand(2, "Conv2d", "stride")),
       padding_(padding.expand(2, "Conv2d", "padding")),
       dilation_(dilation.expand(2, "Conv2d", "dilation")),
@@ -74,8 +74,8 @@ array Conv2d::operator()(const array& x) {
   return has_param("bias") ? add(y, param("bias")) : y;
 }
 
-Conv3d::Conv3d(int in_channels, int out_channels, Sizes kernel_size, Sizes stride, Sizes padding, Sizes dilation,
-               bool bias)
+Conv3d::Conv3d(int in_channels, int out_channels, Sizes kernel_size, Sizes stride, Sizes padding,
+               Sizes dilation, bool bias)
     : stride_(stride.expand(3, "Conv3d", "stride")),
       padding_(padding.expand(3, "Conv3d", "padding")),
       dilation_(dilation.expand(3, "Conv3d", "dilation")) {
@@ -103,8 +103,8 @@ array ConvTranspose1d::operator()(const array& x) {
   return has_param("bias") ? add(y, param("bias")) : y;
 }
 
-ConvTranspose2d::ConvTranspose2d(int in_channels, int out_channels, Sizes kernel_size, Sizes stride, Sizes padding,
-                                 Sizes dilation, Sizes output_padding, bool bias)
+ConvTranspose2d::ConvTranspose2d(int in_channels, int out_channels, Sizes kernel_size, Sizes stride,
+                                 Sizes padding, Sizes dilation, Sizes output_padding, bool bias)
     : stride_(stride.expand(2, "ConvTranspose2d", "stride")),
       padding_(padding.expand(2, "ConvTranspose2d", "padding")),
       dilation_(dilation.expand(2, "ConvTranspose2d", "dilation")),
@@ -121,8 +121,8 @@ array ConvTranspose2d::operator()(const array& x) {
   return has_param("bias") ? add(y, param("bias")) : y;
 }
 
-ConvTranspose3d::ConvTranspose3d(int in_channels, int out_channels, Sizes kernel_size, Sizes stride, Sizes padding,
-                                 Sizes dilation, Sizes output_padding, bool bias)
+ConvTranspose3d::ConvTranspose3d(int in_channels, int out_channels, Sizes kernel_size, Sizes stride,
+                                 Sizes padding, Sizes dilation, Sizes output_padding, bool bias)
     : stride_(stride.expand(3, "ConvTranspose3d", "stride")),
       padding_(padding.expand(3, "ConvTranspose3d", "padding")),
       dilation_(dilation.expand(3, "ConvTranspose3d", "dilation")),
@@ -134,8 +134,8 @@ ConvTranspose3d::ConvTranspose3d(int in_channels, int out_channels, Sizes kernel
 }
 
 array ConvTranspose3d::operator()(const array& x) {
-  array y = conv_transpose3d(x, param("weight"), triple_of(stride_), triple_of(padding_), triple_of(dilation_),
-                             triple_of(output_padding_));
+  array y = conv_transpose3d(x, param("weight"), triple_of(stride_), triple_of(padding_),
+                             triple_of(dilation_), triple_of(output_padding_));
   return has_param("bias") ? add(y, param("bias")) : y;
 }
 

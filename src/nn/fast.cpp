@@ -30,7 +30,8 @@ std::string shape_string(const Shape& shape) {
 // A 1-d weight or bias of x's last dimension.
 void check_feature_array(const std::string& op, const char* what, const array& x, const array& a) {
   if (a.ndim() != 1) {
-    fail(op, std::string(what) + " must have 1 dimension but has " + std::to_string(a.ndim()) + " dimensions.");
+    fail(op,
+         std::string(what) + " must have 1 dimension but has " + std::to_string(a.ndim()) + " dimensions.");
   }
   if (a.shape(0) != x.shape(-1)) {
     fail(op, std::string(what) + " must have the same size as the last dimension of x (" +
@@ -44,24 +45,23 @@ Dtype accumulation_type(Dtype out_type) { return out_type == float64 ? float64 :
 // MLX's finfo(dtype).min: the most negative finite value, which masks a score out.
 array lowest(Dtype dtype) {
   switch (dtype) {
-    case Dtype::Val::float16:
-      return array(-65504.0f, float16);
+    case Dtype::Val::float16: return array(-65504.0f, float16);
     case Dtype::Val::bfloat16:
       return array(-FLT_MAX, bfloat16);  // rounds to bfloat16's largest finite, -3.3895e38
-    case Dtype::Val::float64:
-      return array(-DBL_MAX, float64);
-    default:
-      return array(-FLT_MAX, float32);
+    case Dtype::Val::float64: return array(-DBL_MAX, float64);
+    default: return array(-FLT_MAX, float32);
   }
 }
 
 }  // namespace
 
 array rms_norm(const array& x, const std::optional<array>& weight, float eps, StreamOrDevice s) {
-  if (x.ndim() == 0) fail("rms_norm", "Input must have at least 1 dimension but got input with 0 dimensions.");
+  if (x.ndim() == 0)
+    fail("rms_norm", "Input must have at least 1 dimension but got input with 0 dimensions.");
   if (weight) check_feature_array("rms_norm", "weight", x, *weight);
   const Dtype out_type = weight ? promote_types(x.dtype(), weight->dtype()) : x.dtype();
-  if (!issubdtype(out_type, floating)) fail("rms_norm", "Received unsupported type " + dtype_name(out_type) + ".");
+  if (!issubdtype(out_type, floating))
+    fail("rms_norm", "Received unsupported type " + dtype_name(out_type) + ".");
   const Dtype acc = accumulation_type(out_type);
   array xf = astype(x, acc, s);
   array n = rsqrt(add(mean(square(xf, s), -1, true, s), array(eps, acc), s), s);
@@ -69,9 +69,10 @@ array rms_norm(const array& x, const std::optional<array>& weight, float eps, St
   return weight ? multiply(y, astype(*weight, out_type, s), s) : y;
 }
 
-array layer_norm(const array& x, const std::optional<array>& weight, const std::optional<array>& bias, float eps,
-                 StreamOrDevice s) {
-  if (x.ndim() == 0) fail("layer_norm", "Input must have at least 1 dimension but got input with 0 dimensions.");
+array layer_norm(const array& x, const std::optional<array>& weight, const std::optional<array>& bias,
+                 float eps, StreamOrDevice s) {
+  if (x.ndim() == 0)
+    fail("layer_norm", "Input must have at least 1 dimension but got input with 0 dimensions.");
   if (weight) check_feature_array("layer_norm", "weight", x, *weight);
   if (bias) check_feature_array("layer_norm", "bias", x, *bias);
   // As MLX: a bias without a weight takes no part in the result's dtype.
@@ -80,7 +81,8 @@ array layer_norm(const array& x, const std::optional<array>& weight, const std::
     out_type = promote_types(out_type, weight->dtype());
     if (bias) out_type = promote_types(out_type, bias->dtype());
   }
-  if (!issubdtype(out_type, floating)) fail("layer_norm", "Received unsupported type " + dtype_name(out_type) + ".");
+  if (!issubdtype(out_type, floating))
+    fail("layer_norm", "Received unsupported type " + dtype_name(out_type) + ".");
   const Dtype acc = accumulation_type(out_type);
   array xf = astype(x, acc, s);
   array centered = subtract(xf, mean(xf, -1, true, s), s);
@@ -120,17 +122,19 @@ array rotate(const array& x4, int dims, bool traditional, const array& positions
 
 }  // namespace
 
-array rope(const array& x, int dims, bool traditional, std::optional<float> base, float scale, const array& offset,
-           const std::optional<array>& freqs, StreamOrDevice s) {
+array rope(const array& x, int dims, bool traditional, std::optional<float> base, float scale,
+           const array& offset, const std::optional<array>& freqs, StreamOrDevice s) {
   if (freqs && base) fail("rope", "Only one of base or freqs can have a value.");
   if (!freqs && !base) fail("rope", "Neither base nor freqs has a value.");
   if (x.ndim() < 3) {
     fail("rope", "Input must have at least 3 dimensions but got input with " + std::to_string(x.ndim()) +
                      " dimensions.");
   }
-  if (!issubdtype(x.dtype(), floating)) fail("rope", "Input must be a floating type but got " + dtype_name(x.dtype()) + ".");
+  if (!issubdtype(x.dtype(), floating))
+    fail("rope", "Input must be a floating type but got " + dtype_name(x.dtype()) + ".");
   if (offset.ndim() > 1) {
-    fail("rope", "offset must have at most one dimension but has shape " + shape_string(offset.shape()) + ".");
+    fail("rope",
+         "offset must have at most one dimension but has shape " + shape_string(offset.shape()) + ".");
   }
   if (offset.size() != 1 && static_cast<int64_t>(offset.size()) != x.shape(0)) {
     fail("rope", "offset must be a scalar or vector with " + std::to_string(x.shape(0)) +
@@ -142,8 +146,8 @@ array rope(const array& x, int dims, bool traditional, std::optional<float> base
   if (dims <= 0) fail("rope", "dims must be positive but got " + std::to_string(dims) + ".");
   if (dims % 2 != 0) fail("rope", "dims must be even but got " + std::to_string(dims) + ".");
   if (dims > x.shape(-1)) {
-    fail("rope", "dims must not exceed the input's last dimension (" + std::to_string(x.shape(-1)) + ") but got " +
-                     std::to_string(dims) + ".");
+    fail("rope", "dims must not exceed the input's last dimension (" + std::to_string(x.shape(-1)) +
+                     ") but got " + std::to_string(dims) + ".");
   }
   const int half = dims / 2;
   if (freqs && (freqs->ndim() != 1 || freqs->shape(0) != half)) {
@@ -160,8 +164,8 @@ array rope(const array& x, int dims, bool traditional, std::optional<float> base
   }
   array positions_offset = astype(offset, int32, s);
   if (offset.size() > 1) positions_offset = reshape(positions_offset, {-1, 1, 1}, s);
-  array positions = multiply(add(arange(0.0, x4.shape(2), 1.0, float32, s), positions_offset, s),
-                             array(scale, float32), s);
+  array positions =
+      multiply(add(arange(0.0, x4.shape(2), 1.0, float32, s), positions_offset, s), array(scale, float32), s);
   array inv_freqs = freqs ? reciprocal(astype(*freqs, float32, s), s)
                           : exp(multiply(arange(0.0, -half, -1.0, float32, s),
                                          array(static_cast<float>(std::log(*base) / half), float32), s),
@@ -174,9 +178,10 @@ array rope(const array& x, int dims, bool traditional, std::optional<float> base
   return rope(x, dims, traditional, base, scale, array(offset, int32), freqs, s);
 }
 
-array scaled_dot_product_attention(const array& queries, const array& keys, const array& values, const float scale,
-                                   const std::string& mask_mode, std::optional<array> mask_arr,
-                                   const std::optional<array>& sinks, StreamOrDevice s) {
+array scaled_dot_product_attention(const array& queries, const array& keys, const array& values,
+                                   const float scale, const std::string& mask_mode,
+                                   std::optional<array> mask_arr, const std::optional<array>& sinks,
+                                   StreamOrDevice s) {
   const std::string op = "scaled_dot_product_attention";
   for (const array* t : {&queries, &keys, &values}) {
     if (t->ndim() != 4) fail(op, "input with shape " + shape_string(t->shape()) + " expected to be rank 4");
@@ -185,7 +190,8 @@ array scaled_dot_product_attention(const array& queries, const array& keys, cons
     fail(op, "Invalid mask_mode " + mask_mode + ". mask_mode must be 'causal', 'array' or ''.");
   }
   const bool causal = mask_mode == "causal";
-  if (causal && mask_arr) fail(op, "Invalid mask_arr for mask_mode 'causal'. No array mask should be passed.");
+  if (causal && mask_arr)
+    fail(op, "Invalid mask_arr for mask_mode 'causal'. No array mask should be passed.");
   if (mask_arr && mask_arr->ndim() > 4) {
     fail(op, "the mask with shape " + shape_string(mask_arr->shape()) + " expected to have at most rank 4.");
   }
@@ -205,7 +211,8 @@ array scaled_dot_product_attention(const array& queries, const array& keys, cons
   const int n_q_heads = queries.shape(1), n_kv_heads = keys.shape(1);
   if (values.shape(1) != n_kv_heads) {
     fail(op, "keys, values expected to have matching n_kv_heads; found keys with n_heads " +
-                 std::to_string(n_kv_heads) + " for values with n_heads " + std::to_string(values.shape(1)) + ".");
+                 std::to_string(n_kv_heads) + " for values with n_heads " + std::to_string(values.shape(1)) +
+                 ".");
   }
   if (n_kv_heads == 0 || n_q_heads % n_kv_heads != 0) {
     fail(op, "n_heads must be a multiple of n_kv_heads, found n_heads " + std::to_string(n_q_heads) +

@@ -29,8 +29,8 @@ array uniform_init(double scale, const Shape& shape) {
 
 Linear::Linear(int input_dims, int output_dims, bool bias) {
   if (input_dims <= 0 || output_dims < 0) {
-    fail("input_dims must be positive and output_dims non-negative; got " + std::to_string(input_dims) + " and " +
-         std::to_string(output_dims) + ".");
+    fail("input_dims must be positive and output_dims non-negative; got " + std::to_string(input_dims) +
+         " and " + std::to_string(output_dims) + ".");
   }
   const double scale = std::sqrt(1.0 / input_dims);
   register_parameter("weight", uniform_init(scale, {output_dims, input_dims}));

@@ -52,7 +52,8 @@ GroupNorm::GroupNorm(int num_groups, int dims, float eps, bool affine, bool pyto
     : num_groups_(num_groups), dims_(dims), eps_(eps), pytorch_compatible_(pytorch_compatible) {
   if (num_groups <= 0 || dims <= 0) fail("num_groups and dims must be positive.");
   if (pytorch_compatible && dims % num_groups != 0) {
-    fail("dims (" + std::to_string(dims) + ") must be divisible by num_groups (" + std::to_string(num_groups) + ").");
+    fail("dims (" + std::to_string(dims) + ") must be divisible by num_groups (" +
+         std::to_string(num_groups) + ").");
   }
   if (affine) {
     register_parameter("bias", zeros({dims}));

@@ -16,12 +16,14 @@ std::string Pool::layer_name(bool max, int spatial_dims) {
 Pool::Pool(bool max, int spatial_dims, const Sizes& kernel_size, const Sizes& stride, const Sizes& padding)
     : max_(max),
       kernel_size_(kernel_size.expand(spatial_dims, layer_name(max, spatial_dims), "kernel_size")),
-      stride_(stride.empty() ? kernel_size_ : stride.expand(spatial_dims, layer_name(max, spatial_dims), "stride")),
+      stride_(stride.empty() ? kernel_size_
+                             : stride.expand(spatial_dims, layer_name(max, spatial_dims), "stride")),
       padding_(padding.expand(spatial_dims, layer_name(max, spatial_dims), "padding")) {
   const std::string layer = layer_name(max, spatial_dims);
   for (int i = 0; i < spatial_dims; ++i) {
     if (kernel_size_[i] <= 0 || stride_[i] <= 0 || padding_[i] < 0) {
-      throw std::invalid_argument("[" + layer + "] kernel_size and stride must be positive and padding non-negative.");
+      throw std::invalid_argument("[" + layer +
+                                  "] kernel_size and stride must be positive and padding non-negative.");
     }
   }
 }

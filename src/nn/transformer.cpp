@@ -14,22 +14,21 @@ namespace {
 // MLX's default activation, nn.relu (this file's own copy: activations live elsewhere).
 array relu(const array& x) { return maximum(x, array(0.0f, x.dtype())); }
 
-UnaryFunction or_relu(UnaryFunction activation) { return activation ? std::move(activation) : UnaryFunction(relu); }
+UnaryFunction or_relu(UnaryFunction activation) {
+  return activation ? std::move(activation) : UnaryFunction(relu);
+}
 
 // MLX's finfo(dtype).min.
 array lowest_finite(Dtype dtype) {
   switch (dtype) {
-    case Dtype::Val::float16:
-      return array(-65504.0f, float16);
-    case Dtype::Val::bfloat16:
-      return array(-FLT_MAX, bfloat16);
-    case Dtype::Val::float64:
-      return array(-DBL_MAX, float64);
-    case Dtype::Val::float32:
-      return array(-FLT_MAX, float32);
+    case Dtype::Val::float16: return array(-65504.0f, float16);
+    case Dtype::Val::bfloat16: return array(-FLT_MAX, bfloat16);
+    case Dtype::Val::float64: return array(-DBL_MAX, float64);
+    case Dtype::Val::float32: return array(-FLT_MAX, float32);
     default:
-      throw std::invalid_argument("[MultiHeadAttention] create_additive_causal_mask takes a floating dtype, not " +
-                                  dtype_name(dtype) + ".");
+      throw std::invalid_argument(
+          "[MultiHeadAttention] create_additive_causal_mask takes a floating dtype, not " +
+          dtype_name(dtype) + ".");
   }
 }
 
@@ -42,7 +41,8 @@ array split_heads(const array& x, int num_heads) {
 
 MultiHeadAttention::MultiHeadAttention(int dims, int num_heads, std::optional<int> query_input_dims,
                                        std::optional<int> key_input_dims, std::optional<int> value_input_dims,
-                                       std::optional<int> value_dims, std::optional<int> value_output_dims, bool bias)
+                                       std::optional<int> value_dims, std::optional<int> value_output_dims,
+                                       bool bias)
     : num_heads_(num_heads) {
   if (num_heads <= 0 || dims % num_heads != 0) {
     fail("The input feature dimensions should be divisible by the number of heads (" + std::to_string(dims) +
@@ -79,8 +79,8 @@ array MultiHeadAttention::create_additive_causal_mask(int N, Dtype dtype) {
   return multiply(astype(mask, dtype), lowest);
 }
 
-TransformerEncoderLayer::TransformerEncoderLayer(int dims, int num_heads, std::optional<int> mlp_dims, float dropout,
-                                                 UnaryFunction activation, bool norm_first)
+TransformerEncoderLayer::TransformerEncoderLayer(int dims, int num_heads, std::optional<int> mlp_dims,
+                                                 float dropout, UnaryFunction activation, bool norm_first)
     : activation_(or_relu(std::move(activation))), norm_first_(norm_first) {
   const int hidden = mlp_dims.value_or(dims * 4);
   attention_ = register_module("attention", std::make_shared<MultiHeadAttention>(dims, num_heads));
@@ -113,8 +113,8 @@ TransformerEncoder::TransformerEncoder(int num_layers, int dims, int num_heads, 
   if (num_layers < 0) fail("num_layers must be non-negative.");
   std::vector<std::shared_ptr<TransformerEncoderLayer>> layers;
   for (int i = 0; i < num_layers; ++i) {
-    layers.push_back(
-        std::make_shared<TransformerEncoderLayer>(dims, num_heads, mlp_dims, dropout, activation, norm_first));
+    layers.push_back(std::make_shared<TransformerEncoderLayer>(dims, num_heads, mlp_dims, dropout, activation,
+                                                               norm_first));
   }
   layers_ = register_modules("layers", std::move(layers));
   ln_ = register_module("ln", std::make_shared<LayerNorm>(dims));
@@ -126,12 +126,13 @@ array TransformerEncoder::operator()(const array& x_in, const std::optional<arra
   return (*ln_)(x);
 }
 
-TransformerDecoderLayer::TransformerDecoderLayer(int dims, int num_heads, std::optional<int> mlp_dims, float dropout,
-                                                 UnaryFunction activation, bool norm_first)
+TransformerDecoderLayer::TransformerDecoderLayer(int dims, int num_heads, std::optional<int> mlp_dims,
+                                                 float dropout, UnaryFunction activation, bool norm_first)
     : activation_(or_relu(std::move(activation))), norm_first_(norm_first) {
   const int hidden = mlp_dims.value_or(dims * 4);
   self_attention_ = register_module("self_attention", std::make_shared<MultiHeadAttention>(dims, num_heads));
-  cross_attention_ = register_module("cross_attention", std::make_shared<MultiHeadAttention>(dims, num_heads));
+  cross_attention_ =
+      register_module("cross_attention", std::make_shared<MultiHeadAttention>(dims, num_heads));
   ln1_ = register_module("ln1", std::make_shared<LayerNorm>(dims));
   ln2_ = register_module("ln2", std::make_shared<LayerNorm>(dims));
   ln3_ = register_module("ln3", std::make_shared<LayerNorm>(dims));
@@ -142,7 +143,8 @@ TransformerDecoderLayer::TransformerDecoderLayer(int dims, int num_heads, std::o
   dropout3_ = register_module("dropout3", std::make_shared<Dropout>(dropout));
 }
 
-array TransformerDecoderLayer::operator()(const array& x_in, const array& memory, const std::optional<array>& x_mask,
+array TransformerDecoderLayer::operator()(const array& x_in, const array& memory,
+                                          const std::optional<array>& x_mask,
                                           const std::optional<array>& memory_mask) {
   array x = x_in;
   if (norm_first_) {
@@ -167,14 +169,15 @@ TransformerDecoder::TransformerDecoder(int num_layers, int dims, int num_heads, 
   if (num_layers < 0) fail("num_layers must be non-negative.");
   std::vector<std::shared_ptr<TransformerDecoderLayer>> layers;
   for (int i = 0; i < num_layers; ++i) {
-    layers.push_back(
-        std::make_shared<TransformerDecoderLayer>(dims, num_heads, mlp_dims, dropout, activation, norm_first));
+    layers.push_back(std::make_shared<TransformerDecoderLayer>(dims, num_heads, mlp_dims, dropout, activation,
+                                                               norm_first));
   }
   layers_ = register_modules("layers", std::move(layers));
   ln_ = register_module("ln", std::make_shared<LayerNorm>(dims));
 }
 
-array TransformerDecoder::operator()(const array& x_in, const array& memory, const std::optional<array>& x_mask,
+array TransformerDecoder::operator()(const array& x_in, const array& memory,
+                                     const std::optional<array>& x_mask,
                                      const std::optional<array>& memory_mask) {
   array x = x_in;
   for (auto& layer : layers_) x = (*layer)(x, memory, x_mask, memory_mask);
@@ -185,14 +188,14 @@ Transformer::Transformer(int dims, int num_heads, int num_encoder_layers, int nu
                          std::optional<int> mlp_dims, float dropout, UnaryFunction activation,
                          std::shared_ptr<TransformerEncoder> custom_encoder,
                          std::shared_ptr<TransformerDecoder> custom_decoder, bool norm_first) {
-  encoder_ = register_module(
-      "encoder", custom_encoder ? std::move(custom_encoder)
-                                : std::make_shared<TransformerEncoder>(num_encoder_layers, dims, num_heads, mlp_dims,
-                                                                       dropout, activation, norm_first));
-  decoder_ = register_module(
-      "decoder", custom_decoder ? std::move(custom_decoder)
-                                : std::make_shared<TransformerDecoder>(num_decoder_layers, dims, num_heads, mlp_dims,
-                                                                       dropout, activation, norm_first));
+  encoder_ = register_module("encoder", custom_encoder ? std::move(custom_encoder)
+                                                       : std::make_shared<TransformerEncoder>(
+                                                             num_encoder_layers, dims, num_heads, mlp_dims,
+                                                             dropout, activation, norm_first));
+  decoder_ = register_module("decoder", custom_decoder ? std::move(custom_decoder)
+                                                       : std::make_shared<TransformerDecoder>(
+                                                             num_decoder_layers, dims, num_heads, mlp_dims,
+                                                             dropout, activation, norm_first));
 }
 
 array Transformer::operator()(const array& src, const array& tgt, const std::optional<array>& src_mask,

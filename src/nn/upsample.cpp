@@ -49,7 +49,8 @@ array cubic_weight(const array& pos, const array& grid, int dist) {
   array x = abs(subtract(pos, grid));
   if (dist == 1) {
     // ((a + 2) x - (a + 3)) x^2 + 1
-    return add(multiply(subtract(multiply(array(a + 2.0f), x), array(a + 3.0f)), multiply(x, x)), array(1.0f));
+    return add(multiply(subtract(multiply(array(a + 2.0f), x), array(a + 3.0f)), multiply(x, x)),
+               array(1.0f));
   }
   // (((x - 5) x + 8) x - 4) a
   return multiply(subtract(multiply(add(multiply(subtract(x, array(5.0f)), x), array(8.0f)), x), array(4.0f)),
@@ -156,7 +157,8 @@ array Upsample::operator()(const array& x) {
   for (int d = 0; d < dims; ++d) {
     const int M = static_cast<int>(static_cast<double>(scale[d]) * x.shape(1 + d));
     if (M < 1 || (align_corners_ && mode_ != "nearest" && M < 2)) {
-      fail("The output of spatial axis " + std::to_string(d) + " would have " + std::to_string(M) + " elements.");
+      fail("The output of spatial axis " + std::to_string(d) + " would have " + std::to_string(M) +
+           " elements.");
     }
   }
   if (mode_ == "nearest") return upsample_nearest(x, scale);

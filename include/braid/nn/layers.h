@@ -91,8 +91,8 @@ class Embedding : public Module {
 /// 1-d convolution over [N, L, C_in].
 class Conv1d : public Module {
  public:
-  Conv1d(int in_channels, int out_channels, int kernel_size, int stride = 1, int padding = 0, int dilation = 1,
-         int groups = 1, bool bias = true);
+  Conv1d(int in_channels, int out_channels, int kernel_size, int stride = 1, int padding = 0,
+         int dilation = 1, int groups = 1, bool bias = true);
   std::string name() const override { return "Conv1d"; }
   array operator()(const array& x) override;
 
@@ -312,7 +312,8 @@ class SinusoidalPositionalEncoding : public Module {
 class Upsample : public Module {
  public:
   explicit Upsample(float scale_factor, const std::string& mode = "nearest", bool align_corners = false);
-  explicit Upsample(std::vector<float> scale_factor, const std::string& mode = "nearest", bool align_corners = false);
+  explicit Upsample(std::vector<float> scale_factor, const std::string& mode = "nearest",
+                    bool align_corners = false);
   std::string name() const override { return "Upsample"; }
   array operator()(const array& x) override;
 
@@ -333,7 +334,8 @@ class MultiHeadAttention : public Module {
  public:
   MultiHeadAttention(int dims, int num_heads, std::optional<int> query_input_dims = std::nullopt,
                      std::optional<int> key_input_dims = std::nullopt,
-                     std::optional<int> value_input_dims = std::nullopt, std::optional<int> value_dims = std::nullopt,
+                     std::optional<int> value_input_dims = std::nullopt,
+                     std::optional<int> value_dims = std::nullopt,
                      std::optional<int> value_output_dims = std::nullopt, bool bias = false);
   std::string name() const override { return "MultiHeadAttention"; }
   array operator()(const array& queries, const array& keys, const array& values,
@@ -350,8 +352,8 @@ class MultiHeadAttention : public Module {
 /// dropout2); mlp_dims defaults to 4 * dims; an empty activation is relu (MLX's default).
 class TransformerEncoderLayer : public Module {
  public:
-  TransformerEncoderLayer(int dims, int num_heads, std::optional<int> mlp_dims = std::nullopt, float dropout = 0.0f,
-                          UnaryFunction activation = {}, bool norm_first = true);
+  TransformerEncoderLayer(int dims, int num_heads, std::optional<int> mlp_dims = std::nullopt,
+                          float dropout = 0.0f, UnaryFunction activation = {}, bool norm_first = true);
   std::string name() const override { return "TransformerEncoderLayer"; }
   array operator()(const array& x) override { return (*this)(x, std::nullopt); }
   array operator()(const array& x, const std::optional<array>& mask);
@@ -384,8 +386,8 @@ class TransformerEncoder : public Module {
 /// cross_attention, ln1, ln2, ln3, linear1, linear2, dropout1, dropout2, dropout3).
 class TransformerDecoderLayer : public Module {
  public:
-  TransformerDecoderLayer(int dims, int num_heads, std::optional<int> mlp_dims = std::nullopt, float dropout = 0.0f,
-                          UnaryFunction activation = {}, bool norm_first = true);
+  TransformerDecoderLayer(int dims, int num_heads, std::optional<int> mlp_dims = std::nullopt,
+                          float dropout = 0.0f, UnaryFunction activation = {}, bool norm_first = true);
   std::string name() const override { return "TransformerDecoderLayer"; }
   array operator()(const array& x, const array& memory, const std::optional<array>& x_mask,
                    const std::optional<array>& memory_mask);
@@ -441,10 +443,9 @@ class Sequential : public Module {
   explicit Sequential(std::initializer_list<std::shared_ptr<Module>> layers)
       : Sequential(std::vector<std::shared_ptr<Module>>(layers)) {}
   template <class... Layers>
-    requires(sizeof...(Layers) > 0 &&
-             ((std::is_convertible_v<Layers, std::shared_ptr<Module>> ||
-               std::is_convertible_v<Layers, UnaryFunction>) && ...))
-  explicit Sequential(Layers&&... layers)
+  requires(sizeof...(Layers) > 0 &&
+           ((std::is_convertible_v<Layers, std::shared_ptr<Module>> ||
+             std::is_convertible_v<Layers, UnaryFunction>)&&...)) explicit Sequential(Layers&&... layers)
       : Sequential(std::vector<std::shared_ptr<Module>>{as_layer(std::forward<Layers>(layers))...}) {}
   std::string name() const override { return "Sequential"; }
   array operator()(const array& x) override;
@@ -454,8 +455,8 @@ class Sequential : public Module {
   static std::shared_ptr<Module> as_layer(std::shared_ptr<Module> layer) { return layer; }
   static std::shared_ptr<Module> as_layer(UnaryFunction fn);
   template <class L>
-    requires(!std::is_convertible_v<L, std::shared_ptr<Module>> && std::is_convertible_v<L, UnaryFunction>)
-  static std::shared_ptr<Module> as_layer(L&& fn) {
+  requires(!std::is_convertible_v<L, std::shared_ptr<Module>> &&
+           std::is_convertible_v<L, UnaryFunction>) static std::shared_ptr<Module> as_layer(L&& fn) {
     return as_layer(UnaryFunction(std::forward<L>(fn)));
   }
   std::vector<std::shared_ptr<Module>> layers_;
