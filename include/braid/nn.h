@@ -4,4 +4,5 @@
 #include "braid/nn/activations.h"
 #include "braid/nn/init.h"
 #include "braid/nn/losses.h"
+#include "braid/nn/layers.h"
 #include "braid/nn/module.h"
