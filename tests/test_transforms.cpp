@@ -452,6 +452,14 @@ std::vector<GradCase> shape_cases() {
 }
 
 std::vector<GradCase> linalg_cases() {
+  // Convolutions take no float64: the case computes in float32 with the wider step.
+  auto conv = [](const std::string& name, std::vector<Shape> shapes, std::function<array(const array&, const array&)> f) {
+    GradCase c{name, std::move(shapes), -1, 1, [f](const std::vector<array>& x) {
+                 return astype(f(astype(x[0], float32), astype(x[1], float32)), x[0].dtype());
+               }};
+    c.float32_kernel = true;
+    return c;
+  };
   return {
       binary("matmul", matmul, {{2, 3}, {3, 4}}, -1, 1),
       binary("matmul batched broadcast", matmul, {{2, 2, 3}, {3, 2}}, -1, 1),
@@ -466,6 +474,17 @@ std::vector<GradCase> linalg_cases() {
        -1,
        1,
        [](const std::vector<array>& x) { return addmm(x[0], x[1], x[2]); }},
+      conv("conv1d", {{2, 7, 3}, {4, 3, 3}}, [](const array& x, const array& w) { return conv1d(x, w); }),
+      conv("conv1d stride, padding, dilation", {{1, 9, 2}, {3, 2, 2}},
+           [](const array& x, const array& w) { return conv1d(x, w, 2, 1, 2); }),
+      conv("conv2d groups", {{1, 4, 5, 4}, {4, 2, 3, 2}},
+           [](const array& x, const array& w) { return conv2d(x, w, {1, 2}, {1, 0}, {1, 1}, 2); }),
+      conv("conv_general asymmetric, input dilation, flip", {{1, 4, 4, 2}, {2, 2, 3, 2}},
+           [](const array& x, const array& w) {
+             return conv_general(x, w, {2, 1}, {0, 2}, {1, -1}, {1, 2}, {2, 1}, 1, true);
+           }),
+      conv("conv_transpose1d", {{1, 4, 2}, {3, 3, 2}},
+           [](const array& x, const array& w) { return conv_transpose1d(x, w, 2, 1, 1, 1); }),
       {"matmul chain",
        {{2, 3}, {3, 3}},
        -1,

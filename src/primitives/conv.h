@@ -26,6 +26,7 @@ class Convolution : public UnaryPrimitive {
         groups_(groups),
         flip_(flip) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Convolution"; }
   bool is_equivalent(const Primitive& other) const override {
     const auto* o = dynamic_cast<const Convolution*>(&other);
