@@ -241,6 +241,27 @@ inline void measure(Figure& f, int runs, double sample_s) {
   }
 }
 
+// The same for sides that are not a Figure's (more than two, or a ratio of braid to itself):
+// one sample of each side in turn, `runs` times.
+inline std::vector<Stats> measure_sides(const std::vector<Timed>& sides, int runs, double sample_s) {
+  std::vector<int> calls;
+  for (const auto& timed : sides) calls.push_back(calls_per_sample(timed, sample_s));
+  std::vector<Stats> stats(sides.size());
+  for (int r = 0; r < runs; ++r) {
+    for (size_t i = 0; i < sides.size(); ++i) stats[i].samples.push_back(sides[i](calls[i]));
+  }
+  return stats;
+}
+
+// Sample by sample quotients a_i / b_i of two sides measured together: the pairs were taken
+// back to back, so each quotient saw one state of the machine.
+inline Stats quotients(const Stats& a, const Stats& b) {
+  Stats q;
+  for (size_t i = 0; i < std::min(a.samples.size(), b.samples.size()); ++i)
+    q.samples.push_back(a.samples[i] / b.samples[i]);
+  return q;
+}
+
 // The table of figures: values, the ratio its target reads, the verdict.
 inline void print_figures(std::ostream& out, const std::vector<Figure>& figures) {
   std::vector<std::vector<std::string>> rows;

@@ -3,12 +3,13 @@
 # Markdown report to stdout:
 #   braid_bench_cpu   per-op overhead, bandwidth, threads and streams -> bench/results-cpu.md
 #   braid_bench_ops   the array ops against libtorch and memcpy       -> bench/results-ops-cpu.md
+#   braid_bench_train a training step and value_and_grad against libtorch -> bench/results-train-cpu.md
 # With gnuplot installed, a chart of each report's ratios goes next to it (.png).
 #
-#   bench/run.sh               both, full runs (a few minutes)
+#   bench/run.sh               all three, full runs (a few minutes)
 #   bench/run.sh --quick       fewer samples, for a smoke test
 #   bench/run.sh --runs 15     more samples per figure
-#   bench/run.sh --only ops    one of them (cpu or ops); other options as above
+#   bench/run.sh --only ops    one of them (cpu, ops or train); other options as above
 #
 # Environment:
 #   BRAID_BUILD_DIR   build directory (default build/bench). An existing directory configured
@@ -35,8 +36,8 @@ while [[ $# -gt 0 ]]; do
   fi
 done
 case $only in
-  ''|cpu|ops) ;;
-  *) echo "bench/run.sh: --only takes cpu or ops, not '$only'" >&2; exit 2 ;;
+  ''|cpu|ops|train) ;;
+  *) echo "bench/run.sh: --only takes cpu, ops or train, not '$only'" >&2; exit 2 ;;
 esac
 
 if ! grep -qs '^BRAID_BUILD_BENCH:BOOL=ON' "$build/CMakeCache.txt"; then
@@ -50,15 +51,17 @@ if [[ "$build_type" != "Release" || -n "$sanitize" ]]; then
        "figures need a plain Release build (unset BRAID_BUILD_DIR to use build/bench)" >&2
   exit 1
 fi
-# braid_bench_ops exists only when libtorch was found at configure time.
+# braid_bench_ops and braid_bench_train exist only when libtorch was found at configure time.
 programs=()
-[[ $only != ops ]] && programs+=(cpu)
+[[ -z $only || $only == cpu ]] && programs+=(cpu)
 if [[ $only != cpu ]]; then
   torch_dir=$(sed -n 's/^Torch_DIR:PATH=//p' "$build/CMakeCache.txt")
   if [[ -n $torch_dir && $torch_dir != *NOTFOUND ]]; then
-    programs+=(ops)
+    [[ -z $only || $only == ops ]] && programs+=(ops)
+    [[ -z $only || $only == train ]] && programs+=(train)
   else
-    echo "bench/run.sh: libtorch was not found when $build was configured; skipping braid_bench_ops" >&2
+    echo "bench/run.sh: libtorch was not found when $build was configured;" \
+         "skipping braid_bench_ops and braid_bench_train" >&2
   fi
 fi
 [[ ${#programs[@]} -gt 0 ]] || exit 1
@@ -107,6 +110,7 @@ for name in "${programs[@]}"; do
   case $name in
     cpu) run_one cpu "$out_dir/results-cpu.md" 'braid on the CPU: each figure and its target' || status=$? ;;
     ops) run_one ops "$out_dir/results-ops-cpu.md" 'braid ops on the CPU: ratio to the peer and target' || status=$? ;;
+    train) run_one train "$out_dir/results-train-cpu.md" 'braid training on the CPU: ratio and target' || status=$? ;;
   esac
 done
 exit "$status"

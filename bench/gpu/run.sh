@@ -3,9 +3,10 @@
 # inside the torch Python package, then runs them:
 #   bench/gpu/bench_gpu.cpp       bandwidth, matmul, per-op overhead, serving
 #   bench/gpu/bench_ops_gpu.cpp   the array ops (bandwidth-bound ops, sort, indexing, 4-bit matmul)
-# Usage: bench/gpu/run.sh [all|bandwidth|matmul|overhead|serving|ops] [--quick | --runs N]
-# "all" runs every section of bench_gpu, then bench_ops_gpu; options after the section go to
-# bench_ops_gpu.
+#   bench/gpu/bench_train_gpu.cpp training: an AdamW step of a bfloat16 MLP; 8 threads on own streams
+# Usage: bench/gpu/run.sh [all|bandwidth|matmul|overhead|serving|ops|train] [--quick | --runs N]
+# "all" runs every section of bench_gpu, then bench_ops_gpu, then bench_train_gpu; options after
+# the section go to bench_ops_gpu and bench_train_gpu (both take --quick and --runs N).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -26,11 +27,15 @@ build() {
     -L"$CUDA_LIBS" -L/usr/local/cuda/lib64 -lcudart \
     -Wl,-rpath,"$ROOT/build/gpu:$TORCH/lib:$CUDA_LIBS:$ROOT/.deps/rt"
 }
-if [[ $section != ops ]]; then
+if [[ $section != ops && $section != train ]]; then
   build bench_gpu
   ./build/gpu-bench/bench_gpu "$section"
 fi
 if [[ $section == ops || $section == all ]]; then
   build bench_ops_gpu
   ./build/gpu-bench/bench_ops_gpu "$@"
+fi
+if [[ $section == train || $section == all ]]; then
+  build bench_train_gpu
+  ./build/gpu-bench/bench_train_gpu "$@"
 fi
