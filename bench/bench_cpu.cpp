@@ -197,23 +197,7 @@ struct Row {
 
 Config parse_args(int argc, char** argv) {
   Config cfg;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--runs" && i + 1 < argc) {
-      cfg.runs = std::max(1, std::atoi(argv[++i]));
-    } else if (arg == "--quick") {
-      cfg.runs = 3;
-      cfg.chains_per_run = 5;
-      cfg.big_iters = 3;
-      cfg.chains_per_thread = 5;
-      cfg.shared_chains = 16;
-    } else if (arg == "--plot-data" && i + 1 < argc) {
-      cfg.plot_data = argv[++i];
-    } else {
-      std::cerr << "usage: " << argv[0] << " [--runs N] [--quick] [--plot-data FILE]\n";
-      std::exit(arg == "--help" || arg == "-h" ? 0 : 2);
-    }
-  }
+  parse_bench_args(argc, argv, cfg.runs, [&cfg] { cfg.chains_per_run = 5; cfg.big_iters = 3; cfg.chains_per_thread = 5; cfg.shared_chains = 16; }, &cfg.plot_data);
   return cfg;
 }
 

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <iomanip>
+#include <iostream>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -72,6 +73,33 @@ inline int pool_threads() {
   if (const char* env = std::getenv("BRAID_NUM_THREADS"); env && std::atoi(env) > 0) threads = std::atoi(env);
   setenv("BRAID_NUM_THREADS", std::to_string(threads).c_str(), 1);
   return threads;
+}
+
+// ---- command line ----
+
+/// The options every benchmark takes: --runs N, --quick (which calls `quick`), --plot-data FILE
+/// when `plot_data` is given, and --only LIST when `only` is given. Anything else prints the
+/// usage and exits (0 for --help).
+inline void parse_bench_args(int argc, char** argv, int& runs, const std::function<void()>& quick,
+                             std::string* plot_data = nullptr, std::string* only = nullptr,
+                             const std::string& only_choices = "") {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--runs" && i + 1 < argc) {
+      runs = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--quick") {
+      runs = 3;
+      quick();
+    } else if (plot_data && arg == "--plot-data" && i + 1 < argc) {
+      *plot_data = argv[++i];
+    } else if (only && arg == "--only" && i + 1 < argc) {
+      *only = argv[++i];
+    } else {
+      std::cerr << "usage: " << argv[0] << " [--runs N] [--quick]" << (plot_data ? " [--plot-data FILE]" : "")
+                << (only ? " [--only " + only_choices + "]" : std::string()) << "\n";
+      std::exit(arg == "--help" || arg == "-h" ? 0 : 2);
+    }
+  }
 }
 
 // ---- data ----

@@ -440,20 +440,7 @@ void bench_conv(Run& run) {
 
 Config parse_args(int argc, char** argv) {
   Config cfg;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--runs" && i + 1 < argc) {
-      cfg.runs = std::max(1, std::atoi(argv[++i]));
-    } else if (arg == "--only" && i + 1 < argc) {
-      cfg.only = argv[++i];
-    } else if (arg == "--quick") {
-      cfg.runs = 3;
-      cfg.sample_s = 0.01;
-    } else {
-      std::cerr << "usage: " << argv[0] << " [--runs N] [--quick] [--only bandwidth,quantized,sort,indexing,conv]\n";
-      std::exit(arg == "--help" || arg == "-h" ? 0 : 2);
-    }
-  }
+  parse_bench_args(argc, argv, cfg.runs, [&cfg] { cfg.sample_s = 0.01; }, nullptr, &cfg.only, "bandwidth,quantized,sort,indexing,conv");
   return cfg;
 }
 

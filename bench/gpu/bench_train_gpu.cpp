@@ -334,19 +334,7 @@ ThreadFigures bench_threads(const Config& cfg, int threads) {
 
 Config parse_args(int argc, char** argv) {
   Config cfg;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--runs" && i + 1 < argc) {
-      cfg.runs = std::max(1, std::atoi(argv[++i]));
-    } else if (arg == "--quick") {
-      cfg.runs = 3;
-      cfg.sample_s = 0.05;
-      cfg.thread_steps = 20;
-    } else {
-      std::cerr << "usage: " << argv[0] << " [--runs N] [--quick]\n";
-      std::exit(arg == "--help" || arg == "-h" ? 0 : 2);
-    }
-  }
+  parse_bench_args(argc, argv, cfg.runs, [&cfg] { cfg.sample_s = 0.05; cfg.thread_steps = 20; });
   return cfg;
 }
 
