@@ -23,7 +23,7 @@ using test::le;
 
 namespace {
 
-enum class Format { npy, safetensors, gguf };
+enum class Format { npy, safetensors, gguf, npz };
 
 struct Outcome {
   int loaded = 0, rejected = 0;
@@ -39,6 +39,9 @@ void try_load(Format format, const std::string& bytes, const std::string& what, 
       case Format::safetensors:
         for (auto& [name, a] : load_safetensors(std::make_shared<test::MemoryReader>(bytes)).first)
           arrays.push_back(a);
+        break;
+      case Format::npz:
+        for (auto& [name, a] : load_npz(std::make_shared<test::MemoryReader>(bytes))) arrays.push_back(a);
         break;
       case Format::gguf: {
         test::MemoryReader in(bytes);  // load_gguf's body, without the disk
@@ -80,6 +83,15 @@ std::string safetensors_seed() {
   return w.bytes;
 }
 
+// A .npz archive of two members, stored or deflated.
+std::string npz_seed(bool compressed) {
+  test::MemoryWriter w;
+  savez(std::shared_ptr<io::Writer>(&w, [](io::Writer*) {}),
+        {{"a", test::make({1, 2, 3, 4, 5, 6}, {2, 3}, float32)}, {"b", test::make({1, 0, 1}, {3}, bool_)}},
+        compressed);
+  return w.bytes;
+}
+
 // A GGUF file with metadata of each kind and plain and quantized tensors.
 std::string gguf_seed() {
   auto str = [](const std::string& s) { return le<uint64_t>(s.size()) + s; };
@@ -113,6 +125,7 @@ size_t header_end(Format format, const std::string& bytes) {
       return 8 + n;
     }
     case Format::gguf: return bytes.size() - 128;
+    case Format::npz: return bytes.size();  // the directory is at the end: every byte counts
   }
   return bytes.size();
 }
@@ -174,6 +187,12 @@ TEST(IoFuzz, MutatedNpyFilesLoadOrFailCleanly) {
 TEST(IoFuzz, MutatedSafetensorsFilesLoadOrFailCleanly) {
   braid_test::Watchdog watchdog;
   fuzz(Format::safetensors, safetensors_seed(), "safetensors");
+}
+
+TEST(IoFuzz, MutatedNpzArchivesLoadOrFailCleanly) {
+  braid_test::Watchdog watchdog;
+  fuzz(Format::npz, npz_seed(false), "npz stored");
+  fuzz(Format::npz, npz_seed(true), "npz deflated");
 }
 
 TEST(IoFuzz, MutatedGgufFilesLoadOrFailCleanly) {

@@ -122,7 +122,7 @@ TEST(NnModule, UpdateReplacesArraysAndRejectsUnknownPlacesWholly) {
   for (auto& [path, m] : model.named_modules()) EXPECT_FALSE(m->training()) << path;
 }
 
-TEST(NnModule, WeightsRoundTripThroughSafetensors) {
+TEST(NnModule, WeightsRoundTripThroughSafetensorsAndNpz) {
   TwoLayers model;
   model.update(tree_map([](const array& a) { return a + array(1.5f); }, model.parameters()));
   std::string file = ::testing::TempDir() + "braid_module_weights.safetensors";
@@ -134,6 +134,13 @@ TEST(NnModule, WeightsRoundTripThroughSafetensors) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(values(got[i].second), values(want[i].second)) << got[i].first;
   std::remove(file.c_str());
+  std::string npz = ::testing::TempDir() + "braid_module_weights.npz";
+  model.save_weights(npz);
+  TwoLayers from_npz;
+  from_npz.load_weights(npz);
+  EXPECT_EQ(values(from_npz.parameters().at("second").at("weight").leaf()),
+            values(model.parameters().at("second").at("weight").leaf()));
+  std::remove(npz.c_str());
   EXPECT_THROW(fresh.load_weights({{"scale", array(1.0f)}}), std::invalid_argument);  // missing the rest
   auto wrong_shape = want;
   wrong_shape[0].second = zeros({2, 2});

@@ -80,6 +80,20 @@ void save(std::string file, array a);
 array load(std::shared_ptr<io::Reader> in, StreamOrDevice s = {});
 array load(std::string file, StreamOrDevice s = {});
 
+/// Reads a NumPy .npz archive (numpy.savez or savez_compressed: stored or deflated members,
+/// ZIP64 included): its arrays by member name without ".npy". Eager, like load. Malformed
+/// archives throw std::invalid_argument("[load_npz] ..."), checking every offset and size
+/// against the file and never inflating past what the stored bytes allow.
+std::unordered_map<std::string, array> load_npz(std::shared_ptr<io::Reader> in, StreamOrDevice s = {});
+std::unordered_map<std::string, array> load_npz(const std::string& file, StreamOrDevice s = {});
+
+/// Writes the arrays (evaluated first) as a NumPy .npz archive, members in name order; with
+/// `compressed`, deflated (numpy.savez_compressed). A file name without ".npz" gets it.
+void savez(std::shared_ptr<io::Writer> out, const std::unordered_map<std::string, array>& arrays,
+           bool compressed = false);
+void savez(std::string file, const std::unordered_map<std::string, array>& arrays, bool compressed = false);
+void savez_compressed(std::string file, const std::unordered_map<std::string, array>& arrays);
+
 /// Reads a safetensors file: its arrays and its "__metadata__" strings. The header is read
 /// and checked when the call is made (a malformed one throws std::runtime_error
 /// "[load_safetensors] ..."); each array's data is read when the array is evaluated, on

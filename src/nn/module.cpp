@@ -259,14 +259,25 @@ Module& Module::load_weights(const std::vector<std::pair<std::string, array>>& w
   return update(tree_unflatten(weights), strict);
 }
 
+namespace {
+
+bool is_npz(const std::string& file) { return file.size() >= 4 && file.compare(file.size() - 4, 4, ".npz") == 0; }
+
+}  // namespace
+
 Module& Module::load_weights(const std::string& file, bool strict) {
-  auto loaded = load_safetensors(file).first;
+  auto loaded = is_npz(file) ? load_npz(file) : load_safetensors(file).first;
   return load_weights(std::vector<std::pair<std::string, array>>(loaded.begin(), loaded.end()), strict);
 }
 
 void Module::save_weights(const std::string& file) const {
   auto flat = tree_flatten(parameters());
-  save_safetensors(file, std::unordered_map<std::string, array>(flat.begin(), flat.end()));
+  std::unordered_map<std::string, array> arrays(flat.begin(), flat.end());
+  if (is_npz(file)) {
+    savez(file, arrays);
+  } else {
+    save_safetensors(file, std::move(arrays));
+  }
 }
 
 std::function<std::pair<std::vector<array>, Tree>(const std::vector<array>&)> value_and_grad(

@@ -366,6 +366,22 @@ def linalg_cases(w):
             w.add("kron", "", [dt, dt], [a, b], dt, wrap(exp, dt))
 
 
+def npz_archives(outdir):
+    """numpy.savez and savez_compressed archives for braid's load_npz (test_io_npz.cpp rebuilds
+    the same arrays from these formulas)."""
+    arrays = {
+        "ramp": np.arange(12, dtype=np.float32).reshape(3, 4) / 4,
+        "ints": (np.arange(10, dtype=np.int64) - 5) ** 3,
+        "flags": np.arange(7) % 3 == 0,
+        "halves": np.arange(6, dtype=np.float16) - 2.5,
+        "fortran": np.asfortranarray(np.arange(6, dtype=np.int32).reshape(2, 3)),
+        "empty": np.zeros((0, 3), dtype=np.uint8),
+        "scalar": np.array(7.25, dtype=np.float64),
+    }
+    np.savez(os.path.join(outdir, "numpy_savez.npz"), **arrays)
+    np.savez_compressed(os.path.join(outdir, "numpy_savez_compressed.npz"), **arrays)
+
+
 def main():
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
@@ -399,6 +415,7 @@ def main():
     shape_cases(w)
     sort_cases(w)
     linalg_cases(w)
+    npz_archives(outdir)
     w.finish()
     print(f"make_cases: {len(w.lines)} cases in {outdir}")
 

@@ -66,12 +66,13 @@ class Module {
   /// Calls `fn(name, module)` on named_modules() in order.
   Module& apply_to_modules(const std::function<void(const std::string&, Module&)>& fn);
 
-  /// Loads weights by dotted name (a .safetensors file, or pairs). With `strict`, every
+  /// Loads weights by dotted name (a .npz or .safetensors file, or pairs). With `strict`, every
   /// parameter must be given, no other name may be, and every shape must match; otherwise
   /// throws std::invalid_argument("[Module.load_weights] ...") and changes nothing.
   Module& load_weights(const std::string& file, bool strict = true);
   Module& load_weights(const std::vector<std::pair<std::string, array>>& weights, bool strict = true);
-  /// Writes parameters() by dotted name as a .safetensors file (evaluating them).
+  /// Writes parameters() by dotted name as a .npz file when `file` ends in ".npz", else as
+  /// .safetensors (evaluating them).
   void save_weights(const std::string& file) const;
 
  protected:
