@@ -3,7 +3,7 @@
 #ifndef BRAID_C_TESTS_CHECK_H
 #define BRAID_C_TESTS_CHECK_H
 
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
 
 #include <math.h>
 #include <stdatomic.h>
@@ -43,11 +43,11 @@
   } while (0)
 
 static atomic_int error_count;
-static char last_error[4096];
+static _Thread_local char last_error[4096]; /* per thread: each reads its own */
 
 static inline const char* last_error_message(void) { return last_error; }
 
-/* Records the message (the last one wins when threads race; the count is exact). */
+/* Records the message in the reporting thread's slot and counts it. */
 static inline void record_error(const char* msg, void* data) {
   (void)data;
   atomic_fetch_add(&error_count, 1);

@@ -1,8 +1,8 @@
 /* Devices and streams: handles, defaults (the stream per thread, the device per process), ops
  * on explicit and default streams, synchronize, and the memory counters. */
-#include <pthread.h>
+#include "check.h"  /* first: it sets the feature macros */
 
-#include "check.h"
+#include <pthread.h>
 
 static void DevicesDescribeThemselves(void) {
   mlx_device cpu = mlx_device_new_type(MLX_CPU, 0), other = mlx_device_new();
