@@ -499,6 +499,14 @@ def c_doc(lines):
     return "/**\n" + "\n".join(out) + "\n */\n"
 
 
+def wrap(decl, width=100):
+    """A long declaration with one parameter per line, as clang-format lays out mlx-c's."""
+    if len(decl) <= width:
+        return decl
+    head, _, params = decl.partition("(")
+    return head + "(\n    " + ",\n    ".join(p.strip() for p in split_top_level(params[:-1], ",")) + ")"
+
+
 def write_header(family, functions):
     guard = f"BRAID_C_{family.out_name.upper()}_H"
     parts = [
@@ -531,7 +539,7 @@ def write_header(family, functions):
     ]
     text = "\n".join(parts) + "\n"
     for f in functions:
-        text += c_doc(f.doc) + f.decl + ";\n\n"
+        text += c_doc(f.doc) + wrap(f.decl) + ";\n\n"
     text += "#ifdef __cplusplus\n}\n#endif\n\n#endif\n"
     return text
 
@@ -543,7 +551,7 @@ def write_source(family, functions):
             f'#include "braid/c/{family.out_name}.h"\n\n#include "handles.h"\n\n'
             "using namespace braid;\nusing namespace braid::capi;\n\n")
     for f in functions:
-        text += f"// {f.source}\nextern \"C\" {f.decl} {{\n  {f.body}\n}}\n\n"
+        text += f"// {f.source}\nextern \"C\" {wrap(f.decl, 90)} {{\n  {f.body}\n}}\n\n"
     return text
 
 
