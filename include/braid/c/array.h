@@ -44,9 +44,13 @@ __attribute__((unused))
 #endif
 static mlx_array mlx_array_empty;
 
-/** Array element type. */
-typedef enum mlx_dtype_ {
-  MLX_BOOL,
+/** Array element type. (C++ fixes the enum's type to int, of the size C gives it, so that any value
+ * a C caller passes is a valid C++ value that the library can check.) */
+typedef enum mlx_dtype_
+#ifdef __cplusplus
+    : int
+#endif
+{ MLX_BOOL,
   MLX_UINT8,
   MLX_UINT16,
   MLX_UINT32,

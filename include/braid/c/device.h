@@ -19,7 +19,13 @@ typedef struct mlx_device_ {
   void* ctx;
 } mlx_device;
 
-typedef enum mlx_device_type_ { MLX_CPU, MLX_GPU } mlx_device_type;
+/** Device type (fixed to int in C++, as mlx_dtype). */
+typedef enum mlx_device_type_
+#ifdef __cplusplus
+    : int
+#endif
+{ MLX_CPU,
+  MLX_GPU } mlx_device_type;
 
 /** A new empty handle. */
 mlx_device mlx_device_new(void);
