@@ -3,9 +3,9 @@
 
     generate.py --braid-include DIR --out DIR [--summary]
 
-Reads DIR/braid/ops.h and DIR/braid/random.h and writes, under the output directory,
-include/braid/c/ops.h, include/braid/c/random.h (the C declarations) and src/ops.cpp,
-src/random.cpp (their definitions). The build runs it whenever a header or this script changes,
+Reads DIR/braid/ops.h, random.h and fast.h and writes, under the output directory,
+include/braid/c/{ops,random,fast}.h (the C declarations) and src/{ops,random,fast}.cpp (their
+definitions). The build runs it whenever a header or this script changes,
 so the C API cannot fall behind the C++ one.
 
 Every overload of every public function in those headers is accounted for:
@@ -168,6 +168,14 @@ RANDOM_VARIANTS = {
     "permutation": {"array,int,std::optional<array>": "", "int,std::optional<array>": "arange"},
 }
 
+FAST_VARIANTS = {
+    # mlx-c has only the integer offset.
+    "rope": {
+        "array,int,bool,std::optional<float>,float,int,std::optional<array>": "",
+        "array,int,bool,std::optional<float>,float,array,std::optional<array>": None,
+    },
+}
+
 # Overloads whose signature the type rules cannot map, with their C declaration and C++ body:
 # {("name", "types"): ("int mlx_x(...)", "body using the C parameters")}. None needed so far.
 HANDWRITTEN = {}
@@ -187,6 +195,8 @@ FAMILIES = [
     Family("braid/ops.h", "braid", "", "ops", OPS_VARIANTS, "every op of braid/ops.h (mlx-c's mlx/c/ops.h)"),
     Family("braid/random.h", "braid::random", "random_", "random", RANDOM_VARIANTS,
            "random numbers, braid/random.h (mlx-c's mlx/c/random.h)"),
+    Family("braid/fast.h", "braid::fast", "fast_", "fast", FAST_VARIANTS,
+           "norms, rotary embeddings and attention, braid/fast.h (mlx-c's mlx/c/fast.h, without custom kernels)"),
 ]
 
 
@@ -548,7 +558,7 @@ def write_source(family, functions):
     text = (f"// {NOTICE.format(header=family.header)}\n"
             f"// The C functions of {family.header}: each converts its arguments, calls braid and stores the\n"
             f"// result, inside the error boundary (handles.h).\n"
-            f'#include "braid/c/{family.out_name}.h"\n\n#include "handles.h"\n\n'
+            f'#include "braid/c/{family.out_name}.h"\n\n#include "{family.header}"\n#include "handles.h"\n\n'
             "using namespace braid;\nusing namespace braid::capi;\n\n")
     for f in functions:
         text += f"// {f.source}\nextern \"C\" {wrap(f.decl, 90)} {{\n  {f.body}\n}}\n\n"

@@ -120,6 +120,12 @@ int mlx_device_count(int* count, mlx_device_type type);
 void mlx_set_error_handler(mlx_error_handler_func handler, void* data, void (*dtor)(void*));
 void _mlx_error(const char* file, const int line, const char* fmt, ...);
 
+/* fast.h (without the custom-kernel functions) */
+int mlx_fast_layer_norm(mlx_array* res, const mlx_array x, const mlx_array weight, const mlx_array bias, float eps, const mlx_stream s);
+int mlx_fast_rms_norm(mlx_array* res, const mlx_array x, const mlx_array weight, float eps, const mlx_stream s);
+int mlx_fast_rope(mlx_array* res, const mlx_array x, int dims, bool traditional, mlx_optional_float base, float scale, int offset, const mlx_array freqs, const mlx_stream s);
+int mlx_fast_scaled_dot_product_attention(mlx_array* res, const mlx_array queries, const mlx_array keys, const mlx_array values, float scale, const char* mask_mode, const mlx_array mask_arr, const mlx_array sinks, const mlx_stream s);
+
 /* io_types.h, io.h */
 mlx_io_reader mlx_io_reader_new(void* desc, mlx_io_vtable vtable);
 int mlx_io_reader_descriptor(void** desc_, mlx_io_reader io);
@@ -619,6 +625,10 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_device_count,
     (any_function)mlx_set_error_handler,
     (any_function)_mlx_error,
+    (any_function)mlx_fast_layer_norm,
+    (any_function)mlx_fast_rms_norm,
+    (any_function)mlx_fast_rope,
+    (any_function)mlx_fast_scaled_dot_product_attention,
     (any_function)mlx_io_reader_new,
     (any_function)mlx_io_reader_descriptor,
     (any_function)mlx_io_reader_tostring,

@@ -224,6 +224,31 @@ static void IndexingAndSortingOps(void) {
   mlx_array_free(r);
 }
 
+static void FastFunctionsNormalizeAndAttend(void) {
+  float data[] = {3, 4};
+  int shape[] = {1, 2};
+  mlx_array x = floats(data, shape, 2), none = mlx_array_new(), r = mlx_array_new();
+  CHECK_OK(mlx_fast_rms_norm(&r, x, none, 0.0f, s)); /* x / sqrt(mean(x^2)) */
+  float out[2];
+  read_floats(r, out, 2);
+  CHECK_NEAR(out[0], 3 / sqrt(12.5), 1e-5);
+  CHECK_OK(mlx_fast_layer_norm(&r, x, none, none, 0.0f, s));
+  read_floats(r, out, 2);
+  CHECK_NEAR(out[0], -1, 1e-5);
+  int qshape[] = {1, 2, 3, 4};
+  mlx_array q = mlx_array_new();
+  CHECK_OK(mlx_ones(&q, qshape, 4, MLX_FLOAT32, s));
+  CHECK_OK(mlx_fast_scaled_dot_product_attention(&r, q, q, q, 0.5f, "causal", none, none, s));
+  CHECK(mlx_array_ndim(r) == 4 && mlx_array_dim(r, 3) == 4);
+  mlx_optional_float base = {.value = 10000.0f, .has_value = true};
+  CHECK_OK(mlx_fast_rope(&r, q, 4, false, base, 1.0f, 0, none, s));
+  CHECK(mlx_array_size(r) == 24);
+  mlx_array_free(q);
+  mlx_array_free(x);
+  mlx_array_free(none);
+  mlx_array_free(r);
+}
+
 int main(void) {
   test_setup(60);
   s = mlx_default_cpu_stream_new();
@@ -235,6 +260,7 @@ int main(void) {
   RUN(StringsPairsAndTriplesMap);
   RUN(QuantizationRoundTrips);
   RUN(IndexingAndSortingOps);
+  RUN(FastFunctionsNormalizeAndAttend);
   mlx_stream_free(s);
   return 0;
 }
