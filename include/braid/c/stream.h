@@ -1,0 +1,55 @@
+/* braid's C API: streams (mlx-c's mlx/c/stream.h).
+ *
+ * A stream is a process-wide queue, not a thread: the same stream works from every thread,
+ * any number of threads may submit to it at once, and its work runs in submission order.
+ * Arrays built on one thread may be evaluated on any other.
+ *
+ * Wherever an op takes a stream, an empty handle (from mlx_stream_new) means the calling
+ * thread's default stream of the default device.
+ *
+ * Thread safety: every function may be called from any thread. The default stream is per
+ * thread: mlx_get_default_stream and mlx_set_default_stream concern the calling thread only. */
+#ifndef BRAID_C_STREAM_H
+#define BRAID_C_STREAM_H
+
+#include <stdbool.h>
+
+#include "braid/c/device.h"
+#include "braid/c/string.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A stream: an ordered queue of work on one device. */
+typedef struct mlx_stream_ {
+  void* ctx;
+} mlx_stream;
+
+/** A new empty handle (the default stream where ops take a stream). */
+mlx_stream mlx_stream_new(void);
+/** A new process-wide stream on `dev`, alive while any handle or array refers to it. */
+mlx_stream mlx_stream_new_device(mlx_device dev);
+int mlx_stream_set(mlx_stream* stream, const mlx_stream src);
+int mlx_stream_free(mlx_stream stream);
+/** "Stream(cpu, 3)". */
+int mlx_stream_tostring(mlx_string* str, mlx_stream stream);
+bool mlx_stream_equal(mlx_stream lhs, mlx_stream rhs);
+int mlx_stream_get_device(mlx_device* dev, mlx_stream stream);
+int mlx_stream_get_index(int* index, mlx_stream stream);
+/** Waits until the work submitted to `stream` before the call has finished (an empty handle:
+ * the calling thread's default stream). Errors stay on the arrays that failed. */
+int mlx_synchronize(mlx_stream stream);
+/** The calling thread's default stream on `dev` (created on first use). */
+int mlx_get_default_stream(mlx_stream* stream, mlx_device dev);
+/** Makes `stream` the calling thread's default for its device; other threads are unaffected. */
+int mlx_set_default_stream(mlx_stream stream);
+/** The calling thread's default CPU / GPU stream, as a new handle (empty on error). */
+mlx_stream mlx_default_cpu_stream_new(void);
+mlx_stream mlx_default_gpu_stream_new(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
