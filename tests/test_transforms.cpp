@@ -451,12 +451,25 @@ std::vector<GradCase> shape_cases() {
   };
 }
 
+// Fixed float32 weights of `shape` for the quantized products: sin of their positions.
+array fixed_weights(const Shape& shape) {
+  return reshape(sin(arange(0.0, static_cast<double>(numel(shape)), float32)), shape);
+}
+
 std::vector<GradCase> linalg_cases() {
   // Convolutions take no float64: the case computes in float32 with the wider step.
   auto conv = [](const std::string& name, std::vector<Shape> shapes, std::function<array(const array&, const array&)> f) {
     GradCase c{name, std::move(shapes), -1, 1, [f](const std::vector<array>& x) {
                  return astype(f(astype(x[0], float32), astype(x[1], float32)), x[0].dtype());
                }};
+    c.float32_kernel = true;
+    return c;
+  };
+  // The quantized products take float32 x (the weights are constants of the case).
+  auto quantized = [](const std::string& name, std::vector<Shape> shapes,
+                      std::function<array(const array&)> f) {
+    GradCase c{name, std::move(shapes), -1, 1,
+               [f](const std::vector<array>& x) { return astype(f(astype(x[0], float32)), x[0].dtype()); }};
     c.float32_kernel = true;
     return c;
   };
@@ -485,6 +498,51 @@ std::vector<GradCase> linalg_cases() {
            }),
       conv("conv_transpose1d", {{1, 4, 2}, {3, 3, 2}},
            [](const array& x, const array& w) { return conv_transpose1d(x, w, 2, 1, 1, 1); }),
+      {"gather_mm repeated indices",
+       {{2, 2, 3}, {3, 3, 2}},
+       -1,
+       1,
+       [](const std::vector<array>& x) {
+         return gather_mm(x[0], x[1], array({1, 0, 1}), array({2, 0, 2}));
+       }},
+      {"gather_mm one index array",
+       {{2, 3}, {3, 3, 2}},
+       -1,
+       1,
+       [](const std::vector<array>& x) {
+         return gather_mm(x[0], x[1], std::nullopt, array({0, 2}));
+       }},
+      {"hadamard_transform",
+       {{2, 4}},
+       -1,
+       1,
+       [](const std::vector<array>& x) { return hadamard_transform(x[0]); }},
+      {"hadamard_transform m = 12, scale",
+       {{2, 12}},
+       -1,
+       1,
+       [](const std::vector<array>& x) { return hadamard_transform(x[0], 0.5f); }},
+      quantized("quantized_matmul affine", {{2, 32}},
+                [](const array& x) {
+                  auto q = quantize(fixed_weights({4, 32}), 32, 4);
+                  return quantized_matmul(x, q[0], q[1], q[2], true, 32, 4);
+                }),
+      quantized("quantized_matmul mxfp4", {{1, 32}},
+                [](const array& x) {
+                  auto q = quantize(fixed_weights({3, 32}), std::nullopt, std::nullopt, "mxfp4");
+                  return quantized_matmul(x, q[0], q[1], std::nullopt, true, std::nullopt, std::nullopt,
+                                          "mxfp4");
+                }),
+      quantized("gather_qmm affine", {{2, 1, 32}},
+                [](const array& x) {
+                  auto q = quantize(fixed_weights({3, 4, 32}), 32, 4);
+                  return gather_qmm(x, q[0], q[1], q[2], array({1, 0, 1}), array({2, 0, 1}), true, 32, 4);
+                }),
+      quantized("gather_qmm untransposed", {{2, 1, 4}},
+                [](const array& x) {
+                  auto q = quantize(fixed_weights({2, 4, 32}), 32, 4);
+                  return gather_qmm(x, q[0], q[1], q[2], array({1, 1}), array({0, 1}), false, 32, 4);
+                }),
       {"matmul chain",
        {{2, 3}, {3, 3}},
        -1,
@@ -553,6 +611,31 @@ std::vector<GradCase> indexing_cases() {
        1,
        [](const std::vector<array>& x) {
          return scatter_max(x[0], array({2, 0}), x[1], 0);
+       }},
+      {"scatter_prod, zero updates",
+       {s34, {3, 1, 4}},
+       -1,
+       1,
+       [](const std::vector<array>& x) {
+         return scatter_prod(x[0], array({2, 0, 2}), x[1], 0);
+       },
+       std::nan(""),
+       // Two zeros on one position (row 2, column 0), one alone (row 2, column 2; row 0, column 1).
+       {{1, 0}, {1, 8}, {1, 2}, {1, 5}}},
+      {"masked_scatter, src shorter than the mask",
+       {s34, {5}},
+       -1,
+       1,
+       [](const std::vector<array>& x) {
+         array mask({true, false, true, true, false, false, true, false, true, false, true, false}, {3, 4});
+         return masked_scatter(x[0], mask, x[1]);
+       }},
+      {"masked_scatter, row mask, src longer",
+       {s34, {2, 5}},
+       -1,
+       1,
+       [](const std::vector<array>& x) {
+         return masked_scatter(x[0], array({false, true, false}), x[1]);
        }},
       {"put_along_axis",
        {s34, {1, 4}},
@@ -1088,6 +1171,140 @@ std::vector<VmapCase> vmap_cases() {
        [](const std::vector<array>& x) {
          return take_along_axis(x[0], reshape(astype(x[1] > array(0.0f), int32) * 2, {1, 4}), 0);
        }},
+      one("scatter", {3, 4}, 0,
+          [](const array& x) {
+            return scatter(x, array({2, 0}), ones({2, 1}), 0);
+          }),
+      {"scatter_add mapped updates",
+       {{4}, {3, 2, 1}},
+       {-1, 0},
+       0,
+       [](const std::vector<array>& x) {
+         return scatter_add(x[0], array({1, 1}), x[1], 0);
+       }},
+      {"scatter_max mapped indices",
+       {{3, 4}, {3, 2}},
+       {0, 0},
+       0,
+       [](const std::vector<array>& x) {
+         return scatter_max(x[0], astype(x[1] > array(0.0f), int32) * 3, reshape(x[1], {2, 1}), 0);
+       }},
+      {"scatter_prod two axes",
+       {{4, 3, 3}, {2, 3}},
+       {1, 1},
+       0,
+       [](const std::vector<array>& x) {
+         return scatter_prod(x[0], {array({0, 2}), array({1, 1})}, reshape(x[1], {2, 1, 1}), {0, 1});
+       }},
+      {"slice_update",
+       {{5, 3, 4}, {2, 5}},
+       {0, 1},
+       0,
+       [](const std::vector<array>& x) {
+         return slice_update(x[0], x[1], Shape{1, 1}, Shape{2, 3});
+       }},
+      {"slice_update unmapped source",
+       {{3, 4}, {3, 2}},
+       {-1, 0},
+       1,
+       [](const std::vector<array>& x) {
+         return slice_update(x[0], x[1], Shape{0, 0}, Shape{3, 4}, Shape{2, 2});
+       }},
+      one("dynamic slice", {3, 5}, 0, [](const array& x) { return slice(x, array({1}), {0}, {2}); }),
+      {"dynamic slice mapped starts",
+       {{3, 5}, {3}},
+       {0, 0},
+       0,
+       [](const std::vector<array>& x) {
+         return slice(x[0], astype(x[1] > array(0.0f), int32) * 2 - 1, {0}, {2});
+       }},
+      {"dynamic slice mapped starts only",
+       {{4, 5}, {3}},
+       {-1, 0},
+       0,
+       [](const std::vector<array>& x) {
+         return slice(x[0], reshape(astype(x[1] > array(0.0f), int32) * 2 - 1, {1}), {1}, {4, 3});
+       }},
+      {"dynamic slice_update",
+       {{3, 5}, {2}},
+       {0, -1},
+       0,
+       [](const std::vector<array>& x) { return slice_update(x[0], x[1], array({1}), std::vector<int>{0}); }},
+      {"dynamic slice_update mapped starts",
+       {{3, 5}, {3, 2}, {3}},
+       {0, 0, 0},
+       0,
+       [](const std::vector<array>& x) {
+         return slice_update(x[0], x[1], astype(x[2] > array(0.0f), int32) * 2 - 1, std::vector<int>{0});
+       }},
+      one("pad", {3, 2, 2}, 0,
+          [](const array& x) {
+            return pad(x, {{1, 0}, {0, 2}}, array(0.5f));
+          }),
+      {"pad mapped value",
+       {{2, 3}, {3}},
+       {1, 0},
+       0,
+       [](const std::vector<array>& x) { return pad(x[0], 1, x[1]); }},
+      one("random bits of mapped keys", {3, 2}, 0,
+          [](const array& x) {
+            array key = astype(abs(x) * array(1e6f), uint32);
+            return astype(random::bits({2, 2}, 4, key), float32) +
+                   random::uniform(0.0f, 1.0f, {2, 2}, float32, key);
+          }),
+      {"conv1d mapped input",
+       {{3, 1, 5, 2}, {4, 3, 2}},
+       {0, -1},
+       0,
+       [](const std::vector<array>& x) { return conv1d(x[0], x[1]); }},
+      {"conv1d mapped weight, groups",
+       {{1, 5, 4}, {2, 4, 3, 2}},
+       {-1, 0},
+       0,
+       [](const std::vector<array>& x) { return conv1d(x[0], x[1], 1, 1, 1, 2); }},
+      {"conv2d both mapped, groups",
+       {{1, 4, 5, 3, 4}, {4, 3, 2, 2, 2}},
+       {3, 1},
+       0,
+       [](const std::vector<array>& x) {
+         return conv2d(x[0], x[1], {2, 1}, {1, 0}, {1, 1}, 2);
+       }},
+      one("diagonal", {3, 4, 4}, 0, [](const array& x) { return diagonal(x, 1); }),
+      one("view", {3, 4}, 1, [](const array& x) { return astype(view(x, uint16), float32); }),
+      {"depends",
+       {{3, 4}, {4, 3}},
+       {0, 1},
+       0,
+       [](const std::vector<array>& x) { return depends({x[0]}, {x[1]})[0] * 2; }},
+      one("hadamard_transform", {4, 3}, 1, [](const array& x) { return hadamard_transform(x); }),
+      {"gather_mm (per slice)",
+       {{3, 2, 2, 3}, {3, 3, 2}},
+       {0, -1},
+       0,
+       [](const std::vector<array>& x) {
+         return gather_mm(x[0], x[1], array({1, 0}), array({2, 2}));
+       }},
+      {"masked_scatter (per slice)",
+       {{3, 4}, {3, 2}},
+       {0, 0},
+       0,
+       [](const std::vector<array>& x) { return masked_scatter(x[0], x[0] > array(0.0f), x[1]); }},
+      one("quantized_matmul (per slice)", {3, 1, 32}, 0,
+          [](const array& x) {
+            auto q = quantize(fixed_weights({4, 32}), 32, 4);
+            return quantized_matmul(x, q[0], q[1], q[2], true, 32, 4);
+          }),
+      {"segmented_mm (per slice)",
+       {{3, 2, 4}, {4, 3}},
+       {0, -1},
+       0,
+       [](const std::vector<array>& x) {
+         return segmented_mm(x[0], x[1], array({0, 2, 2, 4}, {2, 2}));
+       }},
+      one("as_strided (per slice)", {3, 6}, 0,
+          [](const array& x) {
+            return as_strided(x, {2, 2}, {1, 2}, 1);
+          }),
       one("grad inside", {3, 4}, 0,
           [](const array& x) {
             return grad(std::function<array(const array&)>([](const array& z) { return sum(sin(z)); }))(x);
@@ -1117,6 +1334,17 @@ TEST(TransformsVmap, CustomFunctionsMapThroughTheirFunction) {
                      "custom vmap");
 }
 
+// A primitive of the user's with no vmap: vmap reports it by name.
+class NoVmap : public UnaryPrimitive {
+ public:
+  using UnaryPrimitive::UnaryPrimitive;
+  using UnaryPrimitive::eval_cpu;
+  using UnaryPrimitive::eval_gpu;
+  void eval_cpu(const std::vector<array>&, array&) override { throw std::logic_error("not evaluated"); }
+  void eval_gpu(const std::vector<array>&, array&) override { throw std::logic_error("not evaluated"); }
+  const char* name() const override { return "NoVmap"; }
+};
+
 TEST(TransformsVmap, ErrorsNameTheProblem) {
   auto id = [](const std::vector<array>& x) { return x; };
   expect_throws_with(
@@ -1133,10 +1361,11 @@ TEST(TransformsVmap, ErrorsNameTheProblem) {
   expect_throws_with(
       [&] {
         vmap([](const std::vector<array>& x) {
-          return std::vector<array>{scatter_add(x[0], array({0}), ones({1, 1}), 0)};
+          auto p = std::make_shared<NoVmap>(default_stream(Device::cpu));
+          return std::vector<array>{array(x[0].shape(), x[0].dtype(), p, {x[0]})};
         })({ones({2, 3})});
       },
-      "[ScatterSum] vmap is not implemented.");
+      "[NoVmap] vmap is not implemented.");
   expect_throws_with(
       [&] {
         vmap([](const std::vector<array>& x) {

@@ -18,4 +18,13 @@ inline array scalar_like(double v, const array& like) { return array(v, like.dty
 std::vector<array> zero_grads(const std::vector<array>& primals, const std::vector<int>& argnums,
                               const Stream& s);
 
+/// The tangent of input `i` among the given ones (argnums), or zeros of that primal.
+inline array tangent_of(int i, const std::vector<array>& primals, const std::vector<array>& tangents,
+                        const std::vector<int>& argnums, const Stream& s) {
+  for (size_t k = 0; k < argnums.size(); ++k) {
+    if (argnums[k] == i) return tangents[k];
+  }
+  return zeros_like(primals[i], s);
+}
+
 }  // namespace braid::detail

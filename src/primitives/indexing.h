@@ -55,6 +55,7 @@ class MaskedScatter : public UnaryPrimitive {
  public:
   explicit MaskedScatter(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "MaskedScatter"; }
 };
 

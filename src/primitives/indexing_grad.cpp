@@ -17,6 +17,32 @@ Shape update_slice(const array& updates, size_t ndim) {
   return Shape(updates.shape().end() - ndim, updates.shape().end());
 }
 
+// What a scatter product multiplies into a: p, the product of every update at each position
+// (1 where none lands), and for each update, the product of the others at its position
+// (exact with zeros: from the product of the non-zero ones and the count of zeros).
+struct ProdParts {
+  array p;
+  array others;
+};
+
+ProdParts scatter_prod_parts(const array& a, const std::vector<array>& idx, const array& upd,
+                             const std::vector<int>& axes, const Stream& s) {
+  const Shape slice = update_slice(upd, a.ndim());
+  auto at_updates = [&](const array& x) { return reshape(gather(x, idx, axes, slice, s), upd.shape(), s); };
+  const array zero = zeros_like(upd, s), one = ones_like(upd, s);
+  const array is_zero = equal(upd, zero, s);
+  array p = scatter_prod(ones_like(a, s), idx, upd, axes, s);
+  array nonzero_p = at_updates(scatter_prod(ones_like(a, s), idx, where(is_zero, one, upd, s), axes, s));
+  array zeros_at = at_updates(scatter_add(zeros_like(a, s), idx, astype(is_zero, a.dtype(), s), axes, s));
+  const array none = zeros_like(zeros_at, s), just_one = ones_like(zeros_at, s);
+  // A non-zero update: the others' product is p / u when no update there is zero, else 0. A
+  // zero update: the product of the non-zero others when it is the only zero, else 0.
+  array others =
+      where(is_zero, where(equal(zeros_at, just_one, s), nonzero_p, zero, s),
+            where(equal(zeros_at, none, s), divide(nonzero_p, where(is_zero, one, upd, s), s), zero, s), s);
+  return {p, others};
+}
+
 }  // namespace
 
 std::vector<array> Gather::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -77,7 +103,18 @@ std::vector<array> Scatter::vjp(const std::vector<array>& primals, const std::ve
         }
         break;
       }
-      case ReduceType::Prod: throw std::invalid_argument("[ScatterProd] vjp is not implemented.");
+      case ReduceType::Prod: {
+        // y = a * (product of the updates at each position): d/da is that product, d/du the
+        // source times the other updates at u's position.
+        ProdParts parts = scatter_prod_parts(a, idx, upd, axes_, s);
+        if (is_src) {
+          out.push_back(multiply(c, parts.p, s));
+        } else {
+          array ca = reshape(gather(multiply(c, a, s), idx, axes_, slice, s), upd.shape(), s);
+          out.push_back(multiply(ca, parts.others, s));
+        }
+        break;
+      }
     }
   }
   return out;
@@ -108,9 +145,61 @@ std::vector<array> Scatter::jvp(const std::vector<array>& primals, const std::ve
       array from_updates = scatter_add(zeros_like(a, s), idx, multiply(tu, taken, s), axes_, s);
       return {add(multiply(ta, equal(y, a, s), s), from_updates, s)};
     }
-    case ReduceType::Prod: break;
+    case ReduceType::Prod: {
+      const array& a = primals[0];
+      const array& upd = primals.back();
+      const Shape slice = update_slice(upd, a.ndim());
+      ProdParts parts = scatter_prod_parts(a, idx, upd, axes_, s);
+      array a_at = reshape(gather(a, idx, axes_, slice, s), upd.shape(), s);
+      array from_updates =
+          scatter_add(zeros_like(a, s), idx, multiply(multiply(tu, parts.others, s), a_at, s), axes_, s);
+      return {add(multiply(ta, parts.p, s), from_updates, s)};
+    }
   }
   throw std::invalid_argument(std::string("[") + name() + "] jvp is not implemented.");
+}
+
+namespace {
+
+// Where masked_scatter writes: the mask's true positions (row-major) whose rank among them is
+// below src's size; and that rank, as the int32 src position each of them takes.
+std::pair<array, array> masked_positions(const array& mask, int64_t src_size, const Stream& s) {
+  array rank = reshape(cumsum(astype(reshape(mask, {-1}, s), int32, s), 0, false, false, s), mask.shape(), s);
+  array written = logical_and(mask, less(rank, array(static_cast<int32_t>(src_size)), s), s);
+  return {written, rank};
+}
+
+}  // namespace
+
+// Linear in a and src: a's cotangent is the cotangent where a was kept, src's the cotangent
+// at the position each of its elements went to (0 for elements past the mask's count).
+std::vector<array> MaskedScatter::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                                      const std::vector<int>& argnums, const std::vector<array>&) {
+  const Stream& s = stream();
+  const array &mask = primals[1], &src = primals[2];
+  const array& c = cotangents[0];
+  auto [written, rank] = masked_positions(mask, static_cast<int64_t>(src.size()), s);
+  const array zero = zeros_like(c, s);
+  std::vector<array> out;
+  for (int arg : argnums) {
+    if (arg == 0) {
+      out.push_back(where(written, zero, c, s));
+    } else if (arg == 2) {
+      array at = reshape(where(written, rank, zeros_like(rank, s), s), {-1}, s);
+      array upd = reshape(where(written, c, zero, s), {static_cast<int32_t>(c.size()), 1}, s);
+      out.push_back(scatter_add(zeros_like(src, s), at, upd, 0, s));
+    } else {
+      out.push_back(zeros_like(primals[arg], s));
+    }
+  }
+  return out;
+}
+
+std::vector<array> MaskedScatter::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                                      const std::vector<int>& argnums, const std::vector<array>&) {
+  const Stream& s = stream();
+  return {masked_scatter(detail::tangent_of(0, primals, tangents, argnums, s), primals[1],
+                         detail::tangent_of(2, primals, tangents, argnums, s), s)};
 }
 
 std::vector<array> Sort::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,

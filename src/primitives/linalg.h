@@ -41,6 +41,7 @@ class GatherMM : public UnaryPrimitive {
   GatherMM(Stream s, bool left_sorted, bool right_sorted)
       : UnaryPrimitive(std::move(s)), left_sorted_(left_sorted), right_sorted_(right_sorted) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "GatherMM"; }
   bool left_sorted() const { return left_sorted_; }
   bool right_sorted() const { return right_sorted_; }
@@ -52,6 +53,7 @@ class GatherMM : public UnaryPrimitive {
 
 /// out[s] = a[:, start:end] @ b[start:end, :] for every segment s = (start, end) of the uint32
 /// array segments [..., 2] (empty when end <= start). inputs: a [M, K], b [K, N], segments.
+/// Not differentiable (as in MLX); vmap maps it one slice at a time.
 class SegmentedMM : public UnaryPrimitive {
  public:
   explicit SegmentedMM(Stream s) : UnaryPrimitive(std::move(s)) {}
@@ -78,6 +80,7 @@ class Hadamard : public UnaryPrimitive {
  public:
   Hadamard(Stream s, float scale) : UnaryPrimitive(std::move(s)), scale_(scale) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Hadamard"; }
   float scale() const { return scale_; }
 

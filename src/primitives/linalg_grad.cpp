@@ -1,4 +1,8 @@
-// Derivatives of the matrix products and of softmax.
+// Derivatives of the matrix products, softmax and the Hadamard transform.
+#include <numeric>
+#include <vector>
+
+#include "backend/common/hadamard.h"
 #include "primitives/grad_utils.h"
 #include "primitives/linalg.h"
 
@@ -9,6 +13,19 @@ using detail::scalar_like;
 namespace {
 
 array mT(const array& a, const Stream& s) { return swapaxes(a, -1, -2, s); }
+
+// The products g [batch..., R, C] summed into the matrices of an operand of `shape`
+// [..., R, C] that `indices` (uint32, the batch shape) picked: the adjoint of the gather.
+// Indices past the last matrix are clamped, as the product's kernel reads them.
+array sum_into_matrices(const array& g, const array& indices, const Shape& shape, const Stream& s) {
+  const int32_t count =
+      std::accumulate(shape.begin(), shape.end() - 2, int32_t{1}, std::multiplies<int32_t>());
+  const int32_t rows = shape[shape.size() - 2], cols = shape.back();
+  array idx = minimum(reshape(indices, {-1}, s), array(static_cast<uint32_t>(count - 1)), s);
+  array upd = reshape(g, {static_cast<int32_t>(idx.size()), 1, rows, cols}, s);
+  array acc = scatter_add(zeros({count, rows, cols}, g.dtype(), s), {idx}, upd, {0}, s);
+  return reshape(acc, shape, s);
+}
 
 }  // namespace
 
@@ -84,6 +101,77 @@ std::vector<array> Softmax::jvp(const std::vector<array>&, const std::vector<arr
   const array& y = outputs[0];
   const array& t = tangents[0];
   return {multiply(y, subtract(t, sum(multiply(t, y, s), -1, true, s), s), s)};
+}
+
+// out[i] = a[lhs[i]] @ b[rhs[i]]: each operand's cotangent is the product of the cotangent
+// with the other operand's picked matrices, summed into the matrices it was picked from (as
+// MLX). The indices are integers: no gradient.
+std::vector<array> GatherMM::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                                 const std::vector<int>& argnums, const std::vector<array>&) {
+  const Stream& s = stream();
+  const array &a = primals[0], &b = primals[1], &lhs = primals[2], &rhs = primals[3];
+  const array& c = cotangents[0];
+  std::vector<array> out;
+  for (int arg : argnums) {
+    if (arg == 0) {
+      out.push_back(
+          sum_into_matrices(gather_mm(c, mT(b, s), std::nullopt, rhs, false, s), lhs, a.shape(), s));
+    } else if (arg == 1) {
+      out.push_back(
+          sum_into_matrices(gather_mm(mT(a, s), c, lhs, std::nullopt, false, s), rhs, b.shape(), s));
+    } else {
+      out.push_back(zeros_like(primals[arg], s));
+    }
+  }
+  return out;
+}
+
+std::vector<array> GatherMM::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                                 const std::vector<int>& argnums, const std::vector<array>& outputs) {
+  const Stream& s = stream();
+  const array &lhs = primals[2], &rhs = primals[3];
+  std::optional<array> total;
+  for (size_t i = 0; i < argnums.size(); ++i) {
+    if (argnums[i] > 1) continue;
+    array t = argnums[i] == 0 ? gather_mm(tangents[i], primals[1], lhs, rhs, false, s)
+                              : gather_mm(primals[0], tangents[i], lhs, rhs, false, s);
+    total = total ? add(*total, t, s) : t;
+  }
+  return {total ? *total : zeros_like(outputs[0], s)};
+}
+
+// The transform is linear: its vjp multiplies by the transposed matrix, H_m^T (x) H_p (H_p is
+// symmetric). When H_m is symmetric too (m = 1, 28) that is the transform itself; otherwise
+// (Paley's m = 12, 20) the blocks go through H_p and then H_m^T mixes them.
+std::vector<array> Hadamard::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
+                                 const std::vector<int>&, const std::vector<array>&) {
+  const Stream& s = stream();
+  const array& c = cotangents[0];
+  const common::HadamardPlan plan = common::hadamard_plan(c.shape(-1));
+  const common::HadamardMatrix h = common::hadamard_matrix(plan.m);
+  const int m = plan.m;
+  std::vector<float> ht(static_cast<size_t>(m) * m);
+  bool symmetric = true;
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < m; ++j) {
+      ht[i * m + j] = h.h[j * m + i];
+      symmetric = symmetric && h.h[i * m + j] == h.h[j * m + i];
+    }
+  }
+  if (symmetric) return {hadamard_transform(c, scale_, s)};
+  const auto p = static_cast<int32_t>(plan.pow2);
+  Shape blocks(c.shape().begin(), c.shape().end() - 1);
+  blocks.push_back(m);
+  blocks.push_back(p);
+  array z = reshape(c, blocks, s);
+  z = p > 1 ? hadamard_transform(z, scale_, s) : multiply(z, scalar_like(scale_, z), s);
+  array mixed = matmul(astype(array(ht.begin(), {m, m}, float32), c.dtype(), s), z, s);
+  return {reshape(mixed, c.shape(), s)};
+}
+
+std::vector<array> Hadamard::jvp(const std::vector<array>&, const std::vector<array>& tangents,
+                                 const std::vector<int>&, const std::vector<array>&) {
+  return {hadamard_transform(tangents[0], scale_, stream())};
 }
 
 }  // namespace braid

@@ -59,6 +59,7 @@ class QuantizedMatmul : public UnaryPrimitive {
   QuantizedMatmul(Stream s, int group_size, int bits, QuantizationMode mode)
       : UnaryPrimitive(std::move(s)), group_size_(group_size), bits_(bits), mode_(mode) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "QuantizedMatmul"; }
   int group_size() const { return group_size_; }
   int bits() const { return bits_; }
@@ -83,6 +84,7 @@ class GatherQMM : public UnaryPrimitive {
         mode_(mode),
         transpose_(transpose) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "GatherQMM"; }
   int group_size() const { return group_size_; }
   int bits() const { return bits_; }

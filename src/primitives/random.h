@@ -11,12 +11,13 @@ namespace braid {
 
 /// Random bits of each key of input 0 (uint32 [..., 2]; the op passes one key of shape {2}):
 /// out is uint32, uint16 or uint8 (width 4, 2 or 1) and each key fills out.size() / num_keys
-/// consecutive elements in MLX's layout.
+/// consecutive elements in MLX's layout. Integer-valued: zero cotangents and tangents.
 class RandomBits : public UnaryPrimitive {
  public:
   RandomBits(Stream s, Shape shape, int width)
       : UnaryPrimitive(std::move(s)), shape_(std::move(shape)), width_(width) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "RandomBits"; }
   const Shape& shape() const { return shape_; }
   int width() const { return width_; }

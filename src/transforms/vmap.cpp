@@ -1,8 +1,9 @@
 // vmap (MLX's semantics): trace the function on placeholder inputs without the mapped axis,
 // then rebuild each node that depends on a mapped input from its batched inputs. The rules
-// for braid's primitives are one table here, keyed by primitive type; a primitive with no
-// rule falls back to its own vmap, which throws "[Name] vmap is not implemented." unless it
-// has one (custom functions do).
+// for braid's primitives are one table here, keyed by primitive type. A few primitives with
+// no batched form (see loop_rule) are applied to each slice of the batch in turn and the
+// results stacked. A primitive with no entry falls back to its own vmap, which throws
+// "[Name] vmap is not implemented." unless it has one (custom functions do).
 #include <algorithm>
 #include <functional>
 #include <optional>
@@ -261,6 +262,239 @@ Mapped gather_rule(const array& node, const std::vector<array>& in, const std::v
   return {squeeze(out, static_cast<int>(idx_shape.size()), s), 0};
 }
 
+// An input with the batch axis first: moved there, or (unmapped) broadcast along a new one.
+array batch_first(const array& x, int axis, int b, const Stream& s) {
+  if (axis >= 0) return to_front(x, axis, s);
+  return broadcast_to(expand_dims(x, 0, s), batched(b, x.shape()), s);
+}
+
+// 0, 1, ..., b - 1 along the first of `shape`'s axes (shape[0] == b), broadcast over the rest.
+array batch_positions(int b, const Shape& shape, const Stream& s) {
+  Shape along(shape.size(), 1);
+  along[0] = b;
+  return broadcast_to(reshape(arange(0, b, s), along, s), shape, s);
+}
+
+// The fallback: the node's primitive applied to each slice of the batch (the slices have the
+// traced shapes, so each result has the node's shape), stacked along a new first axis.
+Mapped loop_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const Stream& s = node.primitive().stream();
+  const int b = batch_size(in, axes);
+  if (b == 0) return {zeros(batched(0, node.shape()), node.dtype(), s), 0};
+  std::vector<array> results;
+  for (int k = 0; k < b; ++k) {
+    std::vector<array> one;
+    for (size_t i = 0; i < in.size(); ++i)
+      one.push_back(axes[i] < 0 ? in[i] : contiguous(take(in[i], k, axes[i], s), false, s));
+    results.push_back(array(node.shape(), node.dtype(), node.primitive_ptr(), std::move(one)));
+  }
+  return {stack(results, 0, s), 0};
+}
+
+// The batched inputs: the update slices gain the batch axis, and a first index array (each
+// element's batch position) picks it.
+Mapped scatter_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const Scatter&>(node.primitive());
+  const Stream& s = p.stream();
+  const int b = batch_size(in, axes);
+  Shape upd_shape = in.back().shape();
+  if (axes.back() >= 0) upd_shape.erase(upd_shape.begin() + axes.back());
+  const Shape idx_shape = batched(b, Shape(upd_shape.begin(), upd_shape.end() - node.ndim()));
+  std::vector<array> inputs{batch_first(in[0], axes[0], b, s), batch_positions(b, idx_shape, s)};
+  for (size_t i = 1; i + 1 < in.size(); ++i)
+    inputs.push_back(broadcast_to(batch_first(in[i], axes[i], b, s), idx_shape, s));
+  array upd = batch_first(in.back(), axes.back(), b, s);
+  inputs.push_back(expand_dims(upd, static_cast<int>(idx_shape.size()), s));
+  std::vector<int> scatter_axes = shifted(p.axes());
+  scatter_axes.insert(scatter_axes.begin(), 0);
+  return {array(batched(b, node.shape()), node.dtype(),
+                make_pooled<Scatter>(s, p.reduce_type(), scatter_axes), std::move(inputs)),
+          0};
+}
+
+Mapped slice_update_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const SliceUpdate&>(node.primitive());
+  const Stream& s = p.stream();
+  const int b = batch_size(in, axes);
+  Shape start{0}, strides{1};
+  start.insert(start.end(), p.start().begin(), p.start().end());
+  strides.insert(strides.end(), p.strides().begin(), p.strides().end());
+  array src = batch_first(in[0], axes[0], b, s);
+  return {array(src.shape(), node.dtype(), make_pooled<SliceUpdate>(s, std::move(start), std::move(strides)),
+                {src, batch_first(in[1], axes[1], b, s)}),
+          0};
+}
+
+// Column i of the batched starts [B] or [B, n] of a dynamic slice.
+array start_column(const array& starts, size_t i, const Stream& s) {
+  return starts.ndim() == 1 ? starts : take(starts, static_cast<int>(i), 1, s);
+}
+
+// Shared starts slice every batch element alike; a batch of starts is a gather of one slice
+// per element (gather wraps and clamps its starts as the dynamic slice does).
+Mapped dynamic_slice_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const DynamicSlice&>(node.primitive());
+  const Stream& s = p.stream();
+  const int b = batch_size(in, axes);
+  if (axes[1] < 0) {
+    return {array(batched(b, node.shape()), node.dtype(), make_pooled<DynamicSlice>(s, shifted(p.axes())),
+                  {to_front(in[0], axes[0], s), in[1]}),
+            0};
+  }
+  array starts = to_front(in[1], axes[1], s);
+  std::vector<array> idx;
+  std::vector<int> gather_axes;
+  Shape slice = node.shape();
+  array a = in[0];
+  const int shift = axes[0] >= 0;
+  if (shift) {
+    a = to_front(in[0], axes[0], s);
+    idx.push_back(arange(0, b, s));
+    gather_axes.push_back(0);
+    slice.insert(slice.begin(), 1);
+  }
+  for (size_t i = 0; i < p.axes().size(); ++i) {
+    idx.push_back(start_column(starts, i, s));
+    gather_axes.push_back(p.axes()[i] + shift);
+  }
+  array out = gather(a, idx, gather_axes, slice, s);
+  return {shift ? squeeze(out, 1, s) : out, 0};
+}
+
+// Shared starts update every batch element alike; a batch of starts is a scatter of one box
+// per element at the starts clamped as the primitive clamps them (a scatter would drop them).
+Mapped dynamic_slice_update_rule(const array& node, const std::vector<array>& in,
+                                 const std::vector<int>& axes) {
+  const auto& p = static_cast<const DynamicSliceUpdate&>(node.primitive());
+  const Stream& s = p.stream();
+  const int b = batch_size(in, axes);
+  array src = batch_first(in[0], axes[0], b, s);
+  array upd = batch_first(in[1], axes[1], b, s);
+  if (axes[2] < 0) {
+    return {array(src.shape(), node.dtype(), make_pooled<DynamicSliceUpdate>(s, shifted(p.axes())),
+                  {src, upd, in[2]}),
+            0};
+  }
+  array starts = astype(to_front(in[2], axes[2], s), int64, s);
+  std::vector<array> idx{arange(0, b, s)};
+  std::vector<int> scatter_axes{0};
+  for (size_t i = 0; i < p.axes().size(); ++i) {
+    const int ax = p.axes()[i];
+    const auto dim = static_cast<int64_t>(node.shape()[ax]);
+    const auto box = static_cast<int64_t>(upd.shape()[ax + 1]);
+    array st = start_column(starts, i, s);
+    st = where(less(st, array(int64_t{0}), s), add(st, array(dim), s), st, s);
+    st = minimum(maximum(st, array(int64_t{0}), s), array(dim - box), s);
+    idx.push_back(st);
+    scatter_axes.push_back(ax + 1);
+  }
+  return {scatter(src, idx, expand_dims(upd, 1, s), scatter_axes, s), 0};
+}
+
+// A shared pad value pads the batch at once; a batch of them fills each element with its own
+// and places the input inside.
+Mapped pad_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const Pad&>(node.primitive());
+  const Stream& s = p.stream();
+  const int b = batch_size(in, axes);
+  Shape low{0};
+  low.insert(low.end(), p.low().begin(), p.low().end());
+  array x = batch_first(in[0], axes[0], b, s);
+  Shape shape = batched(b, node.shape());
+  if (axes[1] < 0) {
+    return {array(std::move(shape), node.dtype(), make_pooled<Pad>(s, std::move(low)), {x, in[1]}), 0};
+  }
+  Shape along(shape.size(), 1);
+  along[0] = b;
+  array filled =
+      broadcast_to(astype(reshape(to_front(in[1], axes[1], s), along, s), node.dtype(), s), shape, s);
+  Shape strides(shape.size(), 1);
+  return {array(shape, node.dtype(), make_pooled<SliceUpdate>(s, std::move(low), std::move(strides)),
+                {filled, x}),
+          0};
+}
+
+// A batch of keys [B, 2]: each fills its own block of the output (RandomBits' layout).
+Mapped random_bits_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const RandomBits&>(node.primitive());
+  const Stream& s = p.stream();
+  array key = to_front(in[0], axes[0], s);
+  if (key.ndim() != 2) return loop_rule(node, in, axes);
+  Shape shape = batched(key.shape(0), node.shape());
+  return {array(shape, node.dtype(), make_pooled<RandomBits>(s, shape, p.width()), {key}), 0};
+}
+
+// x [N, S..., C], w [O, K..., C / G], out [N, S'..., O]. A mapped input joins the batch N; a
+// mapped weight joins the output channels (inside each group); both mapped make each batch
+// element its own groups.
+Mapped convolution_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const Convolution&>(node.primitive());
+  const Stream& s = p.stream();
+  const int b = batch_size(in, axes);
+  const Shape& out = node.shape();
+  const int nd = static_cast<int>(out.size());
+  const int o = out.back(), g = p.groups();
+  auto conv = [&](const array& x, const array& w, int groups, Shape shape) {
+    return array(std::move(shape), node.dtype(),
+                 make_pooled<Convolution>(s, p.stride(), p.padding_lo(), p.padding_hi(), p.kernel_dilation(),
+                                          p.input_dilation(), groups, p.flip()),
+                 {x, w});
+  };
+  if (axes[1] < 0) {
+    array x = to_front(in[0], axes[0], s);
+    Shape xs(x.shape().begin() + 1, x.shape().end());
+    xs[0] *= b;
+    Shape ys = out;
+    ys[0] *= b;
+    return {reshape(conv(reshape(x, xs, s), in[1], g, ys), batched(b, out), s), 0};
+  }
+  array w = to_front(in[1], axes[1], s);  // [B, O, K..., C / G]
+  Shape ws(w.shape().begin() + 1, w.shape().end());
+  ws[0] *= b;
+  Shape ys = out;
+  ys.back() *= b;
+  Shape split(out.begin(), out.end() - 1);
+  if (axes[0] < 0) {
+    // Output channels ordered (group, batch, channel of the group).
+    Shape wsplit = w.shape();
+    wsplit[1] = o / g;
+    wsplit.insert(wsplit.begin() + 1, g);
+    array wg = reshape(moveaxis(reshape(w, wsplit, s), 1, 0, s), ws, s);
+    split.insert(split.end(), {g, b, o / g});
+    array y = moveaxis(reshape(conv(in[0], wg, g, ys), split, s), nd, 0, s);
+    return {reshape(y, batched(b, out), s), 0};
+  }
+  array x = moveaxis(to_front(in[0], axes[0], s), 0, -2, s);  // [N, S..., B, C]
+  Shape xs(x.shape().begin(), x.shape().end() - 1);
+  xs.back() *= x.shape(-1);
+  split.insert(split.end(), {b, o});
+  array y = reshape(conv(reshape(x, xs, s), reshape(w, ws, s), g * b, ys), split, s);
+  return {moveaxis(y, nd - 1, 0, s), 0};
+}
+
+Mapped diagonal_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const Diagonal&>(node.primitive());
+  const Stream& s = p.stream();
+  return {array(batched(batch_size(in, axes), node.shape()), node.dtype(),
+                make_pooled<Diagonal>(s, p.offset(), p.axis1() + 1, p.axis2() + 1),
+                {to_front(in[0], axes[0], s)}),
+          0};
+}
+
+Mapped view_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const Stream& s = node.primitive().stream();
+  return {view(to_front(in[0], axes[0], s), node.dtype(), s), 0};
+}
+
+// Input 0 batched; the dependencies come along as they are.
+Mapped depends_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const Stream& s = node.primitive().stream();
+  std::vector<array> inputs(in);
+  inputs[0] = batch_first(in[0], axes[0], batch_size(in, axes), s);
+  Shape shape = inputs[0].shape();
+  return {array(std::move(shape), node.dtype(), node.primitive_ptr(), std::move(inputs)), 0};
+}
+
 const std::unordered_map<std::type_index, Rule>& rules() {
   static const std::unordered_map<std::type_index, Rule> table = {
       {typeid(Unary), &same_shape},     {typeid(StopGradient), &same_shape},
@@ -276,6 +510,18 @@ const std::unordered_map<std::type_index, Rule>& rules() {
       {typeid(Sort), &sort_rule},       {typeid(ArgSort), &sort_rule},
       {typeid(Partition), &sort_rule},  {typeid(ArgPartition), &sort_rule},
       {typeid(Full), &full_rule},       {typeid(Gather), &gather_rule},
+      {typeid(Scatter), &scatter_rule}, {typeid(SliceUpdate), &slice_update_rule},
+      {typeid(DynamicSlice), &dynamic_slice_rule}, {typeid(DynamicSliceUpdate), &dynamic_slice_update_rule},
+      {typeid(Pad), &pad_rule}, {typeid(RandomBits), &random_bits_rule},
+      {typeid(Convolution), &convolution_rule}, {typeid(Diagonal), &diagonal_rule},
+      {typeid(View), &view_rule}, {typeid(Depends), &depends_rule},
+      // Along the last axis (or the last two): the batch axis goes first.
+      {typeid(Hadamard), &softmax_rule}, {typeid(SvdSquareRoot), &softmax_rule},
+      // No batched form: one slice at a time (loop_rule).
+      {typeid(GatherMM), &loop_rule}, {typeid(SegmentedMM), &loop_rule},
+      {typeid(MaskedScatter), &loop_rule}, {typeid(AsStrided), &loop_rule},
+      {typeid(Quantize), &loop_rule}, {typeid(Dequantize), &loop_rule},
+      {typeid(QuantizedMatmul), &loop_rule}, {typeid(GatherQMM), &loop_rule},
   };
   return table;
 }
