@@ -449,3 +449,49 @@ pub(crate) fn optional_dtype(value: Option<crate::Dtype>) -> sys::mlx_optional_d
         has_value: value.is_some(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_dtype_survives_a_trip_through_its_c_value() {
+        for dtype in Dtype::ALL {
+            assert_eq!(Dtype::from_raw(dtype.to_raw()).unwrap(), dtype);
+        }
+        assert!(Dtype::from_raw(99).is_err());
+        assert_eq!(Dtype::Float32.size(), 4);
+        assert_eq!(Dtype::Complex64.size(), 8);
+    }
+
+    #[test]
+    fn gather_reads_transposed_strides_in_row_major_order() {
+        let data = [1, 2, 3, 4, 5, 6]; // 2x3 row-major, read as its 3x2 transpose
+        assert_eq!(gather(data.as_ptr(), &[3, 2], &[1, 3], 6), vec![1, 4, 2, 5, 3, 6]);
+    }
+
+    #[test]
+    fn gather_repeats_broadcast_axes() {
+        let data = [7, 8];
+        assert_eq!(gather(data.as_ptr(), &[2, 3], &[1, 0], 6), vec![7, 7, 7, 8, 8, 8]);
+        assert_eq!(gather(data.as_ptr(), &[], &[], 1), vec![7]);
+    }
+
+    #[test]
+    fn optionals_carry_their_presence() {
+        let some = optional_int(Some(3));
+        assert!(some.has_value && some.value == 3);
+        assert!(!optional_float(None).has_value);
+        assert!(optional_dtype(Some(Dtype::Int8)).value == sys::MLX_INT8);
+    }
+
+    #[test]
+    fn array_handles_are_send_and_sync() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<Array>();
+        shareable::<crate::Stream>();
+        shareable::<crate::Device>();
+        shareable::<crate::Closure>();
+        shareable::<crate::ValueAndGrad>();
+    }
+}

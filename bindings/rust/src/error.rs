@@ -116,3 +116,33 @@ impl Drop for CString {
         unsafe { sys::mlx_string_free(self.raw) };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zero_status_is_ok() {
+        assert!(check(0).is_ok());
+    }
+
+    #[test]
+    fn a_failure_without_a_message_says_so() {
+        let err = check(5).unwrap_err();
+        assert!(err.message.contains("status 5"), "{}", err);
+    }
+
+    #[test]
+    fn a_callback_error_wins_over_the_library_message_once() {
+        set_callback_error("from the closure".to_string());
+        unsafe { store_error(b"[mlx_closure] The callback returned 1\0".as_ptr() as *const c_char, std::ptr::null_mut()) };
+        assert_eq!(check(1).unwrap_err().message, "from the closure");
+        assert!(check(1).unwrap_err().message.contains("status 1"), "both slots are emptied");
+    }
+
+    #[test]
+    fn a_nul_in_a_string_is_an_err() {
+        assert!(c_string("a\0b").is_err());
+        assert_eq!(c_string("ab").unwrap().as_bytes(), b"ab");
+    }
+}

@@ -12,7 +12,7 @@
 //! call. The arithmetic operators (`&a + &b`) panic with that message instead; use the
 //! functions of [`ops`] to get a `Result`.
 //!
-//! ```no_run
+//! ```
 //! use braid::{ops, Array};
 //! let x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
 //! let y = &x * &x + 1.0;
