@@ -3,6 +3,7 @@
 #   make test    install what is missing, then the whole suite: Release, ThreadSanitizer,
 #                ASan+UBSan, and clang's -Wthread-safety pass over the runtime
 #   make bench   install what is missing (libtorch-dev too), build the benchmarks, run them
+#   make rust    install what is missing (cargo too), build libbraid_c and the Rust crate
 # Each build has its own directory under build/, so repeated runs rebuild only what changed.
 
 SHELL := /bin/bash
@@ -37,8 +38,8 @@ CMAKE_CONFIGURE := cmake -S . -Wno-dev
 CUDA_ARCHS ?= $(shell nvidia-smi -L >/dev/null 2>&1 && echo 90 || echo 90-virtual)
 CTEST := ctest --output-on-failure --no-tests=error -j $(CTEST_JOBS) --test-dir
 
-.PHONY: help demo test bench install clean \
-        deps-demo deps-test deps-bench \
+.PHONY: help demo test bench install clean rust test-rust \
+        deps-demo deps-test deps-bench deps-rust \
         configure-release configure-release-bench configure-tsan configure-asan \
         test-release test-tsan test-asan check-thread-safety format tidy
 
@@ -47,6 +48,7 @@ help:
 	@echo "make test                 the whole suite: Release, TSan, ASan+UBSan, -Wthread-safety"
 	@echo "make bench                build and run the benchmarks against PyTorch (BENCH_ARGS=--quick)"
 	@echo "make test-release | test-tsan | test-asan | check-thread-safety   one part of the suite"
+	@echo "make rust | test-rust     build the Rust crate (bindings/rust) / run its tests, with Debian's cargo"
 	@echo "make install PREFIX=...   install the Release build (default PREFIX /usr/local)"
 	@echo "make format | tidy        clang-format / clang-tidy over src, include, tests"
 	@echo "make clean                remove $(BUILD)/"
@@ -58,6 +60,8 @@ deps-test:
 	scripts/install-deps test
 deps-bench:
 	scripts/install-deps bench
+deps-rust:
+	scripts/install-deps rust
 
 # --- Configure ---------------------------------------------------------------------------------
 configure-release:
@@ -102,6 +106,21 @@ test-tsan: configure-tsan
 test-asan: configure-asan
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 	ASAN_OPTIONS="$(ASAN_OPTIONS)" UBSAN_OPTIONS="$(UBSAN_OPTIONS)" $(CTEST) $(ASAN_DIR)
+
+# --- The Rust crate (bindings/rust) ----------------------------------------------------------
+# Debian's toolchain (Rust 1.63), whatever else is on PATH; the crate has no dependencies, so
+# cargo runs offline. build.rs finds the library and the generated C headers in the Release build.
+RUST_ENV := RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
+  BRAID_LIB_DIR=$(abspath $(RELEASE_DIR))/bindings/c:$(abspath $(RELEASE_DIR)) \
+  BRAID_INCLUDE_DIR=$(abspath $(RELEASE_DIR))/bindings/c/generated/include
+CARGO := /usr/bin/cargo
+
+rust: deps-rust configure-release
+	cmake --build $(RELEASE_DIR) --target braid_c -j $(JOBS)
+	cd bindings/rust && $(RUST_ENV) $(CARGO) build --offline -j $(JOBS)
+
+test-rust: rust
+	cd bindings/rust && $(RUST_ENV) $(CARGO) test --offline -j $(JOBS)
 
 # --- Developer conveniences --------------------------------------------------------------------
 install: configure-release
