@@ -342,7 +342,10 @@ def safe_wrapper(cname, prefix, doc, args):
     docs = ["/// " + line for line in doc] or ["/// The C API's `%s`." % cname]
     body = ["    crate::error::init();"] + ["    " + s for s in setup + made]
     body.append("    crate::error::check(unsafe { sys::%s(%s) })?;" % (cname, ", ".join(call)))
-    body.append("    Ok(%s)" % value)
+    if len(outputs) == 1 and outputs[0][0] == "mlx_vector_array*":
+        body.append("    %s.to_vec()" % outputs[0][1])
+    else:
+        body.append("    Ok(%s)" % value)
     text = []
     if has_stream:
         names = [p.split(":")[0] for p in inputs]

@@ -396,7 +396,8 @@ impl VectorArray {
     pub(crate) fn from_arrays(arrays: &[Array]) -> Result<VectorArray> {
         error::init();
         // Array is repr(transparent) over mlx_array, so the slice is an array of handles.
-        let raw = unsafe { sys::mlx_vector_array_new_data(arrays.as_ptr() as *const sys::mlx_array, arrays.len()) };
+        let raw =
+            unsafe { sys::mlx_vector_array_new_data(arrays.as_ptr() as *const sys::mlx_array, arrays.len()) };
         if raw.ctx.is_null() && !arrays.is_empty() {
             return Err(error::take_error("braid: making a vector of arrays failed"));
         }
@@ -444,10 +445,7 @@ pub(crate) fn optional_float(value: Option<f32>) -> sys::mlx_optional_float {
 }
 
 pub(crate) fn optional_dtype(value: Option<crate::Dtype>) -> sys::mlx_optional_dtype {
-    sys::mlx_optional_dtype {
-        value: value.unwrap_or(Dtype::Float32).to_raw(),
-        has_value: value.is_some(),
-    }
+    sys::mlx_optional_dtype { value: value.unwrap_or(Dtype::Float32).to_raw(), has_value: value.is_some() }
 }
 
 #[cfg(test)]

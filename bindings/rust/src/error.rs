@@ -34,10 +34,10 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 thread_local! {
     /// The last message the C API reported on this thread.
-    static LAST_ERROR: RefCell<Option<String>> = RefCell::new(None);
+    static LAST_ERROR: RefCell<Option<String>> = const { RefCell::new(None) };
     /// The error a Rust closure returned (or its panic) while the C API ran it on this thread:
     /// more useful than the C API's own "the callback returned 1".
-    static CALLBACK_ERROR: RefCell<Option<String>> = RefCell::new(None);
+    static CALLBACK_ERROR: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 unsafe extern "C" fn store_error(message: *const c_char, _data: *mut c_void) {
@@ -90,7 +90,8 @@ pub(crate) fn set_callback_error(message: String) {
 
 /// A C string for the API, or Err if `text` holds a NUL byte.
 pub(crate) fn c_string(text: &str) -> Result<std::ffi::CString> {
-    std::ffi::CString::new(text).map_err(|_| Error::new(format!("braid: string {:?} contains a NUL byte", text)))
+    std::ffi::CString::new(text)
+        .map_err(|_| Error::new(format!("braid: string {:?} contains a NUL byte", text)))
 }
 
 /// An owned mlx_string, freed on drop.
@@ -135,7 +136,12 @@ mod tests {
     #[test]
     fn a_callback_error_wins_over_the_library_message_once() {
         set_callback_error("from the closure".to_string());
-        unsafe { store_error(b"[mlx_closure] The callback returned 1\0".as_ptr() as *const c_char, std::ptr::null_mut()) };
+        unsafe {
+            store_error(
+                b"[mlx_closure] The callback returned 1\0".as_ptr() as *const c_char,
+                std::ptr::null_mut(),
+            )
+        };
         assert_eq!(check(1).unwrap_err().message, "from the closure");
         assert!(check(1).unwrap_err().message.contains("status 1"), "both slots are emptied");
     }

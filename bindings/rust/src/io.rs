@@ -64,7 +64,8 @@ pub fn load_safetensors(path: impl AsRef<Path>) -> Result<(HashMap<String, Array
     loop {
         let mut key: *const c_char = std::ptr::null();
         let mut value = Array::new_empty();
-        let status = unsafe { sys::mlx_map_string_to_array_iterator_next(&mut key, &mut value.raw, iterator) };
+        let status =
+            unsafe { sys::mlx_map_string_to_array_iterator_next(&mut key, &mut value.raw, iterator) };
         if status == 2 {
             break;
         }

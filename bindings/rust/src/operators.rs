@@ -74,7 +74,7 @@ binary!(Mul, mul, ops::multiply);
 binary!(Div, div, ops::divide);
 binary!(Rem, rem, ops::remainder);
 
-impl<'a> Neg for &'a Array {
+impl Neg for &Array {
     type Output = Array;
     fn neg(self) -> Array {
         expect(ops::negative(self))

@@ -50,10 +50,16 @@ fn run_callback<F: FnOnce() -> Result<()>>(body: F) -> c_int {
 }
 
 fn set_outputs(res: *mut sys::mlx_vector_array, outputs: &[Array]) -> Result<()> {
-    check(unsafe { sys::mlx_vector_array_set_data(res, outputs.as_ptr() as *const sys::mlx_array, outputs.len()) })
+    check(unsafe {
+        sys::mlx_vector_array_set_data(res, outputs.as_ptr() as *const sys::mlx_array, outputs.len())
+    })
 }
 
-unsafe extern "C" fn apply_array_fn(res: *mut sys::mlx_vector_array, input: sys::mlx_vector_array, payload: *mut c_void) -> c_int {
+unsafe extern "C" fn apply_array_fn(
+    res: *mut sys::mlx_vector_array,
+    input: sys::mlx_vector_array,
+    payload: *mut c_void,
+) -> c_int {
     let function = &*(payload as *const Box<ArrayFn>);
     run_callback(|| {
         let inputs = vector_to_vec(input)?;
@@ -106,7 +112,8 @@ impl Closure {
         let boxed: Box<Box<ArrayFn>> = Box::new(Box::new(function));
         let payload = Box::into_raw(boxed) as *mut c_void;
         // On failure the library has already called the destructor on the payload.
-        let raw = unsafe { sys::mlx_closure_new_func_payload(Some(apply_array_fn), payload, Some(drop_array_fn)) };
+        let raw =
+            unsafe { sys::mlx_closure_new_func_payload(Some(apply_array_fn), payload, Some(drop_array_fn)) };
         Closure::from_handle(raw)
     }
 
@@ -159,7 +166,9 @@ impl ValueAndGrad {
         let inputs = VectorArray::from_arrays(inputs)?;
         let mut values = VectorArray::new_empty();
         let mut grads = VectorArray::new_empty();
-        check(unsafe { sys::mlx_closure_value_and_grad_apply(&mut values.raw, &mut grads.raw, self.raw, inputs.raw) })?;
+        check(unsafe {
+            sys::mlx_closure_value_and_grad_apply(&mut values.raw, &mut grads.raw, self.raw, inputs.raw)
+        })?;
         Ok((values.to_vec()?, grads.to_vec()?))
     }
 }
@@ -203,7 +212,9 @@ where
     let cotangents = VectorArray::from_arrays(cotangents)?;
     let mut outputs = VectorArray::new_empty();
     let mut products = VectorArray::new_empty();
-    check(unsafe { sys::mlx_vjp(&mut outputs.raw, &mut products.raw, closure.raw, primals.raw, cotangents.raw) })?;
+    check(unsafe {
+        sys::mlx_vjp(&mut outputs.raw, &mut products.raw, closure.raw, primals.raw, cotangents.raw)
+    })?;
     Ok((outputs.to_vec()?, products.to_vec()?))
 }
 
@@ -217,7 +228,9 @@ where
     let tangents = VectorArray::from_arrays(tangents)?;
     let mut outputs = VectorArray::new_empty();
     let mut products = VectorArray::new_empty();
-    check(unsafe { sys::mlx_jvp(&mut outputs.raw, &mut products.raw, closure.raw, primals.raw, tangents.raw) })?;
+    check(unsafe {
+        sys::mlx_jvp(&mut outputs.raw, &mut products.raw, closure.raw, primals.raw, tangents.raw)
+    })?;
     Ok((outputs.to_vec()?, products.to_vec()?))
 }
 
@@ -230,7 +243,14 @@ where
     let closure = Closure::new(function)?;
     let mut raw = sys::mlx_closure { ctx: std::ptr::null_mut() };
     check(unsafe {
-        sys::mlx_vmap(&mut raw, closure.raw, in_axes.as_ptr(), in_axes.len(), out_axes.as_ptr(), out_axes.len())
+        sys::mlx_vmap(
+            &mut raw,
+            closure.raw,
+            in_axes.as_ptr(),
+            in_axes.len(),
+            out_axes.as_ptr(),
+            out_axes.len(),
+        )
     })?;
     Closure::from_handle(raw)
 }
@@ -256,7 +276,9 @@ where
     let closure = Closure::new(function)?;
     let boxed: Box<Box<CustomVjpFn>> = Box::new(Box::new(vjp_function));
     let payload = Box::into_raw(boxed) as *mut c_void;
-    let custom = unsafe { sys::mlx_closure_custom_new_func_payload(Some(apply_custom_vjp), payload, Some(drop_custom_vjp)) };
+    let custom = unsafe {
+        sys::mlx_closure_custom_new_func_payload(Some(apply_custom_vjp), payload, Some(drop_custom_vjp))
+    };
     if custom.ctx.is_null() {
         return Err(error::take_error("braid: making a custom vjp failed"));
     }

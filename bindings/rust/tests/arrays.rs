@@ -98,7 +98,10 @@ fn the_core_ops_compute_what_mlx_computes() {
 
     let soft = ops::softmax_axis(&Array::from_slice(&[0.0f32, 0.0], &[2]).unwrap(), -1, false).unwrap();
     assert_close(&soft.to_vec::<f32>().unwrap(), &[0.5, 0.5]);
-    assert_close(&ops::exp(&ops::log(&x).unwrap()).unwrap().to_vec::<f32>().unwrap(), &x.to_vec::<f32>().unwrap());
+    assert_close(
+        &ops::exp(&ops::log(&x).unwrap()).unwrap().to_vec::<f32>().unwrap(),
+        &x.to_vec::<f32>().unwrap(),
+    );
     assert!(ops::allclose(&x, &x, 1e-5, 1e-8, false).unwrap().item::<bool>().unwrap());
 }
 

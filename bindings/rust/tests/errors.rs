@@ -55,7 +55,8 @@ fn a_string_with_a_nul_is_an_err() {
 
 #[test]
 fn an_err_from_a_closure_comes_back_from_the_transform() {
-    let gradient = value_and_grad(|_: &[Array]| Err(Error { message: "my loss failed".to_string() }), &[0]).unwrap();
+    let gradient =
+        value_and_grad(|_: &[Array]| Err(Error { message: "my loss failed".to_string() }), &[0]).unwrap();
     let err = gradient.apply(&[Array::from(1.0f32)]).unwrap_err();
     assert_eq!(err.message, "my loss failed");
     // The next call on this thread starts clean.
@@ -94,7 +95,13 @@ fn threads_failing_at_once_each_get_their_own_message() {
                     let size = 2 + i as i32;
                     let x = ops::ones(&[size], Dtype::Float32).unwrap();
                     let err = ops::reshape(&x, &[size + 1]).unwrap_err();
-                    assert!(err.message.contains(&format!("size {}", size)), "thread {} round {}: {}", i, round, err);
+                    assert!(
+                        err.message.contains(&format!("size {}", size)),
+                        "thread {} round {}: {}",
+                        i,
+                        round,
+                        err
+                    );
                     // A success in between leaves nothing stale behind.
                     assert_eq!(ops::sum(&x, false).unwrap().item::<f32>().unwrap(), size as f32);
                 }

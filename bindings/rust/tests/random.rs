@@ -14,7 +14,8 @@ fn draw_from_global_state(test: &str) {
     let _dog = watchdog("global random state test", 60);
     let mut seen = HashSet::new();
     for _ in 0..20 {
-        let u = random::uniform(&Array::from(0.0f32), &Array::from(1.0f32), &[64], Dtype::Float32, None).unwrap();
+        let u =
+            random::uniform(&Array::from(0.0f32), &Array::from(1.0f32), &[64], Dtype::Float32, None).unwrap();
         let values = u.to_vec::<f32>().unwrap();
         assert!(values.iter().all(|v| (0.0..1.0).contains(v)), "{}: {:?}", test, values);
         let bits: Vec<u32> = values.iter().map(|v| v.to_bits()).collect();
@@ -78,11 +79,14 @@ fn an_explicit_key_gives_the_same_numbers_on_every_thread() {
     let seed = 20240611u64;
     println!("seed {}", seed);
     let key = random::key(seed).unwrap();
-    let expected = random::normal(&[32], Dtype::Float32, 0.0, 1.0, Some(&key)).unwrap().to_vec::<f32>().unwrap();
+    let expected =
+        random::normal(&[32], Dtype::Float32, 0.0, 1.0, Some(&key)).unwrap().to_vec::<f32>().unwrap();
     let threads: Vec<_> = (0..thread_count())
         .map(|_| {
             let key = key.clone();
-            thread::spawn(move || random::normal(&[32], Dtype::Float32, 0.0, 1.0, Some(&key)).unwrap().to_vec::<f32>().unwrap())
+            thread::spawn(move || {
+                random::normal(&[32], Dtype::Float32, 0.0, 1.0, Some(&key)).unwrap().to_vec::<f32>().unwrap()
+            })
         })
         .collect();
     for t in threads {

@@ -139,7 +139,8 @@ fn value_and_grad_is_applied_on_many_threads_at_once() {
 fn value_and_grad_made_on_one_thread_differentiates_a_graph_built_on_another() {
     let _dog = watchdog("value_and_grad_made_on_one_thread_differentiates_a_graph_built_on_another", 60);
     // The weights come from another thread's lazy graph; the function captures them.
-    let weights = thread::spawn(|| Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap() * 2.0).join().unwrap();
+    let weights =
+        thread::spawn(|| Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap() * 2.0).join().unwrap();
     let gradient = value_and_grad(
         move |inputs: &[Array]| Ok(vec![ops::sum(&ops::multiply(&inputs[0], &weights)?, false)?]),
         &[0],
@@ -160,7 +161,8 @@ fn a_stream_made_on_one_thread_is_used_on_others() {
         .map(|i| {
             let stream = Arc::clone(&stream);
             thread::spawn(move || {
-                let x = ops::full_device(&[4], &Array::from(i as f32), braid::Dtype::Float32, &stream).unwrap();
+                let x =
+                    ops::full_device(&[4], &Array::from(i as f32), braid::Dtype::Float32, &stream).unwrap();
                 let total = ops::sum_device(&x, false, &stream).unwrap();
                 total.item::<f32>().unwrap()
             })

@@ -16,13 +16,16 @@ fn a_closure_applies_the_rust_function() {
     assert_eq!((out[0].item::<f32>().unwrap(), out[1].item::<f32>().unwrap()), (7.0, 10.0));
     let copy = closure.clone();
     drop(closure);
-    assert_eq!(copy.apply(&[Array::from(1.0f32), Array::from(1.0f32)]).unwrap()[0].item::<f32>().unwrap(), 2.0);
+    assert_eq!(
+        copy.apply(&[Array::from(1.0f32), Array::from(1.0f32)]).unwrap()[0].item::<f32>().unwrap(),
+        2.0
+    );
 }
 
 #[test]
 fn vjp_and_jvp_differentiate_a_closure() {
     let x = Array::from(2.0f32);
-    let (out, grads) = vjp(cube, &[x.clone()], &[Array::from(1.0f32)]).unwrap();
+    let (out, grads) = vjp(cube, std::slice::from_ref(&x), &[Array::from(1.0f32)]).unwrap();
     assert_eq!(out[0].item::<f32>().unwrap(), 8.0);
     assert_eq!(grads[0].item::<f32>().unwrap(), 12.0);
     let (_, tangents) = jvp(cube, &[x], &[Array::from(2.0f32)]).unwrap();
@@ -52,20 +55,20 @@ fn custom_vjp_replaces_the_gradient() {
         |_primals: &[Array], cotangents: &[Array], _outputs: &[Array]| Ok(vec![&cotangents[0] * 10.0]),
     )
     .unwrap();
-    let (_, grads) = vjp(move |x: &[Array]| f.apply(x), &[Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap()], &[
-        Array::from_slice(&[1.0f32, 1.0], &[2]).unwrap(),
-    ])
+    let (_, grads) = vjp(
+        move |x: &[Array]| f.apply(x),
+        &[Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap()],
+        &[Array::from_slice(&[1.0f32, 1.0], &[2]).unwrap()],
+    )
     .unwrap();
     assert_close(&grads[0].to_vec::<f32>().unwrap(), &[10.0, 10.0]);
 }
 
 #[test]
 fn value_and_grad_with_respect_to_chosen_arguments() {
-    let gradient = braid::value_and_grad(
-        |x: &[Array]| Ok(vec![ops::sum(&ops::multiply(&x[0], &x[1])?, false)?]),
-        &[1],
-    )
-    .unwrap();
+    let gradient =
+        braid::value_and_grad(|x: &[Array]| Ok(vec![ops::sum(&ops::multiply(&x[0], &x[1])?, false)?]), &[1])
+            .unwrap();
     let a = Array::from_slice(&[1.0f32, 2.0], &[2]).unwrap();
     let b = Array::from_slice(&[3.0f32, 4.0], &[2]).unwrap();
     let (values, grads) = gradient.apply(&[a, b]).unwrap();
