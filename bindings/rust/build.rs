@@ -34,16 +34,21 @@ fn main() {
     }
 
     let python = env::var("PYTHON3").unwrap_or_else(|_| "python3".to_string());
-    let status = Command::new(&python)
+    let generated = Command::new(&python)
         .arg(manifest.join("generate.py"))
         .arg("--include")
         .arg(&include)
         .arg("--out")
         .arg(&out)
-        .status()
+        .output()
         .unwrap_or_else(|e| fail(&format!("cannot run {}: {}", python, e)));
-    if !status.success() {
-        fail("generate.py failed");
+    let notes = String::from_utf8_lossy(&generated.stderr);
+    if !generated.status.success() {
+        fail(&format!("generate.py failed:\n{}", notes));
+    }
+    // An op whose C types have no safe mapping yet still builds (it is in `sys`); say so.
+    for line in notes.lines() {
+        println!("cargo:warning={}", line);
     }
 
     let lib_dirs: Vec<PathBuf> = match env::var_os("BRAID_LIB_DIR") {
