@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <complex>
 #include <cstdint>
 #include <string>
@@ -80,6 +81,9 @@ inline std::vector<std::complex<float>> complex_values(array a) {
 
 /// An array of `shape` and dtype `dt` from row-major doubles (converted as astype does).
 inline array make(const std::vector<double>& v, const Shape& shape, Dtype dt) {
+  size_t n = 1;
+  for (auto d : shape) n *= static_cast<size_t>(d);
+  if (v.size() != n) throw std::logic_error("test::make: " + std::to_string(v.size()) + " values for " + std::to_string(n) + " elements");
   return astype(array(v.begin(), shape, float64), dt, Device::cpu);
 }
 
