@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <complex>
 #include <cstdint>
@@ -32,6 +33,17 @@ inline constexpr bool kThreadSanitized = true;
 #else
 inline constexpr bool kThreadSanitized = false;
 #endif
+
+/// The NumPy-generated cases and archives: the build's own, or those in $BRAID_NUMPY_CASES
+/// (e.g. generated on another machine, for one without NumPy).
+inline std::string numpy_cases_dir() {
+  const char* env = std::getenv("BRAID_NUMPY_CASES");
+#ifdef BRAID_NUMPY_CASES_DIR
+  return env && *env ? env : BRAID_NUMPY_CASES_DIR;
+#else
+  return env && *env ? env : "";
+#endif
+}
 
 /// Every dtype, in Val order.
 inline const std::vector<Dtype> kEveryDtype = {bool_,   uint8,   uint16,  uint32,  uint64,   int8,     int16,

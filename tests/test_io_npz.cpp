@@ -12,16 +12,7 @@
 using namespace braid;
 using test::values;
 
-#ifndef BRAID_NUMPY_CASES_DIR
-#define BRAID_NUMPY_CASES_DIR ""
-#endif
-
 namespace {
-
-std::string numpy_cases_dir() {
-  const char* env = std::getenv("BRAID_NUMPY_CASES");
-  return env && *env ? env : BRAID_NUMPY_CASES_DIR;
-}
 
 std::unordered_map<std::string, array> sample_arrays() {
   return {{"ramp", reshape(arange(12.0, float32), {3, 4}) / array(4.0f)},
@@ -73,7 +64,7 @@ TEST(IoNpz, DeflatingShrinksRepetitiveData) {
 
 TEST(IoNpz, ReadsWhatNumpyWrote) {
   for (const char* name : {"numpy_savez.npz", "numpy_savez_compressed.npz"}) {
-    const std::string file = numpy_cases_dir() + "/" + name;
+    const std::string file = test::numpy_cases_dir() + "/" + name;
     if (!std::ifstream(file).good()) GTEST_SKIP() << "no NumPy-made archives (" << file << ")";
     SCOPED_TRACE(name);
     expect_same(load_npz(file), sample_arrays());

@@ -121,12 +121,7 @@ Dtype dtype_named(const std::string& name) {
   throw std::runtime_error("unknown dtype " + name);
 }
 
-// The generated cases: the build's own, or those in $BRAID_NUMPY_CASES (e.g. generated on
-// another machine, for one without NumPy).
-std::string cases_dir() {
-  const char* env = std::getenv("BRAID_NUMPY_CASES");
-  return env && *env ? env : BRAID_NUMPY_CASES_DIR;
-}
+std::string cases_dir() { return test::numpy_cases_dir(); }
 
 std::vector<Case> read_manifest() {
   std::vector<Case> cases;

@@ -22,6 +22,16 @@ array new_host_array(Shape shape, Dtype dtype, void** data);
 /// load_gguf over any reader, from its start (the fuzz tests read from memory).
 GGUFLoad load_gguf(io::Reader& in);
 
+/// True when `file` ends with `suffix` (".npz").
+inline bool has_suffix(const std::string& file, const std::string& suffix) {
+  return file.size() >= suffix.size() && file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// `file` with `suffix` appended unless it already ends with it, as MLX names saved files.
+inline std::string with_suffix(std::string file, const std::string& suffix) {
+  return has_suffix(file, suffix) ? file : file + suffix;
+}
+
 /// Appends `v` to `out` in little-endian byte order (the hosts braid builds for).
 template <typename T>
 void append_le(std::string& out, T v) {

@@ -391,7 +391,7 @@ void append_kv(std::string& out, const std::string& key, const GGUFMetaData& val
 
 void save_gguf(std::string file, std::unordered_map<std::string, array> array_map,
                std::unordered_map<std::string, GGUFMetaData> meta_data) {
-  if (file.size() < 5 || file.compare(file.size() - 5, 5, ".gguf") != 0) file += ".gguf";
+  file = io_detail::with_suffix(std::move(file), ".gguf");
 
   // Everything is checked before the file is created.
   uint64_t alignment = kDefaultAlignment;

@@ -13,6 +13,7 @@
 #include "braid/io.h"
 #include "braid/ops.h"
 #include "graph/node.h"
+#include "io/common.h"
 #include "memory/object_pool.h"
 
 namespace braid {
@@ -199,7 +200,7 @@ void save(std::shared_ptr<io::Writer> out, array a) {
 }
 
 void save(std::string file, array a) {
-  if (file.size() < 4 || file.compare(file.size() - 4, 4, ".npy") != 0) file += ".npy";
+  file = io_detail::with_suffix(std::move(file), ".npy");
   auto w = io::file_writer(file);
   if (!w->is_open()) throw std::invalid_argument("[save] Cannot open " + file + " for writing.");
   save(w, std::move(a));

@@ -287,7 +287,7 @@ std::unordered_map<std::string, array> load_npz(std::shared_ptr<io::Reader> in, 
     }
     if (crc_of(data) != m.crc) bad_archive(label, "member " + m.name + " fails its CRC check");
     std::string key = m.name;
-    if (key.size() > 4 && key.compare(key.size() - 4, 4, ".npy") == 0) key.resize(key.size() - 4);
+    if (key.size() > 4 && io_detail::has_suffix(key, ".npy")) key.resize(key.size() - 4);
     if (arrays.count(key)) bad_archive(label, "two members are named " + key);
     try {
       arrays.emplace(key, load(std::make_shared<BufferReader>(std::move(data), label + ":" + m.name), s));
@@ -411,17 +411,8 @@ void savez(std::shared_ptr<io::Writer> out, const std::unordered_map<std::string
   if (!out->good()) throw std::runtime_error("[savez] Writing to " + out->label() + " failed.");
 }
 
-namespace {
-
-std::string with_npz_suffix(std::string file) {
-  if (file.size() < 4 || file.compare(file.size() - 4, 4, ".npz") != 0) file += ".npz";
-  return file;
-}
-
-}  // namespace
-
 void savez(std::string file, const std::unordered_map<std::string, array>& arrays, bool compressed) {
-  savez(io::file_writer(with_npz_suffix(std::move(file))), arrays, compressed);
+  savez(io::file_writer(io_detail::with_suffix(std::move(file), ".npz")), arrays, compressed);
 }
 
 void savez_compressed(std::string file, const std::unordered_map<std::string, array>& arrays) {

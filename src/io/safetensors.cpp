@@ -268,7 +268,7 @@ void save_safetensors(std::shared_ptr<io::Writer> out, std::unordered_map<std::s
 
 void save_safetensors(std::string file, std::unordered_map<std::string, array> arrays,
                       std::unordered_map<std::string, std::string> metadata) {
-  if (file.size() < 12 || file.compare(file.size() - 12, 12, ".safetensors") != 0) file += ".safetensors";
+  file = io_detail::with_suffix(std::move(file), ".safetensors");
   save_safetensors(io::file_writer(file), std::move(arrays), std::move(metadata));
 }
 

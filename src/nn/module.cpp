@@ -11,6 +11,7 @@
 
 #include "braid/io.h"
 #include "braid/ops.h"
+#include "io/common.h"
 
 namespace braid::nn {
 
@@ -259,21 +260,15 @@ Module& Module::load_weights(const std::vector<std::pair<std::string, array>>& w
   return update(tree_unflatten(weights), strict);
 }
 
-namespace {
-
-bool is_npz(const std::string& file) { return file.size() >= 4 && file.compare(file.size() - 4, 4, ".npz") == 0; }
-
-}  // namespace
-
 Module& Module::load_weights(const std::string& file, bool strict) {
-  auto loaded = is_npz(file) ? load_npz(file) : load_safetensors(file).first;
+  auto loaded = io_detail::has_suffix(file, ".npz") ? load_npz(file) : load_safetensors(file).first;
   return load_weights(std::vector<std::pair<std::string, array>>(loaded.begin(), loaded.end()), strict);
 }
 
 void Module::save_weights(const std::string& file) const {
   auto flat = tree_flatten(parameters());
   std::unordered_map<std::string, array> arrays(flat.begin(), flat.end());
-  if (is_npz(file)) {
+  if (io_detail::has_suffix(file, ".npz")) {
     savez(file, arrays);
   } else {
     save_safetensors(file, std::move(arrays));
