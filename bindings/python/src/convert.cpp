@@ -1,0 +1,472 @@
+// Python values to arrays and back (python.h), with MLX's rules for Python scalars and lists.
+#include <pybind11/numpy.h>
+
+#include <complex>
+#include <cstring>
+#include <limits>
+
+#include "python.h"
+
+namespace braid::python {
+
+namespace {
+
+bool is_bool(py::handle obj) { return PyBool_Check(obj.ptr()); }
+bool is_int(py::handle obj) { return PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr()); }
+bool is_float(py::handle obj) { return PyFloat_Check(obj.ptr()); }
+bool is_complex(py::handle obj) { return PyComplex_Check(obj.ptr()); }
+
+/// A Python int as int64; ints past int64's range are an error, as in MLX.
+int64_t int_value(py::handle obj) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+  if (overflow != 0) {
+    throw std::invalid_argument("[array] Python int " + py::repr(obj).cast<std::string>() +
+                                " does not fit in a 64-bit integer.");
+  }
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return v;
+}
+
+bool fits_int32(int64_t v) {
+  return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
+}
+
+bool is_inexact(Dtype d) { return issubdtype(d, inexact); }
+
+complex64_t complex_value(py::handle obj) {
+  Py_complex c = PyComplex_AsCComplex(obj.ptr());
+  return complex64_t(static_cast<float>(c.real), static_cast<float>(c.imag));
+}
+
+// --- Nested lists ------------------------------------------------------------------------
+
+enum class LeafKind { boolean = 0, integer = 1, real = 2, complex = 3 };
+
+bool is_sequence(py::handle obj) { return PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()); }
+
+/// Walks a nested list of Python scalars: its shape, the widest kind among its leaves and the
+/// leaves in row-major order. Returns false when some leaf is not a Python scalar (a list of
+/// arrays, which is stacked instead).
+bool walk_list(py::handle obj, size_t depth, Shape& shape, LeafKind& kind, std::vector<py::handle>& leaves) {
+  if (is_sequence(obj)) {
+    auto seq = py::reinterpret_borrow<py::sequence>(obj);
+    const auto n = static_cast<int64_t>(py::len(seq));
+    if (n > std::numeric_limits<int32_t>::max()) throw std::invalid_argument("[array] A list is too long.");
+    if (depth == shape.size()) {
+      if (!leaves.empty()) throw std::invalid_argument("[array] Initialization encountered non-uniform length.");
+      shape.push_back(static_cast<int32_t>(n));
+    } else if (depth > shape.size() || shape[depth] != n) {
+      throw std::invalid_argument("[array] Initialization encountered non-uniform length.");
+    }
+    for (auto item : seq) {
+      if (!walk_list(item, depth + 1, shape, kind, leaves)) return false;
+    }
+    return true;
+  }
+  if (!is_python_scalar(obj)) return false;
+  if (depth != shape.size()) throw std::invalid_argument("[array] Initialization encountered non-uniform length.");
+  LeafKind k = is_bool(obj) ? LeafKind::boolean
+               : is_int(obj) ? LeafKind::integer
+               : is_complex(obj) ? LeafKind::complex
+                                 : LeafKind::real;
+  if (static_cast<int>(k) > static_cast<int>(kind)) kind = k;
+  leaves.push_back(obj);
+  return true;
+}
+
+array list_to_array(py::handle obj, std::optional<Dtype> dtype) {
+  Shape shape;
+  LeafKind kind = LeafKind::boolean;
+  std::vector<py::handle> leaves;
+  bool scalars_only = false;
+  try {
+    scalars_only = walk_list(obj, 0, shape, kind, leaves);
+  } catch (const std::invalid_argument&) {
+    // A ragged list of arrays may still stack (its elements are converted one by one below).
+    scalars_only = false;
+    shape.clear();
+    leaves.clear();
+    bool has_array_like = false;
+    for (auto item : py::reinterpret_borrow<py::sequence>(obj)) {
+      if (!is_sequence(item) && !is_python_scalar(item)) has_array_like = true;
+    }
+    if (!has_array_like) throw;
+  }
+  if (!scalars_only) {
+    // Some element is an array (or NumPy array, or a list holding one): convert each and stack.
+    std::vector<array> parts;
+    for (auto item : py::reinterpret_borrow<py::sequence>(obj)) parts.push_back(to_array(item));
+    array out = stack(parts);
+    return dtype && out.dtype() != *dtype ? astype(out, *dtype) : out;
+  }
+  if (leaves.empty()) return array(static_cast<const float*>(nullptr), shape, dtype.value_or(float32));
+  switch (kind) {
+    case LeafKind::boolean: {
+      std::vector<uint8_t> v;
+      v.reserve(leaves.size());
+      for (auto h : leaves) v.push_back(h.ptr() == Py_True ? 1 : 0);
+      return array(v.data(), shape, dtype.value_or(bool_));
+    }
+    case LeafKind::integer: {
+      std::vector<int64_t> v;
+      v.reserve(leaves.size());
+      bool all_int32 = true;
+      for (auto h : leaves) {
+        v.push_back(is_bool(h) ? (h.ptr() == Py_True ? 1 : 0) : int_value(h));
+        all_int32 = all_int32 && fits_int32(v.back());
+      }
+      return array(v.data(), shape, dtype.value_or(all_int32 ? int32 : int64));
+    }
+    case LeafKind::real: {
+      std::vector<double> v;
+      v.reserve(leaves.size());
+      for (auto h : leaves) v.push_back(PyFloat_AsDouble(h.ptr()));
+      if (PyErr_Occurred()) throw py::error_already_set();
+      return array(v.data(), shape, dtype.value_or(float32));
+    }
+    case LeafKind::complex: {
+      std::vector<complex64_t> v;
+      v.reserve(leaves.size());
+      for (auto h : leaves) v.push_back(is_complex(h) ? complex_value(h) : complex64_t(static_cast<float>(PyFloat_AsDouble(h.ptr())), 0.0f));
+      if (PyErr_Occurred()) throw py::error_already_set();
+      return array(v.data(), shape, dtype.value_or(complex64));
+    }
+  }
+  throw std::logic_error("unreachable");
+}
+
+// --- NumPy and the buffer protocol ---------------------------------------------------------
+
+template <typename T>
+array from_buffer(const void* data, const Shape& shape, Dtype dtype) {
+  return array(static_cast<const T*>(data), shape, dtype);
+}
+
+array numpy_to_array(const py::array& arr, std::optional<Dtype> dtype) {
+  Shape shape;
+  for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
+    if (arr.shape(i) > std::numeric_limits<int32_t>::max()) {
+      throw std::invalid_argument("[array] A dimension of the NumPy array is larger than 2^31 - 1.");
+    }
+    shape.push_back(static_cast<int32_t>(arr.shape(i)));
+  }
+  const auto dt = arr.dtype();
+  const char kind = dt.kind();
+  const auto size = dt.itemsize();
+  if (dt.attr("byteorder").cast<std::string>() == ">") {
+    throw std::invalid_argument("[array] Big-endian NumPy arrays are not supported; convert with .astype(dtype.newbyteorder('=')).");
+  }
+  const void* p = arr.data();
+  switch (kind) {
+    case 'b':
+      // NumPy's bool is one byte holding 0 or 1.
+      return from_buffer<uint8_t>(p, shape, dtype.value_or(bool_));
+    case 'u':
+      if (size == 1) return from_buffer<uint8_t>(p, shape, dtype.value_or(uint8));
+      if (size == 2) return from_buffer<uint16_t>(p, shape, dtype.value_or(uint16));
+      if (size == 4) return from_buffer<uint32_t>(p, shape, dtype.value_or(uint32));
+      if (size == 8) return from_buffer<uint64_t>(p, shape, dtype.value_or(uint64));
+      break;
+    case 'i':
+      if (size == 1) return from_buffer<int8_t>(p, shape, dtype.value_or(int8));
+      if (size == 2) return from_buffer<int16_t>(p, shape, dtype.value_or(int16));
+      if (size == 4) return from_buffer<int32_t>(p, shape, dtype.value_or(int32));
+      if (size == 8) return from_buffer<int64_t>(p, shape, dtype.value_or(int64));
+      break;
+    case 'f':
+      if (size == 2) return from_buffer<float16_t>(p, shape, dtype.value_or(float16));
+      if (size == 4) return from_buffer<float>(p, shape, dtype.value_or(float32));
+      // float64 becomes float32 unless asked for, as in MLX.
+      if (size == 8) return from_buffer<double>(p, shape, dtype.value_or(float32));
+      break;
+    case 'c': {
+      const size_t n = static_cast<size_t>(arr.size());
+      std::vector<complex64_t> v(n);
+      if (size == 8) {
+        std::memcpy(v.data(), p, n * sizeof(complex64_t));
+      } else if (size == 16) {
+        const auto* src = static_cast<const std::complex<double>*>(p);
+        for (size_t i = 0; i < n; ++i) v[i] = complex64_t(static_cast<float>(src[i].real()), static_cast<float>(src[i].imag()));
+      } else {
+        break;
+      }
+      return array(v.data(), shape, dtype.value_or(complex64));
+    }
+    default:
+      break;
+  }
+  throw std::invalid_argument("[array] Cannot convert a NumPy array of dtype " +
+                              dt.attr("name").cast<std::string>() + " to an array.");
+}
+
+// --- Arrays to Python ----------------------------------------------------------------------
+
+py::object element_to_python(const char* p, Dtype dtype) {
+  switch (dtype.val()) {
+    case Dtype::Val::bool_:
+      return py::bool_(*reinterpret_cast<const bool*>(p));
+    case Dtype::Val::uint8:
+      return py::int_(*reinterpret_cast<const uint8_t*>(p));
+    case Dtype::Val::uint16:
+      return py::int_(*reinterpret_cast<const uint16_t*>(p));
+    case Dtype::Val::uint32:
+      return py::int_(*reinterpret_cast<const uint32_t*>(p));
+    case Dtype::Val::uint64:
+      return py::int_(*reinterpret_cast<const uint64_t*>(p));
+    case Dtype::Val::int8:
+      return py::int_(*reinterpret_cast<const int8_t*>(p));
+    case Dtype::Val::int16:
+      return py::int_(*reinterpret_cast<const int16_t*>(p));
+    case Dtype::Val::int32:
+      return py::int_(*reinterpret_cast<const int32_t*>(p));
+    case Dtype::Val::int64:
+      return py::int_(*reinterpret_cast<const int64_t*>(p));
+    case Dtype::Val::float16:
+      return py::float_(static_cast<float>(*reinterpret_cast<const float16_t*>(p)));
+    case Dtype::Val::bfloat16:
+      return py::float_(static_cast<float>(*reinterpret_cast<const bfloat16_t*>(p)));
+    case Dtype::Val::float32:
+      return py::float_(*reinterpret_cast<const float*>(p));
+    case Dtype::Val::float64:
+      return py::float_(*reinterpret_cast<const double*>(p));
+    case Dtype::Val::complex64: {
+      complex64_t c;
+      std::memcpy(&c, p, sizeof(c));
+      return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(c.real(), c.imag()));
+    }
+  }
+  throw std::logic_error("unreachable");
+}
+
+py::object list_level(const char* base, const array& a, size_t dim) {
+  if (dim == a.ndim()) return element_to_python(base, a.dtype());
+  const int32_t n = a.shape(static_cast<int>(dim));
+  const int64_t step = a.strides(static_cast<int>(dim)) * static_cast<int64_t>(a.itemsize());
+  py::list out(n);
+  for (int32_t i = 0; i < n; ++i) {
+    out[static_cast<size_t>(i)] = list_level(base + i * step, a, dim + 1);
+  }
+  return std::move(out);
+}
+
+/// NumPy's type string for the dtype.
+const char* numpy_typestr(Dtype d) {
+  switch (d.val()) {
+    case Dtype::Val::bool_:
+      return "?";
+    case Dtype::Val::uint8:
+      return "u1";
+    case Dtype::Val::uint16:
+      return "u2";
+    case Dtype::Val::uint32:
+      return "u4";
+    case Dtype::Val::uint64:
+      return "u8";
+    case Dtype::Val::int8:
+      return "i1";
+    case Dtype::Val::int16:
+      return "i2";
+    case Dtype::Val::int32:
+      return "i4";
+    case Dtype::Val::int64:
+      return "i8";
+    case Dtype::Val::float16:
+      return "f2";
+    case Dtype::Val::float32:
+      return "f4";
+    case Dtype::Val::float64:
+      return "f8";
+    case Dtype::Val::complex64:
+      return "c8";
+    case Dtype::Val::bfloat16:
+      break;
+  }
+  throw std::invalid_argument("[array] NumPy has no bfloat16; convert with astype(float32) first.");
+}
+
+}  // namespace
+
+bool is_python_scalar(py::handle obj) { return is_bool(obj) || is_int(obj) || is_float(obj) || is_complex(obj); }
+
+array scalar_to_array(py::handle obj, std::optional<Dtype> hint) {
+  if (is_bool(obj)) return array(obj.ptr() == Py_True);
+  if (is_int(obj)) {
+    const int64_t v = int_value(obj);
+    if (hint && (issubdtype(*hint, integer) || is_inexact(*hint))) return array(v, *hint);
+    return fits_int32(v) ? array(static_cast<int32_t>(v)) : array(v);
+  }
+  if (is_float(obj)) {
+    const double v = PyFloat_AsDouble(obj.ptr());
+    if (hint && is_inexact(*hint)) return array(v, *hint);
+    return array(v, float32);
+  }
+  if (is_complex(obj)) return array(complex_value(obj));
+  throw std::invalid_argument("[array] Expected a Python scalar, got " + py::repr(py::type::handle_of(obj)).cast<std::string>() + ".");
+}
+
+array to_array(py::handle obj, std::optional<Dtype> dtype) {
+  if (py::isinstance<array>(obj)) {
+    auto a = obj.cast<array>();
+    return dtype && a.dtype() != *dtype ? astype(a, *dtype) : a;
+  }
+  if (is_python_scalar(obj)) {
+    if (!dtype) return scalar_to_array(obj, std::nullopt);
+    if (is_complex(obj)) return astype(array(complex_value(obj)), *dtype);
+    if (is_float(obj)) return array(PyFloat_AsDouble(obj.ptr()), *dtype);
+    if (is_bool(obj)) return array(obj.ptr() == Py_True, *dtype);
+    return array(int_value(obj), *dtype);
+  }
+  if (is_sequence(obj)) return list_to_array(obj, dtype);
+  if (PyObject_CheckBuffer(obj.ptr()) || py::hasattr(obj, "__array__")) {
+    py::array arr = py::array::ensure(obj, py::array::c_style);
+    if (!arr) throw py::error_already_set();
+    return numpy_to_array(arr, dtype);
+  }
+  throw std::invalid_argument("[array] Cannot convert a value of type " +
+                              py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>() + " to an array.");
+}
+
+std::pair<array, array> to_arrays(py::handle a, py::handle b) {
+  const bool a_array = py::isinstance<array>(a);
+  const bool b_array = py::isinstance<array>(b);
+  if (a_array && is_python_scalar(b)) {
+    auto x = a.cast<array>();
+    return {x, scalar_to_array(b, x.dtype())};
+  }
+  if (b_array && is_python_scalar(a)) {
+    auto y = b.cast<array>();
+    return {scalar_to_array(a, y.dtype()), y};
+  }
+  if (is_python_scalar(a) && is_python_scalar(b)) {
+    auto x = scalar_to_array(a, std::nullopt);
+    return {x, scalar_to_array(b, x.dtype())};
+  }
+  return {to_array(a), to_array(b)};
+}
+
+std::vector<int> to_axes(py::handle obj) {
+  if (is_int(obj)) return {obj.cast<int>()};
+  if (is_sequence(obj)) {
+    std::vector<int> out;
+    for (auto item : py::reinterpret_borrow<py::sequence>(obj)) {
+      if (!is_int(item)) throw std::invalid_argument("[axes] Expected an int or a sequence of ints.");
+      out.push_back(item.cast<int>());
+    }
+    return out;
+  }
+  throw std::invalid_argument("[axes] Expected an int or a sequence of ints, got " +
+                              py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>() + ".");
+}
+
+Shape to_shape(py::handle obj) {
+  Shape out;
+  if (is_int(obj)) {
+    out.push_back(obj.cast<int32_t>());
+    return out;
+  }
+  if (is_sequence(obj)) {
+    for (auto item : py::reinterpret_borrow<py::sequence>(obj)) {
+      if (!is_int(item)) throw std::invalid_argument("[shape] Expected an int or a sequence of ints.");
+      const int64_t v = int_value(item);
+      if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
+        throw std::invalid_argument("[shape] A dimension does not fit in 32 bits.");
+      }
+      out.push_back(static_cast<int32_t>(v));
+    }
+    return out;
+  }
+  throw std::invalid_argument("[shape] Expected an int or a sequence of ints.");
+}
+
+void eval_released(std::vector<array> arrays) {
+  py::gil_scoped_release release;
+  eval(std::move(arrays));
+}
+
+py::object to_list(array a) {
+  eval_released({a});
+  const char* base = static_cast<const char*>(a.host_data());
+  return list_level(base, a, 0);
+}
+
+py::object to_scalar(array a) {
+  if (a.size() != 1) throw std::invalid_argument("[item] Only size 1 arrays can be converted to Python scalars.");
+  eval_released({a});
+  return element_to_python(static_cast<const char*>(a.host_data()), a.dtype());
+}
+
+py::object to_numpy(array a, std::optional<py::object> dtype) {
+  if (a.dtype() == bfloat16) a = astype(a, float32);
+  eval_released({a});
+  std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
+  std::vector<py::ssize_t> strides;
+  for (size_t i = 0; i < a.ndim(); ++i) strides.push_back(a.strides(static_cast<int>(i)) * static_cast<int64_t>(a.itemsize()));
+  // The NumPy array shares the buffer; the capsule keeps the array (and so its buffer) alive.
+  auto* owner = new array(a);
+  py::capsule base(owner, [](void* p) { delete static_cast<array*>(p); });
+  py::array out(py::dtype(numpy_typestr(a.dtype())), shape, strides, a.host_data(), base);
+  if (dtype && !dtype->is_none()) return out.attr("astype")(*dtype);
+  return std::move(out);
+}
+
+// --- Trees -------------------------------------------------------------------------------
+
+namespace {
+void flatten_into(py::handle tree, bool strict, std::vector<array>& out) {
+  if (py::isinstance<array>(tree)) {
+    out.push_back(tree.cast<array>());
+  } else if (is_sequence(tree)) {
+    for (auto item : py::reinterpret_borrow<py::sequence>(tree)) flatten_into(item, strict, out);
+  } else if (PyDict_Check(tree.ptr())) {
+    for (auto item : py::reinterpret_borrow<py::dict>(tree)) flatten_into(item.second, strict, out);
+  } else if (strict) {
+    throw std::invalid_argument("[tree_flatten] The tree holds a leaf that is not an array: " +
+                                py::repr(tree).cast<std::string>() + ".");
+  }
+}
+}  // namespace
+
+std::vector<array> tree_flatten_arrays(py::handle tree, bool strict) {
+  std::vector<array> out;
+  flatten_into(tree, strict, out);
+  return out;
+}
+
+py::object tree_map_arrays(py::handle tree, const std::function<py::object(const array&)>& fn) {
+  if (py::isinstance<array>(tree)) return fn(tree.cast<array>());
+  if (PyList_Check(tree.ptr())) {
+    py::list out;
+    for (auto item : py::reinterpret_borrow<py::list>(tree)) out.append(tree_map_arrays(item, fn));
+    return std::move(out);
+  }
+  if (PyTuple_Check(tree.ptr())) {
+    auto t = py::reinterpret_borrow<py::tuple>(tree);
+    py::tuple out(t.size());
+    for (size_t i = 0; i < t.size(); ++i) out[i] = tree_map_arrays(t[i], fn);
+    return std::move(out);
+  }
+  if (PyDict_Check(tree.ptr())) {
+    py::dict out;
+    for (auto item : py::reinterpret_borrow<py::dict>(tree)) out[item.first] = tree_map_arrays(item.second, fn);
+    return std::move(out);
+  }
+  return py::reinterpret_borrow<py::object>(tree);
+}
+
+py::object tree_unflatten_arrays(py::handle tree, const std::vector<array>& leaves, size_t& next) {
+  return tree_map_arrays(tree, [&](const array&) -> py::object {
+    if (next >= leaves.size()) throw std::invalid_argument("[tree_unflatten] Fewer arrays than the tree's leaves.");
+    return py::cast(leaves[next++]);
+  });
+}
+
+StreamOrDevice to_stream_or_device(py::handle obj) {
+  if (obj.is_none()) return std::monostate{};
+  if (py::isinstance<Stream>(obj)) return obj.cast<Stream>();
+  if (py::isinstance<Device>(obj)) return obj.cast<Device>();
+  if (py::isinstance<Device::DeviceType>(obj)) return Device(obj.cast<Device::DeviceType>());
+  throw std::invalid_argument("[stream] Expected None, a Stream, a Device or a DeviceType.");
+}
+
+}  // namespace braid::python

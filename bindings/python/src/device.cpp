@@ -1,0 +1,88 @@
+// Devices and streams: braid.core.Device, Stream, cpu/gpu, default and new streams, the
+// stream(s) context manager and synchronize. Any stream may be used from any thread.
+#include <memory>
+#include <sstream>
+
+#include "python.h"
+
+namespace braid::python {
+
+namespace {
+template <typename T>
+std::string repr_of(const T& v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+/// `with braid.core.stream(s):` makes s (a Stream or a Device) the default of the calling
+/// thread until the block ends.
+class PyStreamContext {
+ public:
+  explicit PyStreamContext(StreamOrDevice s) : target_(std::move(s)) {}
+  void enter() {
+    if (context_) throw std::runtime_error("[stream] The context is already entered.");
+    context_ = std::make_unique<StreamContext>(target_);
+  }
+  void exit() { context_.reset(); }
+
+ private:
+  StreamOrDevice target_;
+  std::unique_ptr<StreamContext> context_;
+};
+}  // namespace
+
+BRAID_PYTHON_INIT(kInitDevice) {
+  py::enum_<Device::DeviceType>(m, "DeviceType")
+      .value("cpu", Device::DeviceType::cpu)
+      .value("gpu", Device::DeviceType::gpu);
+  m.attr("cpu") = py::cast(Device::DeviceType::cpu);
+  m.attr("gpu") = py::cast(Device::DeviceType::gpu);
+
+  py::class_<Device>(m, "Device", "A device: its type (cpu or gpu) and index.")
+      .def(py::init<Device::DeviceType, int>(), "type"_a, "index"_a = 0)
+      .def_readonly("type", &Device::type)
+      .def_readonly("index", &Device::index)
+      .def("__repr__", [](const Device& d) { return repr_of(d); })
+      .def("__eq__", [](const Device& a, py::object b) {
+        if (py::isinstance<Device::DeviceType>(b)) return a == Device(b.cast<Device::DeviceType>());
+        return py::isinstance<Device>(b) && a == b.cast<Device>();
+      })
+      .def("__hash__", [](const Device& d) { return static_cast<int>(d.type) * 1000003 + d.index; });
+  py::implicitly_convertible<Device::DeviceType, Device>();
+
+  py::class_<Stream>(m, "Stream", "A stream: an ordered queue of work on one device, usable from any thread.")
+      .def_readonly("device", &Stream::device)
+      .def_readonly("index", &Stream::index)
+      .def("__repr__", [](const Stream& s) { return repr_of(s); })
+      .def("__eq__", [](const Stream& a, py::object b) { return py::isinstance<Stream>(b) && a == b.cast<Stream>(); })
+      .def("__hash__", [](const Stream& s) { return s.index * 31 + static_cast<int>(s.device.type); });
+
+  m.def("default_device", &default_device, "The device ops run on when no stream is given.");
+  m.def("set_default_device", &set_default_device, "device"_a, "Makes `device` the default device.");
+  m.def("is_available", &is_available, "device"_a, "Whether the device can run arrays in this process.");
+  m.def("default_stream", &default_stream, "device"_a, "The default stream of a device.");
+  m.def("set_default_stream", &set_default_stream, "stream"_a, "Makes `stream` the default of its device.");
+  m.def("new_stream", &new_stream, "device"_a, "A new stream on `device`, usable from any thread.");
+  m.def(
+      "synchronize",
+      [](std::optional<Stream> s) {
+        py::gil_scoped_release release;
+        if (s) {
+          synchronize(*s);
+        } else {
+          synchronize();
+        }
+      },
+      "stream"_a = py::none(), "Waits until the work queued on `stream` (default: every stream) has finished.");
+
+  py::class_<PyStreamContext>(m, "StreamContext", "The context manager that braid.core.stream returns.")
+      .def(py::init([](py::object s) { return PyStreamContext(to_stream_or_device(s)); }), "s"_a)
+      .def("__enter__", [](PyStreamContext& c) { c.enter(); })
+      .def("__exit__", [](PyStreamContext& c, py::args) { c.exit(); });
+  m.def(
+      "stream", [](py::object s) { return PyStreamContext(to_stream_or_device(s)); }, "s"_a,
+      "A context manager making `s` (a Stream or a Device) the default in its block, for this thread.");
+}
+
+}  // namespace braid::python

@@ -1,0 +1,178 @@
+import pickle
+
+import numpy as np
+import pytest
+
+import braid.core as mx
+
+
+def test_scalars_take_mlx_default_dtypes():
+    assert mx.array(True).dtype == mx.bool_
+    assert mx.array(3).dtype == mx.int32
+    assert mx.array(2**40).dtype == mx.int64
+    assert mx.array(1.5).dtype == mx.float32
+    assert mx.array(1 + 2j).dtype == mx.complex64
+    assert mx.array(3, mx.float16).dtype == mx.float16
+    assert mx.array(2.5).item() == 2.5
+
+
+def test_nested_lists():
+    a = mx.array([[1, 2, 3], [4, 5, 6]])
+    assert a.shape == (2, 3)
+    assert a.dtype == mx.int32
+    assert a.tolist() == [[1, 2, 3], [4, 5, 6]]
+    assert mx.array([1, 2.5]).dtype == mx.float32
+    assert mx.array([True, False]).dtype == mx.bool_
+    assert mx.array([True, 2]).dtype == mx.int32
+    assert mx.array([]).shape == (0,)
+    assert mx.array([[], []]).shape == (2, 0)
+    with pytest.raises(ValueError):
+        mx.array([[1, 2], [3]])
+
+
+def test_list_of_arrays_stacks():
+    a = mx.array([mx.array([1, 2]), mx.array([3, 4])])
+    assert a.shape == (2, 2)
+    assert a.tolist() == [[1, 2], [3, 4]]
+
+
+def test_numpy_round_trip_every_dtype():
+    for np_dtype, mx_dtype in [
+        (np.bool_, mx.bool_),
+        (np.uint8, mx.uint8),
+        (np.uint16, mx.uint16),
+        (np.uint32, mx.uint32),
+        (np.uint64, mx.uint64),
+        (np.int8, mx.int8),
+        (np.int16, mx.int16),
+        (np.int32, mx.int32),
+        (np.int64, mx.int64),
+        (np.float16, mx.float16),
+        (np.float32, mx.float32),
+        (np.complex64, mx.complex64),
+    ]:
+        x = (np.arange(12).reshape(3, 4) % 5).astype(np_dtype)
+        a = mx.array(x)
+        assert a.dtype == mx_dtype
+        assert a.shape == (3, 4)
+        back = np.array(a)
+        assert back.dtype == x.dtype
+        np.testing.assert_array_equal(back, x)
+
+
+def test_numpy_float64_becomes_float32_unless_asked():
+    x = np.linspace(0, 1, 5)
+    assert mx.array(x).dtype == mx.float32
+    assert mx.array(x, mx.float64).dtype == mx.float64
+    np.testing.assert_allclose(np.array(mx.array(x, dtype=mx.float64)), x)
+
+
+def test_non_contiguous_numpy_inputs():
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    for view in [x.T, x[::2, 1::2], x[:, ::-1]]:
+        np.testing.assert_array_equal(np.array(mx.array(view)), view)
+
+
+def test_transposed_array_to_numpy():
+    a = mx.array(np.arange(6).reshape(2, 3)).T
+    np.testing.assert_array_equal(np.array(a), np.arange(6).reshape(2, 3).T)
+
+
+def test_properties():
+    a = mx.array(np.zeros((2, 3, 4), np.float16))
+    assert a.ndim == 3 and a.size == 24 and a.itemsize == 2 and a.nbytes == 48
+    assert a.T.shape == (4, 3, 2)
+    assert len(a) == 2
+    assert [r.shape for r in a] == [(3, 4), (3, 4)]
+
+
+def test_scalar_rules_of_binary_ops():
+    a = mx.array([1, 2], mx.int8)
+    assert (a + 1).dtype == mx.int8
+    assert (1 + a).dtype == mx.int8
+    assert (a + 1.5).dtype == mx.float32
+    h = mx.array([1, 2], mx.float16)
+    assert (h * 2.0).dtype == mx.float16
+    assert (2 ** h).dtype == mx.float16
+    b = mx.array([True, False])
+    assert (b + 1).dtype == mx.int32
+
+
+def test_operators_against_numpy():
+    x = np.array([[1.0, -2.0, 3.5], [4.0, 5.0, -6.25]], np.float32)
+    y = np.array([[2.0, 3.0, -1.0], [0.5, 2.0, 4.0]], np.float32)
+    a, b = mx.array(x), mx.array(y)
+    np.testing.assert_allclose(np.array(a + b), x + y)
+    np.testing.assert_allclose(np.array(a - b), x - y)
+    np.testing.assert_allclose(np.array(a * b), x * y)
+    np.testing.assert_allclose(np.array(a / b), x / y, rtol=1e-6)
+    np.testing.assert_allclose(np.array(a // b), x // y)
+    np.testing.assert_allclose(np.array(a % b), np.mod(x, y), rtol=1e-6)
+    np.testing.assert_allclose(np.array(abs(a)), abs(x))
+    np.testing.assert_allclose(np.array(-a), -x)
+    np.testing.assert_allclose(np.array(a @ b.T), x @ y.T, rtol=1e-6)
+    np.testing.assert_array_equal(np.array(a < b), x < y)
+    np.testing.assert_array_equal(np.array(a == a), np.ones_like(x, bool))
+    i = mx.array([12, 10, 7])
+    j = mx.array([10, 6, 1])
+    assert (i & j).tolist() == [8, 2, 1]
+    assert (i | j).tolist() == [14, 14, 7]
+    assert (i ^ j).tolist() == [6, 12, 6]
+    assert (i << 1).tolist() == [24, 20, 14]
+    assert (~mx.array([True, False])).tolist() == [False, True]
+
+
+def test_inplace_operators_rebind_the_same_object():
+    a = mx.array([1.0, 2.0])
+    alias = a
+    a += 1
+    assert alias is a
+    assert alias.tolist() == [2.0, 3.0]
+
+
+def test_comparison_with_other_types_is_false():
+    a = mx.array([1, 2])
+    assert (a == None) is False  # noqa: E711
+    assert (a != "x") is True
+
+
+def test_scalar_conversions():
+    assert int(mx.array(7)) == 7
+    assert float(mx.array(2.5)) == 2.5
+    assert bool(mx.array([1]))
+    assert [0, 1, 2][mx.array(1)] == 1
+    with pytest.raises(ValueError):
+        mx.array([1, 2]).item()
+
+
+def test_repr_in_mlx_style():
+    assert repr(mx.array([1, 2, 3])) == "array([1, 2, 3], dtype=int32)"
+    assert repr(mx.array(True)) == "array(True, dtype=bool)"
+
+
+def test_astype_and_dtype_objects():
+    a = mx.array([1.7, -2.2]).astype(mx.int32)
+    assert a.dtype == mx.int32
+    assert a.tolist() == [1, -2]
+    assert mx.float32.size == 4
+    assert mx.issubdtype(mx.float16, mx.floating)
+    assert mx.issubdtype(mx.int8, mx.signedinteger)
+    assert not mx.issubdtype(mx.uint8, mx.signedinteger)
+    assert mx.finfo(mx.float16).max == 65504.0
+    assert mx.iinfo(mx.int8).min == -128
+
+
+def test_pickle_and_copy():
+    import copy
+
+    a = mx.array([[1, 2], [3, 4]], mx.int16)
+    b = pickle.loads(pickle.dumps(a))
+    assert b.dtype == mx.int16 and b.tolist() == a.tolist()
+    assert copy.deepcopy(a).tolist() == a.tolist()
+
+
+def test_errors_map_to_python_exceptions():
+    with pytest.raises(ValueError):
+        mx.array([1, 2, 3]) + mx.array([1, 2])
+    with pytest.raises(ValueError):
+        mx.array(object())
