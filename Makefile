@@ -4,6 +4,7 @@
 #                ASan+UBSan, and clang's -Wthread-safety pass over the runtime
 #   make bench   install what is missing (libtorch-dev too), build the benchmarks, run them
 #   make rust    install what is missing (cargo too), build libbraid_c and the Rust crate
+#   make python  install what is missing (pybind11 too), build the Python module into build/python
 # Each build has its own directory under build/, so repeated runs rebuild only what changed.
 
 SHELL := /bin/bash
@@ -31,6 +32,9 @@ UBSAN_OPTIONS := halt_on_error=1 print_stacktrace=1
 SETARCH := $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo setarch $$(uname -m) -R)
 
 CMAKE_CONFIGURE := cmake -S . -Wno-dev
+# The Python package (braid.core and the pure-Python parts) is assembled here by the Release build.
+PYTHON_DIR := $(abspath $(BUILD))/python
+PYTHON := /usr/bin/python3
 
 # With no GPU present (CI), the Release build only compiles the CUDA kernels to PTX: nvcc still
 # checks every kernel, but ptxas (nearly half of nvcc's time) never makes machine code that no
@@ -38,8 +42,8 @@ CMAKE_CONFIGURE := cmake -S . -Wno-dev
 CUDA_ARCHS ?= $(shell nvidia-smi -L >/dev/null 2>&1 && echo 90 || echo 90-virtual)
 CTEST := ctest --output-on-failure --no-tests=error -j $(CTEST_JOBS) --test-dir
 
-.PHONY: help demo test bench install clean rust test-rust \
-        deps-demo deps-test deps-bench deps-rust \
+.PHONY: help demo test bench install clean rust test-rust test-rust-only python test-python \
+        deps-demo deps-test deps-bench deps-rust deps-python \
         configure-release configure-release-bench configure-tsan configure-asan \
         test-release test-tsan test-asan check-thread-safety format tidy
 
@@ -49,7 +53,8 @@ help:
 	@echo "make bench                build and run the benchmarks against PyTorch (BENCH_ARGS=--quick)"
 	@echo "make test-release | test-tsan | test-asan | check-thread-safety   one part of the suite"
 	@echo "make rust | test-rust     build the Rust crate (bindings/rust) / run its tests, with Debian's cargo"
-	@echo "make install PREFIX=...   install the Release build (default PREFIX /usr/local)"
+	@echo "make python | test-python build braid.core into $(BUILD)/python / run its pytest suite"
+	@echo "make install PREFIX=...   install the library, the C API and the Python module (default PREFIX /usr/local)"
 	@echo "make format | tidy        clang-format / clang-tidy over src, include, tests"
 	@echo "make clean                remove $(BUILD)/"
 
@@ -62,14 +67,16 @@ deps-bench:
 	scripts/install-deps bench
 deps-rust:
 	scripts/install-deps rust
+deps-python:
+	scripts/install-deps python
 
 # --- Configure ---------------------------------------------------------------------------------
 configure-release:
 	$(CMAKE_CONFIGURE) -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release -DBRAID_SANITIZE= -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCHS) \
-	  -DBRAID_BUILD_TESTS=ON -DBRAID_BUILD_EXAMPLES=ON -DBRAID_BUILD_BENCH=OFF
+	  -DBRAID_PYTHON_DIR=$(PYTHON_DIR) -DBRAID_BUILD_TESTS=ON -DBRAID_BUILD_EXAMPLES=ON -DBRAID_BUILD_BENCH=OFF
 configure-release-bench:
 	$(CMAKE_CONFIGURE) -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release -DBRAID_SANITIZE= -DCMAKE_CUDA_ARCHITECTURES=$(CUDA_ARCHS) \
-	  -DBRAID_BUILD_TESTS=ON -DBRAID_BUILD_EXAMPLES=ON -DBRAID_BUILD_BENCH=ON -DBRAID_BENCH_REQUIRE_TORCH=ON
+	  -DBRAID_PYTHON_DIR=$(PYTHON_DIR) -DBRAID_BUILD_TESTS=ON -DBRAID_BUILD_EXAMPLES=ON -DBRAID_BUILD_BENCH=ON -DBRAID_BENCH_REQUIRE_TORCH=ON
 # Sanitizer builds keep assertions on (Debug); BRAID_SANITIZE adds -O1 -g.
 configure-tsan:
 	$(CMAKE_CONFIGURE) -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DBRAID_SANITIZE=thread -DBRAID_CUDA=OFF \
@@ -83,9 +90,11 @@ demo: deps-demo configure-release
 	cmake --build $(RELEASE_DIR) --target braid_demo -j $(JOBS)
 	$(RELEASE_DIR)/examples/braid_demo
 
-# The cheap clang pass goes first so a missing lock fails in seconds, not after the builds.
-test: deps-test check-thread-safety test-release test-tsan test-asan
-	@echo "make test: Release, ThreadSanitizer, ASan+UBSan and -Wthread-safety all passed"
+# The cheap clang pass goes first so a missing lock fails in seconds, not after the builds. The
+# Release stage builds and runs the C API's and the Python module's suites with the C++ one;
+# the Rust crate's tests follow it.
+test: deps-test check-thread-safety test-release test-rust-only test-tsan test-asan
+	@echo "make test: Release (C++, C, Python), Rust, ThreadSanitizer, ASan+UBSan and -Wthread-safety all passed"
 
 # bench/run.sh builds the benchmark target itself; BENCH_ARGS passes options (e.g. --quick).
 bench: deps-bench configure-release-bench
@@ -119,12 +128,24 @@ rust: deps-rust configure-release
 	cmake --build $(RELEASE_DIR) --target braid_c -j $(JOBS)
 	cd bindings/rust && $(RUST_ENV) $(CARGO) build --offline -j $(JOBS)
 
-test-rust: rust
+test-rust: rust test-rust-only
+
+# The crate's tests against the Release build's libbraid_c (built by test-release or rust).
+test-rust-only:
 	cd bindings/rust && $(RUST_ENV) $(CARGO) test --offline -j $(JOBS)
 
+# --- The Python module (bindings/python) -------------------------------------------------------
+python: deps-python configure-release
+	cmake --build $(RELEASE_DIR) --target braid_python -j $(JOBS)
+	@echo "make python: PYTHONPATH=$(PYTHON_DIR) $(PYTHON) -c 'import braid.core as mx'"
+
+test-python: python
+	cd bindings/python/tests && PYTHONPATH=$(PYTHON_DIR) PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m pytest -q -p no:cacheprovider
+
 # --- Developer conveniences --------------------------------------------------------------------
-install: configure-release
-	cmake --build $(RELEASE_DIR) --target braid -j $(JOBS)
+# The library, the C API and the Python module (into <prefix>/lib/python3.X/dist-packages).
+install: deps-python configure-release
+	cmake --build $(RELEASE_DIR) --target braid braid_c braid_python -j $(JOBS)
 	cmake --install $(RELEASE_DIR) --prefix $(PREFIX)
 
 format:

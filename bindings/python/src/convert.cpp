@@ -397,7 +397,7 @@ py::object to_scalar(array a) {
 }
 
 py::object to_numpy(array a, std::optional<py::object> dtype) {
-  if (a.dtype() == bfloat16) a = astype(a, float32);
+  if (a.dtype() == bfloat16) throw py::type_error("bfloat16 arrays cannot be converted to NumPy; use astype(float32) first.");
   eval_released({a});
   std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
   std::vector<py::ssize_t> strides;

@@ -77,8 +77,8 @@ Shape to_shape(py::handle obj);
 py::object to_list(array a);
 /// Element 0 of a one-element array as a Python scalar.
 py::object to_scalar(array a);
-/// A NumPy array holding a copy of the array's values (bfloat16 becomes float32: NumPy has no
-/// bfloat16).
+/// A NumPy array sharing the array's (evaluated) buffer, which it keeps alive. bfloat16 raises
+/// TypeError, as in MLX (NumPy has no bfloat16).
 py::object to_numpy(array a, std::optional<py::object> dtype = std::nullopt);
 
 /// Evaluates with the GIL released.
