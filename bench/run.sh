@@ -4,12 +4,13 @@
 #   braid_bench_cpu   per-op overhead, bandwidth, threads and streams -> bench/results-cpu.md
 #   braid_bench_ops   the array ops against libtorch and memcpy       -> bench/results-ops-cpu.md
 #   braid_bench_train a training step and value_and_grad against libtorch -> bench/results-train-cpu.md
+#   braid_bench_capi  the C API's per-op overhead against the C++ API's -> bench/results-capi.md
 # With gnuplot installed, a chart of each report's ratios goes next to it (.png).
 #
 #   bench/run.sh               all three, full runs (a few minutes)
 #   bench/run.sh --quick       fewer samples, for a smoke test
 #   bench/run.sh --runs 15     more samples per figure
-#   bench/run.sh --only ops    one of them (cpu, ops or train); other options as above
+#   bench/run.sh --only ops    one of them (cpu, ops, train or capi); other options as above
 #
 # Environment:
 #   BRAID_BUILD_DIR   build directory (default build/bench). An existing directory configured
@@ -36,8 +37,8 @@ while [[ $# -gt 0 ]]; do
   fi
 done
 case $only in
-  ''|cpu|ops|train) ;;
-  *) echo "bench/run.sh: --only takes cpu, ops or train, not '$only'" >&2; exit 2 ;;
+  ''|cpu|ops|train|capi) ;;
+  *) echo "bench/run.sh: --only takes cpu, ops, train or capi, not '$only'" >&2; exit 2 ;;
 esac
 
 if ! grep -qs '^BRAID_BUILD_BENCH:BOOL=ON' "$build/CMakeCache.txt"; then
@@ -54,7 +55,8 @@ fi
 # braid_bench_ops and braid_bench_train exist only when libtorch was found at configure time.
 programs=()
 [[ -z $only || $only == cpu ]] && programs+=(cpu)
-if [[ $only != cpu ]]; then
+[[ -z $only || $only == capi ]] && programs+=(capi)
+if [[ $only != cpu && $only != capi ]]; then
   torch_dir=$(sed -n 's/^Torch_DIR:PATH=//p' "$build/CMakeCache.txt")
   if [[ -n $torch_dir && $torch_dir != *NOTFOUND ]]; then
     [[ -z $only || $only == ops ]] && programs+=(ops)
@@ -111,6 +113,7 @@ for name in "${programs[@]}"; do
     cpu) run_one cpu "$out_dir/results-cpu.md" 'braid on the CPU: each figure and its target' || status=$? ;;
     ops) run_one ops "$out_dir/results-ops-cpu.md" 'braid ops on the CPU: ratio to the peer and target' || status=$? ;;
     train) run_one train "$out_dir/results-train-cpu.md" 'braid training on the CPU: ratio and target' || status=$? ;;
+    capi) run_one capi "$out_dir/results-capi.md" 'the C API against the C++ API' || status=$? ;;
   esac
 done
 exit "$status"
