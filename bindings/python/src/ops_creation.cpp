@@ -73,8 +73,9 @@ void def_filled(py::module_& m) {
       "An array of `shape` filled with `vals` (a scalar or an array broadcast to the shape); the dtype is "
       "that of `vals` unless given.");
   m.def(
-      "zeros_like", [](py::handle a, py::handle s) { return zeros_like(to_array(a), to_stream_or_device(s)); },
-      "a"_a, py::pos_only(), py::kw_only(), "stream"_a = py::none(), "Zeros with a's shape and dtype.");
+      "zeros_like",
+      [](py::handle a, py::handle s) { return zeros_like(to_array(a), to_stream_or_device(s)); }, "a"_a,
+      py::pos_only(), py::kw_only(), "stream"_a = py::none(), "Zeros with a's shape and dtype.");
   m.def(
       "ones_like", [](py::handle a, py::handle s) { return ones_like(to_array(a), to_stream_or_device(s)); },
       "a"_a, py::pos_only(), py::kw_only(), "stream"_a = py::none(), "Ones with a's shape and dtype.");
@@ -98,7 +99,8 @@ void def_ranges(py::module_& m) {
         return arange_from(range_scalar(start, "arange", "start"), range_scalar(stop, "arange", "stop"), step,
                            dtype, s);
       },
-      "start"_a, "stop"_a, "step"_a = py::none(), "dtype"_a = py::none(), py::kw_only(), "stream"_a = py::none(),
+      "start"_a, "stop"_a, "step"_a = py::none(), "dtype"_a = py::none(), py::kw_only(),
+      "stream"_a = py::none(),
       "Values from start up to (not including) stop in increments of step (default 1). The dtype is "
       "float32 when any of start, stop, step is a float, else int32, unless given.");
   m.def(
@@ -110,8 +112,9 @@ void def_ranges(py::module_& m) {
   m.def(
       "linspace",
       [](py::handle start, py::handle stop, int num, std::optional<Dtype> dtype, py::handle s) {
-        return linspace(range_scalar(start, "linspace", "start").value, range_scalar(stop, "linspace", "stop").value,
-                        num, dtype.value_or(float32), to_stream_or_device(s));
+        return linspace(range_scalar(start, "linspace", "start").value,
+                        range_scalar(stop, "linspace", "stop").value, num, dtype.value_or(float32),
+                        to_stream_or_device(s));
       },
       "start"_a, "stop"_a, "num"_a = 50, "dtype"_a = float32, "stream"_a = py::none(),
       "`num` evenly spaced values from start to stop, both included.");
@@ -139,11 +142,13 @@ void def_matrices(py::module_& m) {
       "n"_a, "m"_a = py::none(), "k"_a = 0, "dtype"_a = float32, py::kw_only(), "stream"_a = py::none(),
       "An n x m matrix with ones at and below diagonal k and zeros elsewhere.");
   m.def(
-      "tril", [](py::handle x, int k, py::handle s) { return tril(to_array(x), k, to_stream_or_device(s)); }, "x"_a,
-      "k"_a = 0, py::kw_only(), "stream"_a = py::none(), "x with the elements above diagonal k zeroed.");
+      "tril", [](py::handle x, int k, py::handle s) { return tril(to_array(x), k, to_stream_or_device(s)); },
+      "x"_a, "k"_a = 0, py::kw_only(), "stream"_a = py::none(),
+      "x with the elements above diagonal k zeroed.");
   m.def(
-      "triu", [](py::handle x, int k, py::handle s) { return triu(to_array(x), k, to_stream_or_device(s)); }, "x"_a,
-      "k"_a = 0, py::kw_only(), "stream"_a = py::none(), "x with the elements below diagonal k zeroed.");
+      "triu", [](py::handle x, int k, py::handle s) { return triu(to_array(x), k, to_stream_or_device(s)); },
+      "x"_a, "k"_a = 0, py::kw_only(), "stream"_a = py::none(),
+      "x with the elements below diagonal k zeroed.");
   m.def(
       "meshgrid",
       [](py::args arrays, bool sparse, const std::string& indexing, py::handle s) {

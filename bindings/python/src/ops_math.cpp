@@ -72,8 +72,8 @@ const UnaryRow kUnary[] = {
 };
 
 // The unary ops that mlx.core.array also has as methods.
-const char* const kUnaryMethods[] = {"abs",   "square", "sqrt", "rsqrt", "reciprocal", "exp", "log",
-                                     "log2",  "log10",  "sin",  "cos",   "log1p",      "conj"};
+const char* const kUnaryMethods[] = {"abs",  "square", "sqrt", "rsqrt", "reciprocal", "exp", "log",
+                                     "log2", "log10",  "sin",  "cos",   "log1p",      "conj"};
 
 // Binary ops whose Python scalar operands follow MLX's weak-scalar rule (python.h to_arrays).
 const BinaryRow kBinary[] = {
@@ -116,8 +116,7 @@ bool has_method(const char* name) {
 
 void def_unary(py::module_& m, const UnaryRow& row) {
   m.def(
-      row.name,
-      [op = row.op](py::handle a, py::handle s) { return op(to_array(a), to_stream_or_device(s)); },
+      row.name, [op = row.op](py::handle a, py::handle s) { return op(to_array(a), to_stream_or_device(s)); },
       "a"_a, py::pos_only(), py::kw_only(), "stream"_a = py::none(), row.doc);
 }
 
@@ -142,7 +141,9 @@ std::optional<array> optional_bound(const array& a, py::handle bound) {
 void def_special(py::module_& m) {
   m.def(
       "round",
-      [](py::handle a, int decimals, py::handle s) { return round(to_array(a), decimals, to_stream_or_device(s)); },
+      [](py::handle a, int decimals, py::handle s) {
+        return round(to_array(a), decimals, to_stream_or_device(s));
+      },
       "a"_a, py::pos_only(), "decimals"_a = 0, py::kw_only(), "stream"_a = py::none(),
       "Rounds half to even at `decimals` digits (negative: left of the decimal point).");
   m.def(
@@ -168,8 +169,8 @@ void def_special(py::module_& m) {
         const array a = to_array(a_obj);
         return clip(a, optional_bound(a, a_min), optional_bound(a, a_max), to_stream_or_device(s));
       },
-      "a"_a, py::pos_only(), "a_min"_a.none(true), "a_max"_a.none(true), py::kw_only(), "stream"_a = py::none(),
-      "a clipped to [a_min, a_max]; either bound may be None, not both.");
+      "a"_a, py::pos_only(), "a_min"_a.none(true), "a_max"_a.none(true), py::kw_only(),
+      "stream"_a = py::none(), "a clipped to [a_min, a_max]; either bound may be None, not both.");
   m.def(
       "where",
       [](py::handle condition, py::handle x, py::handle y, py::handle s) {
@@ -204,7 +205,9 @@ void def_special(py::module_& m) {
       "True (a 0-d bool array) when a and b have the same shape and equal values; dtypes may differ.");
   m.def(
       "astype",
-      [](py::handle a, Dtype dtype, py::handle s) { return astype(to_array(a), dtype, to_stream_or_device(s)); },
+      [](py::handle a, Dtype dtype, py::handle s) {
+        return astype(to_array(a), dtype, to_stream_or_device(s));
+      },
       "a"_a, py::pos_only(), "dtype"_a, py::kw_only(), "stream"_a = py::none(), "a converted to `dtype`.");
 }
 
@@ -226,7 +229,8 @@ BRAID_PYTHON_INIT(kInitArrayMethods) {
         py::kw_only(), "stream"_a = py::none(), row.doc);
   }
   cls.def(
-      "round", [](const array& a, int decimals, py::handle s) { return round(a, decimals, to_stream_or_device(s)); },
+      "round",
+      [](const array& a, int decimals, py::handle s) { return round(a, decimals, to_stream_or_device(s)); },
       "decimals"_a = 0, py::kw_only(), "stream"_a = py::none(), "See round.");
 }
 

@@ -62,8 +62,10 @@ const DdofRow kDdof[] = {
 };
 
 const ArgRow kArg[] = {
-    {"argmin", &argmin, &argmin, "uint32 index of the first minimum along the axis (of the flattened array without one)."},
-    {"argmax", &argmax, &argmax, "uint32 index of the first maximum along the axis (of the flattened array without one)."},
+    {"argmin", &argmin, &argmin,
+     "uint32 index of the first minimum along the axis (of the flattened array without one)."},
+    {"argmax", &argmax, &argmax,
+     "uint32 index of the first maximum along the axis (of the flattened array without one)."},
 };
 
 const ScanRow kScan[] = {
@@ -75,6 +77,23 @@ const ScanRow kScan[] = {
      "Running log(sum(exp(a))) along the axis (of the flattened array without one)."},
 };
 
+/// One axis: a Python int or anything with __index__ (NumPy's integers), never a bool.
+std::optional<int> index_axis(py::handle axis) {
+  if (PyBool_Check(axis.ptr())) return std::nullopt;
+  if (PyLong_Check(axis.ptr())) return axis.cast<int>();
+  if (PyIndex_Check(axis.ptr())) {
+    auto index = py::reinterpret_steal<py::object>(PyNumber_Index(axis.ptr()));
+    if (!index) throw py::error_already_set();
+    return index.cast<int>();
+  }
+  return std::nullopt;
+}
+
+[[noreturn]] void bad_axis(py::handle axis, const char* expected) {
+  throw py::type_error(std::string("axis must be ") + expected + ", got " +
+                       py::str(py::type::handle_of(axis).attr("__name__")).cast<std::string>() + ".");
+}
+
 /// MLX's reduction axes: None is every axis of `a`.
 std::vector<int> reduce_axes(py::handle axis, const array& a) {
   if (axis.is_none()) {
@@ -82,15 +101,23 @@ std::vector<int> reduce_axes(py::handle axis, const array& a) {
     std::iota(all_axes.begin(), all_axes.end(), 0);
     return all_axes;
   }
-  return to_axes(axis);
+  if (auto one = index_axis(axis)) return {*one};
+  if (!PyList_Check(axis.ptr()) && !PyTuple_Check(axis.ptr()))
+    bad_axis(axis, "None, an int or a sequence of ints");
+  std::vector<int> out;
+  for (auto item : py::reinterpret_borrow<py::sequence>(axis)) {
+    auto one = index_axis(item);
+    if (!one) bad_axis(item, "None, an int or a sequence of ints");
+    out.push_back(*one);
+  }
+  return out;
 }
 
 std::optional<int> optional_axis(py::handle axis) {
   if (axis.is_none()) return std::nullopt;
-  if (!PyLong_Check(axis.ptr()) || PyBool_Check(axis.ptr())) {
-    throw py::type_error("axis must be None or an int, got " + py::repr(axis).cast<std::string>() + ".");
-  }
-  return axis.cast<int>();
+  auto one = index_axis(axis);
+  if (!one) bad_axis(axis, "None or an int");
+  return one;
 }
 
 // The functions and methods differ only in how `a` arrives (any array-like or self), so one
@@ -107,8 +134,8 @@ void def_reduce(Cls& scope, const ReduceRow& row) {
     return op(x, reduce_axes(axis, x), keepdims, to_stream_or_device(s));
   };
   if constexpr (kIsMethod<Input>) {
-    scope.def(row.name, fn, "axis"_a = py::none(), "keepdims"_a = false, py::kw_only(), "stream"_a = py::none(),
-              row.doc);
+    scope.def(row.name, fn, "axis"_a = py::none(), "keepdims"_a = false, py::kw_only(),
+              "stream"_a = py::none(), row.doc);
   } else {
     scope.def(row.name, fn, "a"_a, py::pos_only(), "axis"_a = py::none(), "keepdims"_a = false, py::kw_only(),
               "stream"_a = py::none(), row.doc);
@@ -135,11 +162,12 @@ void def_arg(Cls& scope, const ArgRow& row) {
   auto fn = [along = row.along, all_axes = row.all](Input a, py::handle axis, bool keepdims, py::handle s) {
     const array x = as_input(a);
     const auto ax = optional_axis(axis);
-    return ax ? along(x, *ax, keepdims, to_stream_or_device(s)) : all_axes(x, keepdims, to_stream_or_device(s));
+    return ax ? along(x, *ax, keepdims, to_stream_or_device(s))
+              : all_axes(x, keepdims, to_stream_or_device(s));
   };
   if constexpr (kIsMethod<Input>) {
-    scope.def(row.name, fn, "axis"_a = py::none(), "keepdims"_a = false, py::kw_only(), "stream"_a = py::none(),
-              row.doc);
+    scope.def(row.name, fn, "axis"_a = py::none(), "keepdims"_a = false, py::kw_only(),
+              "stream"_a = py::none(), row.doc);
   } else {
     scope.def(row.name, fn, "a"_a, py::pos_only(), "axis"_a = py::none(), "keepdims"_a = false, py::kw_only(),
               "stream"_a = py::none(), row.doc);
@@ -177,7 +205,8 @@ BRAID_PYTHON_INIT(kInitFunctions) {
         const array x = to_array(a);
         return softmax(x, reduce_axes(axis, x), precise, to_stream_or_device(s));
       },
-      "a"_a, py::pos_only(), "axis"_a = py::none(), py::kw_only(), "precise"_a = false, "stream"_a = py::none(),
+      "a"_a, py::pos_only(), "axis"_a = py::none(), py::kw_only(), "precise"_a = false,
+      "stream"_a = py::none(),
       "exp(a) / sum(exp(a)) over the axes (every axis when None), computed stably; `precise` accumulates "
       "half-precision inputs in float32.");
   m.def(
