@@ -26,6 +26,9 @@ std::vector<array> split_by(const array& a, py::handle indices_or_sections, int 
   return split(a, arg_shape(indices_or_sections, "split", "indices_or_sections"), axis, s);
 }
 
+// Functions with *args take `stream` as a plain object: pybind11 2.10 loads a keyword argument
+// that follows *args without implicit conversions, so a DeviceType would not become a Device.
+
 /// The arguments of a method taking either one sequence or several ints: a.reshape((2, 3)) and
 /// a.reshape(2, 3).
 py::object varargs_sequence(const py::args& args) {
@@ -55,7 +58,8 @@ using AtLeastMany = std::vector<array> (*)(const std::vector<array>&, StreamOrDe
 void def_atleast(py::module_& m, const char* name, AtLeast one, AtLeastMany many, const char* doc) {
   m.def(
       name,
-      [one, many, name](const py::args& arys, StreamOrDevice s) -> py::object {
+      [one, many, name](const py::args& arys, py::object stream) -> py::object {
+        auto s = to_stream_or_device(stream);
         std::vector<array> inputs;
         for (auto item : arys) inputs.push_back(arg_array(item, name, "arys"));
         if (inputs.size() == 1) return py::cast(one(inputs[0], s));
@@ -138,10 +142,10 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "Broadcasts with NumPy's rules to `shape`.");
   m.def(
       "broadcast_arrays",
-      [](const py::args& arrays, StreamOrDevice s) {
+      [](const py::args& arrays, py::object stream) {
         std::vector<array> inputs;
         for (auto item : arrays) inputs.push_back(arg_array(item, "broadcast_arrays", "arrays"));
-        return broadcast_arrays(inputs, s);
+        return broadcast_arrays(inputs, to_stream_or_device(stream));
       },
       "stream"_a = py::none(), "Every input broadcast to their common shape.");
   m.def(
@@ -204,9 +208,9 @@ BRAID_PYTHON_INIT(kInitArrayMethods) {
   array_class(m)
       .def(
           "reshape",
-          [](const array& a, const py::args& shape, StreamOrDevice s) {
+          [](const array& a, const py::args& shape, py::object stream) {
             if (shape.size() == 0) throw py::type_error("[reshape] Expected a shape.");
-            return reshape(a, arg_shape(varargs_sequence(shape), "reshape", "shape"), s);
+            return reshape(a, arg_shape(varargs_sequence(shape), "reshape", "shape"), to_stream_or_device(stream));
           },
           "stream"_a = py::none(), "The array in a new shape, given as a tuple or as separate ints.")
       .def(
@@ -220,7 +224,8 @@ BRAID_PYTHON_INIT(kInitArrayMethods) {
           "axis"_a = py::none(), py::kw_only(), "stream"_a = py::none(), "See squeeze.")
       .def(
           "transpose",
-          [](const array& a, const py::args& axes, StreamOrDevice s) {
+          [](const array& a, const py::args& axes, py::object stream) {
+            auto s = to_stream_or_device(stream);
             if (axes.size() == 0) return transpose(a, s);
             return transpose_axes(a, varargs_sequence(axes), s);
           },
