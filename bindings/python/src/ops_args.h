@@ -15,7 +15,8 @@ inline std::string type_name(py::handle obj) {
   return py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>();
 }
 
-[[noreturn]] inline void throw_arg_type(const char* fn, const char* name, const char* expected, py::handle obj) {
+[[noreturn]] inline void throw_arg_type(const char* fn, const char* name, const char* expected,
+                                        py::handle obj) {
   throw py::type_error(std::string("[") + fn + "] Expected `" + name + "` to be " + expected + ", got " +
                        type_name(obj) + ".");
 }
