@@ -162,7 +162,7 @@ BRAID_PYTHON_INIT(kInitFunctions) {
             throw std::invalid_argument(
                 "[broadcast_shapes] Expects a sequence of shapes (tuple or list of ints).");
           }
-          Shape next = to_shape(shapes[i]);
+          Shape next = arg_shape(shapes[i], "broadcast_shapes", "shapes");
           out = i == 0 ? next : broadcast_two(out, next);
         }
         return shape_tuple(out);
