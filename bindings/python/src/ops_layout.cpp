@@ -151,7 +151,10 @@ BRAID_PYTHON_INIT(kInitArrayMethods) {
           py::kw_only(), "stream"_a = py::none(), "See diag.")
       .def(
           "view", [](const array& a, Dtype dtype, StreamOrDevice s) { return view(a, dtype, s); }, "dtype"_a,
-          py::kw_only(), "stream"_a = py::none(), "See view.");
+          py::kw_only(), "stream"_a = py::none(), "See view.")
+      .def(
+          "conj", [](const array& a, StreamOrDevice s) { return conjugate(a, s); }, py::kw_only(),
+          "stream"_a = py::none(), "The complex conjugate (other dtypes unchanged).");
 }
 
 }  // namespace braid::python

@@ -295,3 +295,9 @@ def test_numpy_integers_count_as_ints():
     for out, ref in zip(mx.split(a, np.int64(3), axis=1), np.split(x, 3, axis=1)):
         check(out, ref)
     check(mx.squeeze(mx.array(arange(1, 3)), np.int64(0)), arange(3))
+
+
+def test_conj_method():
+    z = np.array([1 + 2j, -3j], np.complex64)
+    check(mx.array(z).conj(), np.conj(z))
+    check(mx.array(arange(3)).conj(stream=mx.cpu), arange(3))
