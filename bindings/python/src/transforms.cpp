@@ -82,6 +82,10 @@ void check_loss_output(py::handle out, const std::string& tag, bool scalar_only)
 }
 
 /// One call of value_and_grad(fun)(*args, **kwargs): (value tree, gradient tree).
+///
+/// The differentiated arguments reach `fun` rebuilt around the traced arrays, in new lists,
+/// tuples and dicts; the others reach it as they are (an nn.Module passed through stays that
+/// object). The caller's containers are never written, so threads may share them.
 std::pair<py::object, py::object> value_and_grad_call(const py::function& fun, const GradTargets& t,
                                                        const std::string& tag, bool scalar_only,
                                                        const py::args& args, const py::kwargs& kwargs) {
@@ -99,63 +103,66 @@ std::pair<py::object, py::object> value_and_grad_call(const py::function& fun, c
                                   "' because the function is called with the keyword arguments {" + given + "}.");
     }
   }
-
-  // Every array of the arguments, positional first; the differentiated ones by flat index.
-  std::vector<array> arrays;
-  std::vector<int> grad_indices;
-  std::vector<size_t> grad_counts;  // arrays per differentiated argument, in order
-  auto add = [&](py::handle tree, bool differentiated) {
-    auto flat = tree_flatten_arrays(tree, differentiated);
-    if (differentiated) {
-      for (size_t i = 0; i < flat.size(); ++i) grad_indices.push_back(static_cast<int>(arrays.size() + i));
-      grad_counts.push_back(flat.size());
-    }
-    arrays.insert(arrays.end(), flat.begin(), flat.end());
+  auto positional = [&](size_t i) { return std::binary_search(t.argnums.begin(), t.argnums.end(), static_cast<int>(i)); };
+  auto keyword = [&](py::handle key) {
+    return std::find(t.argnames.begin(), t.argnames.end(), key.cast<std::string>()) != t.argnames.end();
   };
+
+  // The arrays to differentiate: those of the positional arguments in argnums, then those of
+  // the keyword arguments in argnames (in the call's keyword order); any other leaf is an error.
+  std::vector<array> arrays;
   for (size_t i = 0; i < args.size(); ++i) {
-    add(args[i], std::binary_search(t.argnums.begin(), t.argnums.end(), static_cast<int>(i)));
+    if (!positional(i)) continue;
+    auto flat = tree_flatten_arrays(args[i], true);
+    arrays.insert(arrays.end(), flat.begin(), flat.end());
   }
   for (auto item : kwargs) {
-    add(item.second,
-        std::find(t.argnames.begin(), t.argnames.end(), item.first.cast<std::string>()) != t.argnames.end());
+    if (!keyword(item.first)) continue;
+    auto flat = tree_flatten_arrays(item.second, true);
+    arrays.insert(arrays.end(), flat.begin(), flat.end());
   }
+  std::vector<int> every(arrays.size());
+  for (size_t i = 0; i < every.size(); ++i) every[i] = static_cast<int>(i);
 
   py::object py_out;
   auto traced = [&](const std::vector<array>& inputs) {
     py::gil_scoped_acquire gil;
     size_t next = 0;
     py::tuple call_args(args.size());
-    for (size_t i = 0; i < args.size(); ++i) call_args[i] = tree_unflatten_arrays(args[i], inputs, next);
+    for (size_t i = 0; i < args.size(); ++i) {
+      call_args[i] = positional(i) ? tree_unflatten_arrays(args[i], inputs, next) : py::object(args[i]);
+    }
     py::dict call_kwargs;
-    for (auto item : kwargs) call_kwargs[item.first] = tree_unflatten_arrays(item.second, inputs, next);
+    for (auto item : kwargs) {
+      call_kwargs[item.first] =
+          keyword(item.first) ? tree_unflatten_arrays(item.second, inputs, next) : py::reinterpret_borrow<py::object>(item.second);
+    }
     py_out = fun(*call_args, **call_kwargs);
     check_loss_output(py_out, tag, scalar_only);
     return tree_flatten_arrays(py_out, false);
   };
-  auto [values, grads] = braid::value_and_grad(ListFunction(traced), grad_indices)(arrays);
+  auto [values, grads] = braid::value_and_grad(ListFunction(traced), every)(arrays);
 
   // Gradients in the shape of their arguments: one argument as itself, several as a tuple,
   // and with argnames a (positional, {name: gradient}) pair.
   size_t next = 0;
-  py::object positional = py::none();
+  py::object positional_grads = py::none();
   if (t.argnums.size() == 1) {
-    positional = tree_unflatten_arrays(args[static_cast<size_t>(t.argnums[0])], grads, next);
+    positional_grads = tree_unflatten_arrays(args[static_cast<size_t>(t.argnums[0])], grads, next);
   } else if (t.argnums.size() > 1) {
     py::tuple each(t.argnums.size());
     for (size_t i = 0; i < t.argnums.size(); ++i) {
       each[i] = tree_unflatten_arrays(args[static_cast<size_t>(t.argnums[i])], grads, next);
     }
-    positional = std::move(each);
+    positional_grads = std::move(each);
   }
-  py::object py_grads = positional;
+  py::object py_grads = positional_grads;
   if (!t.argnames.empty()) {
-    py::dict keyword;
+    py::dict keyword_grads;
     for (auto item : kwargs) {
-      if (std::find(t.argnames.begin(), t.argnames.end(), item.first.cast<std::string>()) != t.argnames.end()) {
-        keyword[item.first] = tree_unflatten_arrays(item.second, grads, next);
-      }
+      if (keyword(item.first)) keyword_grads[item.first] = tree_unflatten_arrays(item.second, grads, next);
     }
-    py_grads = py::make_tuple(positional, keyword);
+    py_grads = py::make_tuple(positional_grads, keyword_grads);
   }
   size_t next_value = 0;
   return {tree_unflatten_arrays(py_out, values, next_value), py_grads};

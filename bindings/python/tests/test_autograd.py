@@ -354,3 +354,36 @@ def test_eval_takes_trees_and_ignores_other_leaves():
     c = b * 4
     assert mx.async_eval([c], {"k": c + 1}) is None
     assert c.tolist() == [8.0]
+
+
+def test_undifferentiated_arguments_pass_as_they_are_and_callers_containers_stay_untouched():
+    class Model(dict):
+        def __call__(self, x):
+            return x * self["w"]
+
+    model = Model(w=mx.array(3.0))
+    params = {"w": mx.array(2.0)}
+    seen = []
+
+    def loss(params, model, x):
+        seen.append(model)
+        model.update(params)  # as mlx.nn.value_and_grad does
+        return model(x)
+
+    value, g = mx.value_and_grad(loss)(params, model, mx.array(5.0))
+    assert seen == [model] and seen[0] is model
+    assert value.item() == 10.0 and g["w"].item() == 5.0
+    assert isinstance(g, dict) and not isinstance(g, Model)
+
+    items = [mx.array(1.0), (mx.array(2.0),)]
+    other = [mx.array(4.0), "tag"]
+    first, second = items[0], other[0]
+
+    def f(xs, o):
+        assert xs is not items and xs[0] is not first  # a new list around a traced array
+        assert o is other
+        return xs[0] * xs[1][0] * o[0]
+
+    g = mx.grad(f)(items, other)
+    assert g[0].item() == 8.0 and g[1][0].item() == 4.0
+    assert items[0] is first and other[0] is second and other[1] == "tag"

@@ -104,6 +104,32 @@ def test_grad_and_value_and_grad_on_workers(n_threads):
 
 
 @pytest.mark.parametrize("n_threads", THREAD_COUNTS)
+def test_workers_share_one_parameter_tree(n_threads):
+    rng = np.random.default_rng(SEED + 5)
+    wv, bv = rand(rng, 6, 3), rand(rng, 3)
+    params = {"layers": [{"w": mx.array(wv), "b": mx.array(bv)}]}  # one tree for every thread
+    ones = mx.array(np.ones(3, np.float32))
+    xs = [rand(rng, 6) for _ in range(16)]
+
+    def loss(p, x):
+        layer = p["layers"][0]
+        h = x @ layer["w"] + layer["b"]
+        return (h * h) @ ones
+
+    grad = mx.grad(loss)
+
+    def work(x):
+        g = grad(params, mx.array(x))
+        return np.array(g["layers"][0]["w"]), np.array(g["layers"][0]["b"])
+
+    for x, (gw, gb) in zip(xs, run_all(n_threads, work, [(x,) for x in xs])):
+        h = x @ wv + bv
+        np.testing.assert_allclose(gw, np.outer(x, 2 * h), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(gb, 2 * h, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(np.array(params["layers"][0]["w"]), wv)
+
+
+@pytest.mark.parametrize("n_threads", THREAD_COUNTS)
 def test_custom_functions_built_here_and_freed_on_workers(n_threads):
     @mx.custom_function
     def scaled(x):
