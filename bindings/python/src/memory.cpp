@@ -5,7 +5,8 @@
 namespace braid::python {
 
 BRAID_PYTHON_INIT(kInitFunctions) {
-  m.def("get_active_memory", &get_active_memory, "Bytes held by live arrays' buffers (the cache not counted).");
+  m.def("get_active_memory", &get_active_memory,
+        "Bytes held by live arrays' buffers (the cache not counted).");
   m.def("get_peak_memory", &get_peak_memory,
         "The largest active memory seen since the start or the last reset_peak_memory().");
   m.def("reset_peak_memory", &reset_peak_memory, "Resets the peak memory to the active memory.");

@@ -20,7 +20,7 @@ std::string type_name(py::handle obj) { return py::str(py::type::handle_of(obj).
 // --- grad and value_and_grad ------------------------------------------------------------------
 
 struct GradTargets {
-  std::vector<int> argnums;         // sorted positional indices
+  std::vector<int> argnums;           // sorted positional indices
   std::vector<std::string> argnames;  // keyword names
 };
 
@@ -30,7 +30,8 @@ GradTargets parse_grad_targets(py::handle argnums, py::handle argnames, const st
     t.argnames.push_back(argnames.cast<std::string>());
   } else if (PyList_Check(argnames.ptr()) || PyTuple_Check(argnames.ptr())) {
     for (auto name : py::reinterpret_borrow<py::sequence>(argnames)) {
-      if (!PyUnicode_Check(name.ptr())) throw py::type_error(tag + " argnames must be a str or a sequence of str.");
+      if (!PyUnicode_Check(name.ptr()))
+        throw py::type_error(tag + " argnames must be a str or a sequence of str.");
       auto s = name.cast<std::string>();
       if (std::find(t.argnames.begin(), t.argnames.end(), s) == t.argnames.end()) t.argnames.push_back(s);
     }
@@ -44,7 +45,8 @@ GradTargets parse_grad_targets(py::handle argnums, py::handle argnames, const st
     t.argnums = {argnums.cast<int>()};
   } else if (PyList_Check(argnums.ptr()) || PyTuple_Check(argnums.ptr())) {
     for (auto n : py::reinterpret_borrow<py::sequence>(argnums)) {
-      if (!PyLong_Check(n.ptr())) throw py::type_error(tag + " argnums must be an int or a sequence of ints.");
+      if (!PyLong_Check(n.ptr()))
+        throw py::type_error(tag + " argnums must be an int or a sequence of ints.");
       t.argnums.push_back(n.cast<int>());
     }
   } else {
@@ -76,8 +78,10 @@ void check_loss_output(py::handle out, const std::string& tag, bool scalar_only)
   }
   if (!PyTuple_Check(out.ptr()) || py::len(out) == 0 ||
       !py::isinstance<array>(py::reinterpret_borrow<py::tuple>(out)[0])) {
-    throw std::invalid_argument(tag + " The function to differentiate must return a scalar array or a tuple whose "
-                                "first element is a scalar array, not " + type_name(out) + ".");
+    throw std::invalid_argument(tag +
+                                " The function to differentiate must return a scalar array or a tuple whose "
+                                "first element is a scalar array, not " +
+                                type_name(out) + ".");
   }
 }
 
@@ -87,23 +91,27 @@ void check_loss_output(py::handle out, const std::string& tag, bool scalar_only)
 /// tuples and dicts; the others reach it as they are (an nn.Module passed through stays that
 /// object). The caller's containers are never written, so threads may share them.
 std::pair<py::object, py::object> value_and_grad_call(const py::function& fun, const GradTargets& t,
-                                                       const std::string& tag, bool scalar_only,
-                                                       const py::args& args, const py::kwargs& kwargs) {
+                                                      const std::string& tag, bool scalar_only,
+                                                      const py::args& args, const py::kwargs& kwargs) {
   release_dropped_objects();
   if (!t.argnums.empty() && static_cast<size_t>(t.argnums.back()) >= args.size()) {
     throw std::invalid_argument(tag + " Can't compute the gradient of argument index " +
-                                std::to_string(t.argnums.back()) + " because the function is called with only " +
-                                std::to_string(args.size()) + " positional arguments.");
+                                std::to_string(t.argnums.back()) +
+                                " because the function is called with only " + std::to_string(args.size()) +
+                                " positional arguments.");
   }
   for (const auto& name : t.argnames) {
     if (!kwargs.contains(name)) {
       std::string given;
       for (auto item : kwargs) given += (given.empty() ? "" : ", ") + item.first.cast<std::string>();
       throw std::invalid_argument(tag + " Can't compute the gradient of keyword argument '" + name +
-                                  "' because the function is called with the keyword arguments {" + given + "}.");
+                                  "' because the function is called with the keyword arguments {" + given +
+                                  "}.");
     }
   }
-  auto positional = [&](size_t i) { return std::binary_search(t.argnums.begin(), t.argnums.end(), static_cast<int>(i)); };
+  auto positional = [&](size_t i) {
+    return std::binary_search(t.argnums.begin(), t.argnums.end(), static_cast<int>(i));
+  };
   auto keyword = [&](py::handle key) {
     return std::find(t.argnames.begin(), t.argnames.end(), key.cast<std::string>()) != t.argnames.end();
   };
@@ -134,8 +142,8 @@ std::pair<py::object, py::object> value_and_grad_call(const py::function& fun, c
     }
     py::dict call_kwargs;
     for (auto item : kwargs) {
-      call_kwargs[item.first] =
-          keyword(item.first) ? tree_unflatten_arrays(item.second, inputs, next) : py::reinterpret_borrow<py::object>(item.second);
+      call_kwargs[item.first] = keyword(item.first) ? tree_unflatten_arrays(item.second, inputs, next)
+                                                    : py::reinterpret_borrow<py::object>(item.second);
     }
     py_out = fun(*call_args, **call_kwargs);
     check_loss_output(py_out, tag, scalar_only);
@@ -187,7 +195,8 @@ ListFunction list_function(const py::function& fun, const char* tag) {
       }
       if (outs.size() == py::len(out)) return outs;
     }
-    throw std::invalid_argument(std::string("[") + tag + "] The function must return an array or a list of arrays, not " +
+    throw std::invalid_argument(std::string("[") + tag +
+                                "] The function must return an array or a list of arrays, not " +
                                 type_name(out) + ".");
   };
 }
@@ -200,7 +209,8 @@ std::vector<int> flat_axes(py::handle tree, py::handle axes, bool output) {
   std::vector<int> flat;
   bool saw_tuple = false;
   visit_with_axes(tree, axes, "vmap", [&](py::handle leaf, py::handle axis) {
-    if (!py::isinstance<array>(leaf)) throw std::invalid_argument("[vmap] The arguments should contain only arrays.");
+    if (!py::isinstance<array>(leaf))
+      throw std::invalid_argument("[vmap] The arguments should contain only arrays.");
     if (PyTuple_Check(axis.ptr())) {
       // A one-element tuple stands for its element when the whole tree is a single array.
       saw_tuple = true;
@@ -224,7 +234,8 @@ std::vector<int> flat_axes(py::handle tree, py::handle axes, bool output) {
     }
     flat.push_back(ax);
   });
-  if (saw_tuple && !py::isinstance<array>(tree)) throw std::invalid_argument("[vmap] axis must be int or None.");
+  if (saw_tuple && !py::isinstance<array>(tree))
+    throw std::invalid_argument("[vmap] axis must be int or None.");
   return flat;
 }
 
@@ -280,8 +291,7 @@ py::object vmap_call(const py::function& fun, py::handle in_axes, py::handle out
 
 BRAID_PYTHON_INIT(kInitFunctions) {
   m.def(
-      "eval",
-      [](const py::args& args) { eval_released(tree_flatten_arrays(args, false)); },
+      "eval", [](const py::args& args) { eval_released(tree_flatten_arrays(args, false)); },
       "Computes the arrays in the arguments (arrays or trees of them; other leaves are ignored), "
       "releasing the GIL while it waits.");
   m.def(
@@ -342,8 +352,9 @@ BRAID_PYTHON_INIT(kInitFunctions) {
   m.def(
       "vmap",
       [](const py::function& fun, py::object in_axes, py::object out_axes) {
-        return py::cpp_function(
-            [fun, in_axes, out_axes](const py::args& args) { return vmap_call(fun, in_axes, out_axes, args); });
+        return py::cpp_function([fun, in_axes, out_axes](const py::args& args) {
+          return vmap_call(fun, in_axes, out_axes, args);
+        });
       },
       "fun"_a, "in_axes"_a = 0, "out_axes"_a = 0,
       "fun vectorized over an axis of its inputs: in_axes and out_axes are an int, None (not "
