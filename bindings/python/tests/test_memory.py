@@ -2,6 +2,7 @@
 import gc
 
 import numpy as np
+import pytest
 
 import braid.core as mx
 
@@ -71,3 +72,14 @@ def test_counters_are_ints():
     for f in (mx.get_active_memory, mx.get_peak_memory, mx.get_cache_memory, mx.get_memory_limit):
         assert isinstance(f(), int)
     assert mx.reset_peak_memory() is None and mx.clear_cache() is None
+
+
+def test_metal_names_are_deprecated_aliases():
+    assert mx.metal.is_available() is False
+    with pytest.warns(DeprecationWarning):
+        assert mx.metal.get_active_memory() == mx.get_active_memory()
+    with pytest.warns(DeprecationWarning):
+        previous = mx.metal.set_cache_limit(limit=32 * MB)
+    assert mx.set_cache_limit(previous) == 32 * MB
+    for name in ("get_peak_memory", "reset_peak_memory", "get_cache_memory", "set_memory_limit", "clear_cache"):
+        assert callable(getattr(mx.metal, name))
