@@ -11,6 +11,7 @@
 #include "braid/braid.h"
 #include "braid/nn.h"
 #include "braid/optimizers.h"
+#include "optimizers/fused.h"
 #include "support.h"
 
 using namespace braid;
@@ -419,6 +420,67 @@ TEST(Optimizers, SavedAndRestoredStateContinuesBitIdentically) {
     ASSERT_TRUE(restored_state.count(path)) << path;
     EXPECT_EQ(leaf.dtype(), restored_state.at(path).dtype()) << path;
     EXPECT_EQ(values(leaf), values(restored_state.at(path))) << path;
+  }
+}
+
+// Adam and AdamW update each parameter with three fused nodes (the two moments, then the
+// parameter); they must compute exactly what the ops they replace compute, in every floating
+// dtype, with and without bias correction, on every device, for gradients of any layout.
+TEST(Optimizers, FusedAdamStepsEqualTheUnfusedOpsBitForBit) {
+  struct Case {
+    const char* name;
+    std::function<std::unique_ptr<optim::Optimizer>()> make;
+  };
+  const std::vector<Case> cases = {
+      {"Adam",
+       [] {
+         return std::make_unique<optim::Adam>(1e-2, std::array<double, 2>{0.9, 0.999}, 1e-8);
+       }},
+      {"Adam bias-corrected",
+       [] {
+         return std::make_unique<optim::Adam>(3e-2, std::array<double, 2>{0.8, 0.99}, 1e-6, true);
+       }},
+      {"AdamW", [] { return std::make_unique<optim::AdamW>(1e-2); }},
+      {"AdamW bias-corrected",
+       [] {
+         return std::make_unique<optim::AdamW>(5e-3, std::array<double, 2>{0.9, 0.999}, 1e-8, 0.1, true);
+       }},
+  };
+  const Shape shape = {37, 5};  // odd sizes: the vector loops' tails
+  for (const auto& device : test_devices()) {
+    StreamContext on(device);
+    for (Dtype dtype : {float32, float16, bfloat16, float64}) {
+      if (dtype == float64 && device == Device::gpu) continue;
+      for (const auto& c : cases) {
+        auto run = [&](bool fused) {
+          optimizers::detail::fusion_enabled() = fused;
+          auto optimizer = c.make();
+          Tree parameters;
+          parameters.set("w", astype(array(initial_parameter(shape).begin(), shape, float32), dtype));
+          for (int t = 1; t <= 3; ++t) {
+            // A transposed gradient: the fused path's operands must not assume a layout.
+            array g = transpose(astype(array(gradient_at({5, 37}, t).begin(), Shape{5, 37}, float32), dtype));
+            Tree gradients;
+            gradients.set("w", g);
+            parameters = optimizer->apply_gradients(gradients, parameters);
+            const array& w = parameters.at("w").leaf();
+            EXPECT_EQ(std::string(w.primitive().name()) == "OptimizerUpdate", fused) << c.name;
+            eval(w);
+          }
+          optimizers::detail::fusion_enabled() = true;
+          auto state = tree_flatten(optimizer->state());
+          std::vector<std::vector<double>> out{values(parameters.at("w").leaf())};
+          for (const auto& [path, leaf] : state) out.push_back(values(leaf));
+          return out;
+        };
+        const auto fused = run(true);
+        const auto unfused = run(false);
+        ASSERT_EQ(fused.size(), unfused.size());
+        for (size_t i = 0; i < fused.size(); ++i) {
+          EXPECT_EQ(fused[i], unfused[i]) << c.name << ", " << dtype << ", " << device << ", output " << i;
+        }
+      }
+    }
   }
 }
 

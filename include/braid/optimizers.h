@@ -223,6 +223,9 @@ class Adam : public Optimizer {
  protected:
   void init_single(const array& parameter, Tree& state) override;
   array apply_single(const array& gradient, const array& parameter, Tree& state) override;
+  /// The Adam step of `parameter`, scaled first by the 0-d `decay` when given (AdamW).
+  array adam_step(const array& gradient, const array& parameter, Tree& state,
+                  const std::optional<array>& decay);
 
   std::array<double, 2> betas_;
   double eps_;

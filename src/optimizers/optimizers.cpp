@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "braid/ops.h"
+#include "optimizers/fused.h"
 #include "python_scalars.h"
 
 namespace braid::optimizers {
@@ -131,24 +132,40 @@ void Adam::init_single(const array& parameter, Tree& state) {
 }
 
 array Adam::apply_single(const array& gradient, const array& parameter, Tree& state) {
+  return adam_step(gradient, parameter, state, std::nullopt);
+}
+
+array Adam::adam_step(const array& gradient, const array& parameter, Tree& state,
+                      const std::optional<array>& decay) {
   array lr = astype(learning_rate(), gradient.dtype());
   const auto [b1, b2] = betas_;
   array m = state.at("m").leaf();
   array v = state.at("v").leaf();
+  std::optional<array> c1, c2;
+  if (bias_correction_) {
+    array t = step();
+    c1 = astype(lr / one_minus(power_of_step(b1, t)), gradient.dtype());
+    c2 = astype(rsqrt(one_minus(power_of_step(b2, t))), gradient.dtype());
+  }
+  if (detail::fusable(parameter, gradient, m, v)) {
+    // The same arithmetic as below in three nodes instead of about fourteen.
+    m = detail::fused_moment(m, gradient, b1, 1 - b1, false);
+    v = detail::fused_moment(v, gradient, b2, 1 - b2, true);
+    state.set("m", m);
+    state.set("v", v);
+    return detail::fused_adam_step(parameter, m, v, c1 ? *c1 : lr, c2, decay, eps_);
+  }
   m = py_float(b1, m) * m + py_float(1 - b1, gradient) * gradient;
   v = py_float(b2, v) * v + py_float(1 - b2, gradient) * square(gradient);
   state.set("m", m);
   state.set("v", v);
-
+  const array p = decay ? parameter * *decay : parameter;
   if (bias_correction_) {
-    array t = step();
-    array c1 = astype(lr / one_minus(power_of_step(b1, t)), gradient.dtype());
-    array c2 = astype(rsqrt(one_minus(power_of_step(b2, t))), gradient.dtype());
-    array denominator = sqrt(v) * c2;
-    return parameter - c1 * m / (denominator + py_float(eps_, denominator));
+    array denominator = sqrt(v) * *c2;
+    return p - *c1 * m / (denominator + py_float(eps_, denominator));
   }
   array denominator = sqrt(v);
-  return parameter - lr * m / (denominator + py_float(eps_, denominator));
+  return p - lr * m / (denominator + py_float(eps_, denominator));
 }
 
 AdamW::AdamW(LearningRate learning_rate, std::array<double, 2> betas, double eps, double weight_decay,
@@ -157,7 +174,7 @@ AdamW::AdamW(LearningRate learning_rate, std::array<double, 2> betas, double eps
 
 array AdamW::apply_single(const array& gradient, const array& parameter, Tree& state) {
   array lr = astype(learning_rate(), gradient.dtype());
-  return Adam::apply_single(gradient, parameter * one_minus(lr * py_float(weight_decay_, lr)), state);
+  return adam_step(gradient, parameter, state, one_minus(lr * py_float(weight_decay_, lr)));
 }
 
 Adamax::Adamax(LearningRate learning_rate, std::array<double, 2> betas, double eps)

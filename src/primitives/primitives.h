@@ -7,6 +7,7 @@
 #include "primitives/indexing.h"
 #include "primitives/io.h"
 #include "primitives/linalg.h"
+#include "primitives/optimizer.h"
 #include "primitives/quantized.h"
 #include "primitives/random.h"
 #include "primitives/reduce.h"
