@@ -1,0 +1,346 @@
+// braid.core's eval and the transforms of Python functions: grad, value_and_grad, vjp, jvp and
+// vmap (mlx.core's names and rules). Arguments and results are trees of arrays (lists, tuples,
+// dicts); their arrays travel as flat lists through braid's C++ transforms, and the Python
+// function runs on the calling thread, with the GIL, once per call. Its exceptions reach the
+// caller unchanged (pybind11 carries them through the C++ frames as error_already_set).
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include "transforms_support.h"
+
+namespace braid::python {
+
+namespace {
+
+using ListFunction = std::function<std::vector<array>(const std::vector<array>&)>;
+
+std::string type_name(py::handle obj) { return py::str(py::type::handle_of(obj).attr("__name__")); }
+
+// --- grad and value_and_grad ------------------------------------------------------------------
+
+struct GradTargets {
+  std::vector<int> argnums;         // sorted positional indices
+  std::vector<std::string> argnames;  // keyword names
+};
+
+GradTargets parse_grad_targets(py::handle argnums, py::handle argnames, const std::string& tag) {
+  GradTargets t;
+  if (PyUnicode_Check(argnames.ptr())) {
+    t.argnames.push_back(argnames.cast<std::string>());
+  } else if (PyList_Check(argnames.ptr()) || PyTuple_Check(argnames.ptr())) {
+    for (auto name : py::reinterpret_borrow<py::sequence>(argnames)) {
+      if (!PyUnicode_Check(name.ptr())) throw py::type_error(tag + " argnames must be a str or a sequence of str.");
+      auto s = name.cast<std::string>();
+      if (std::find(t.argnames.begin(), t.argnames.end(), s) == t.argnames.end()) t.argnames.push_back(s);
+    }
+  } else {
+    throw py::type_error(tag + " argnames must be a str or a sequence of str.");
+  }
+
+  if (argnums.is_none()) {
+    if (t.argnames.empty()) t.argnums = {0};
+  } else if (PyLong_Check(argnums.ptr())) {
+    t.argnums = {argnums.cast<int>()};
+  } else if (PyList_Check(argnums.ptr()) || PyTuple_Check(argnums.ptr())) {
+    for (auto n : py::reinterpret_borrow<py::sequence>(argnums)) {
+      if (!PyLong_Check(n.ptr())) throw py::type_error(tag + " argnums must be an int or a sequence of ints.");
+      t.argnums.push_back(n.cast<int>());
+    }
+  } else {
+    throw py::type_error(tag + " argnums must be an int or a sequence of ints.");
+  }
+
+  if (t.argnums.empty() && t.argnames.empty()) {
+    throw std::invalid_argument(tag + " Gradient wrt no argument requested.");
+  }
+  std::sort(t.argnums.begin(), t.argnums.end());
+  if (!t.argnums.empty() && t.argnums.front() < 0) {
+    throw std::invalid_argument(tag + " Can't compute the gradient of negative argument index " +
+                                std::to_string(t.argnums.front()) + ".");
+  }
+  if (std::adjacent_find(t.argnums.begin(), t.argnums.end()) != t.argnums.end()) {
+    throw std::invalid_argument(tag + " Duplicate argument index " +
+                                std::to_string(*std::adjacent_find(t.argnums.begin(), t.argnums.end())) +
+                                " is not allowed.");
+  }
+  return t;
+}
+
+/// The first output must be an array (the loss); value_and_grad also takes (loss, aux...).
+void check_loss_output(py::handle out, const std::string& tag, bool scalar_only) {
+  if (py::isinstance<array>(out)) return;
+  if (scalar_only) {
+    throw std::invalid_argument(tag + " The function to differentiate must return a scalar array, not " +
+                                type_name(out) + ".");
+  }
+  if (!PyTuple_Check(out.ptr()) || py::len(out) == 0 ||
+      !py::isinstance<array>(py::reinterpret_borrow<py::tuple>(out)[0])) {
+    throw std::invalid_argument(tag + " The function to differentiate must return a scalar array or a tuple whose "
+                                "first element is a scalar array, not " + type_name(out) + ".");
+  }
+}
+
+/// One call of value_and_grad(fun)(*args, **kwargs): (value tree, gradient tree).
+std::pair<py::object, py::object> value_and_grad_call(const py::function& fun, const GradTargets& t,
+                                                       const std::string& tag, bool scalar_only,
+                                                       const py::args& args, const py::kwargs& kwargs) {
+  release_dropped_objects();
+  if (!t.argnums.empty() && static_cast<size_t>(t.argnums.back()) >= args.size()) {
+    throw std::invalid_argument(tag + " Can't compute the gradient of argument index " +
+                                std::to_string(t.argnums.back()) + " because the function is called with only " +
+                                std::to_string(args.size()) + " positional arguments.");
+  }
+  for (const auto& name : t.argnames) {
+    if (!kwargs.contains(name)) {
+      std::string given;
+      for (auto item : kwargs) given += (given.empty() ? "" : ", ") + item.first.cast<std::string>();
+      throw std::invalid_argument(tag + " Can't compute the gradient of keyword argument '" + name +
+                                  "' because the function is called with the keyword arguments {" + given + "}.");
+    }
+  }
+
+  // Every array of the arguments, positional first; the differentiated ones by flat index.
+  std::vector<array> arrays;
+  std::vector<int> grad_indices;
+  std::vector<size_t> grad_counts;  // arrays per differentiated argument, in order
+  auto add = [&](py::handle tree, bool differentiated) {
+    auto flat = tree_flatten_arrays(tree, differentiated);
+    if (differentiated) {
+      for (size_t i = 0; i < flat.size(); ++i) grad_indices.push_back(static_cast<int>(arrays.size() + i));
+      grad_counts.push_back(flat.size());
+    }
+    arrays.insert(arrays.end(), flat.begin(), flat.end());
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    add(args[i], std::binary_search(t.argnums.begin(), t.argnums.end(), static_cast<int>(i)));
+  }
+  for (auto item : kwargs) {
+    add(item.second,
+        std::find(t.argnames.begin(), t.argnames.end(), item.first.cast<std::string>()) != t.argnames.end());
+  }
+
+  py::object py_out;
+  auto traced = [&](const std::vector<array>& inputs) {
+    py::gil_scoped_acquire gil;
+    size_t next = 0;
+    py::tuple call_args(args.size());
+    for (size_t i = 0; i < args.size(); ++i) call_args[i] = tree_unflatten_arrays(args[i], inputs, next);
+    py::dict call_kwargs;
+    for (auto item : kwargs) call_kwargs[item.first] = tree_unflatten_arrays(item.second, inputs, next);
+    py_out = fun(*call_args, **call_kwargs);
+    check_loss_output(py_out, tag, scalar_only);
+    return tree_flatten_arrays(py_out, false);
+  };
+  auto [values, grads] = braid::value_and_grad(ListFunction(traced), grad_indices)(arrays);
+
+  // Gradients in the shape of their arguments: one argument as itself, several as a tuple,
+  // and with argnames a (positional, {name: gradient}) pair.
+  size_t next = 0;
+  py::object positional = py::none();
+  if (t.argnums.size() == 1) {
+    positional = tree_unflatten_arrays(args[static_cast<size_t>(t.argnums[0])], grads, next);
+  } else if (t.argnums.size() > 1) {
+    py::tuple each(t.argnums.size());
+    for (size_t i = 0; i < t.argnums.size(); ++i) {
+      each[i] = tree_unflatten_arrays(args[static_cast<size_t>(t.argnums[i])], grads, next);
+    }
+    positional = std::move(each);
+  }
+  py::object py_grads = positional;
+  if (!t.argnames.empty()) {
+    py::dict keyword;
+    for (auto item : kwargs) {
+      if (std::find(t.argnames.begin(), t.argnames.end(), item.first.cast<std::string>()) != t.argnames.end()) {
+        keyword[item.first] = tree_unflatten_arrays(item.second, grads, next);
+      }
+    }
+    py_grads = py::make_tuple(positional, keyword);
+  }
+  size_t next_value = 0;
+  return {tree_unflatten_arrays(py_out, values, next_value), py_grads};
+}
+
+// --- vjp and jvp ------------------------------------------------------------------------------
+
+/// `fun` over a flat list of arrays: it takes them as positional arguments and returns an array
+/// or a list or tuple of arrays.
+ListFunction list_function(const py::function& fun, const char* tag) {
+  return [&fun, tag](const std::vector<array>& inputs) {
+    py::gil_scoped_acquire gil;
+    py::tuple call_args(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) call_args[i] = py::cast(inputs[i]);
+    py::object out = fun(*call_args);
+    if (py::isinstance<array>(out)) return std::vector<array>{out.cast<array>()};
+    if (PyList_Check(out.ptr()) || PyTuple_Check(out.ptr())) {
+      std::vector<array> outs;
+      for (auto item : py::reinterpret_borrow<py::sequence>(out)) {
+        if (!py::isinstance<array>(item)) break;
+        outs.push_back(item.cast<array>());
+      }
+      if (outs.size() == py::len(out)) return outs;
+    }
+    throw std::invalid_argument(std::string("[") + tag + "] The function must return an array or a list of arrays, not " +
+                                type_name(out) + ".");
+  };
+}
+
+// --- vmap -------------------------------------------------------------------------------------
+
+/// The vectorized axis of each array of `tree` from the prefix tree `axes` (-1 for None),
+/// negative axes counted from the end. Outputs (`output`) may put the axis after their last.
+std::vector<int> flat_axes(py::handle tree, py::handle axes, bool output) {
+  std::vector<int> flat;
+  bool saw_tuple = false;
+  visit_with_axes(tree, axes, "vmap", [&](py::handle leaf, py::handle axis) {
+    if (!py::isinstance<array>(leaf)) throw std::invalid_argument("[vmap] The arguments should contain only arrays.");
+    if (PyTuple_Check(axis.ptr())) {
+      // A one-element tuple stands for its element when the whole tree is a single array.
+      saw_tuple = true;
+      if (py::len(axis) != 1) throw std::invalid_argument("[vmap] axis must be int or None.");
+      axis = py::reinterpret_borrow<py::tuple>(axis)[0];
+    }
+    if (axis.is_none()) {
+      flat.push_back(-1);
+      return;
+    }
+    if (!PyLong_Check(axis.ptr())) throw std::invalid_argument("[vmap] axis must be int or None.");
+    const auto& a = leaf.cast<const array&>();
+    const int ndim = static_cast<int>(a.ndim()) + (output ? 1 : 0);
+    int ax = axis.cast<int>();
+    if (ax < 0) ax += ndim;
+    if (ax < 0 || ax >= ndim) {
+      std::ostringstream msg;
+      msg << "[vmap] Invalid" << (output ? " output " : " ") << "vectorization axis " << axis.cast<int>()
+          << " for an array with " << a.ndim() << " dimensions.";
+      throw std::invalid_argument(msg.str());
+    }
+    flat.push_back(ax);
+  });
+  if (saw_tuple && !py::isinstance<array>(tree)) throw std::invalid_argument("[vmap] axis must be int or None.");
+  return flat;
+}
+
+py::object vmap_call(const py::function& fun, py::handle in_axes, py::handle out_axes, const py::args& args) {
+  release_dropped_objects();
+  std::vector<array> inputs = tree_flatten_arrays(args, true);
+  py::object tree = args.size() == 1 ? py::object(args[0]) : py::object(args);
+  std::vector<int> in = flat_axes(tree, in_axes, false);
+
+  py::object py_out;
+  std::vector<array> traced_out;
+  auto traced = [&](const std::vector<array>& a) {
+    py::gil_scoped_acquire gil;
+    size_t next = 0;
+    py::object call_args = tree_unflatten_arrays(args, a, next);
+    py_out = fun(*call_args);
+    traced_out = tree_flatten_arrays(py_out, true);
+    return traced_out;
+  };
+  // braid puts every mapped output's axis first; outputs that depend on no mapped input come
+  // back as they were traced.
+  std::vector<array> outs = braid::vmap(ListFunction(traced), in)(inputs);
+  std::vector<int> out = flat_axes(py_out, out_axes, true);
+
+  int size = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (in[i] >= 0) {
+      size = inputs[i].shape(in[i]);
+      break;
+    }
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const bool mapped = outs[i].id() != traced_out[i].id();
+    if (out[i] < 0) {
+      if (mapped) {
+        throw std::invalid_argument("[vmap] An output whose out_axes is None depends on a vectorized input.");
+      }
+    } else if (mapped) {
+      if (out[i] != 0) outs[i] = moveaxis(outs[i], 0, out[i]);
+    } else {
+      // Constant across the batch: repeated along the new axis, as MLX does.
+      array expanded = expand_dims(outs[i], out[i]);
+      Shape shape = expanded.shape();
+      shape[static_cast<size_t>(out[i])] = size;
+      outs[i] = broadcast_to(expanded, shape);
+    }
+  }
+  size_t next = 0;
+  return tree_unflatten_arrays(py_out, outs, next);
+}
+
+}  // namespace
+
+BRAID_PYTHON_INIT(kInitFunctions) {
+  m.def(
+      "eval",
+      [](const py::args& args) { eval_released(tree_flatten_arrays(args, false)); },
+      "Computes the arrays in the arguments (arrays or trees of them; other leaves are ignored), "
+      "releasing the GIL while it waits.");
+  m.def(
+      "async_eval",
+      [](const py::args& args) {
+        auto arrays = tree_flatten_arrays(args, false);
+        py::gil_scoped_release release;
+        braid::async_eval(std::move(arrays));
+      },
+      "Starts computing the arrays in the arguments and returns at once; using them waits.");
+
+  m.def(
+      "vjp",
+      [](const py::function& fun, const std::vector<array>& primals, const std::vector<array>& cotangents) {
+        release_dropped_objects();
+        return braid::vjp(list_function(fun, "vjp"), primals, cotangents);
+      },
+      "fun"_a, "primals"_a, "cotangents"_a,
+      "The outputs of fun(*primals) and the products of the cotangents (one per output) with its "
+      "Jacobian, one per primal: (outputs, vjps).");
+  m.def(
+      "jvp",
+      [](const py::function& fun, const std::vector<array>& primals, const std::vector<array>& tangents) {
+        release_dropped_objects();
+        return braid::jvp(list_function(fun, "jvp"), primals, tangents);
+      },
+      "fun"_a, "primals"_a, "tangents"_a,
+      "The outputs of fun(*primals) and the products of its Jacobian with the tangents (one per "
+      "primal), one per output: (outputs, jvps).");
+
+  m.def(
+      "value_and_grad",
+      [](const py::function& fun, py::object argnums, py::object argnames) {
+        const std::string tag = "[value_and_grad]";
+        GradTargets t = parse_grad_targets(argnums, argnames, tag);
+        return py::cpp_function([fun, t, tag](const py::args& args, const py::kwargs& kwargs) {
+          auto [value, grads] = value_and_grad_call(fun, t, tag, false, args, kwargs);
+          return py::make_tuple(value, grads);
+        });
+      },
+      "fun"_a, "argnums"_a = py::none(), "argnames"_a = py::list(),
+      "A function returning (fun's value, its gradient with respect to the arguments in argnums "
+      "(default 0) and the keyword arguments in argnames). fun returns a scalar array or a tuple "
+      "whose first element is one; only that element is differentiated.");
+  m.def(
+      "grad",
+      [](const py::function& fun, py::object argnums, py::object argnames) {
+        const std::string tag = "[grad]";
+        GradTargets t = parse_grad_targets(argnums, argnames, tag);
+        return py::cpp_function([fun, t, tag](const py::args& args, const py::kwargs& kwargs) {
+          return value_and_grad_call(fun, t, tag, true, args, kwargs).second;
+        });
+      },
+      "fun"_a, "argnums"_a = py::none(), "argnames"_a = py::list(),
+      "A function returning the gradient of the scalar function fun with respect to the arguments "
+      "in argnums (default 0) and the keyword arguments in argnames.");
+
+  m.def(
+      "vmap",
+      [](const py::function& fun, py::object in_axes, py::object out_axes) {
+        return py::cpp_function(
+            [fun, in_axes, out_axes](const py::args& args) { return vmap_call(fun, in_axes, out_axes, args); });
+      },
+      "fun"_a, "in_axes"_a = 0, "out_axes"_a = 0,
+      "fun vectorized over an axis of its inputs: in_axes and out_axes are an int, None (not "
+      "vectorized) or a prefix tree of the arguments (of the outputs) holding ints and None.");
+}
+
+}  // namespace braid::python

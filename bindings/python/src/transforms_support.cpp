@@ -1,0 +1,134 @@
+// transforms_support.h: GIL-safe shared Python objects, tree structures and the axes walk.
+#include "transforms_support.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+
+namespace braid::python {
+
+namespace {
+
+// Objects dropped by threads without the GIL, freed later by a thread that holds it. Both are
+// leaked on purpose: workers may still drop objects while the process exits.
+std::mutex& dropped_mutex() {
+  static auto* m = new std::mutex;
+  return *m;
+}
+std::vector<py::object*>& dropped() {
+  static auto* v = new std::vector<py::object*>;
+  return *v;
+}
+// Set while a pending call is queued, so that a burst of drops queues one call only.
+std::atomic<bool> drain_queued{false};
+
+int drain_dropped(void*) {
+  drain_queued.store(false);
+  release_dropped_objects();
+  return 0;
+}
+
+void drop(py::object* obj) {
+  // During and after finalization Python objects can no longer be freed safely: leak them.
+  if (!Py_IsInitialized() || _Py_IsFinalizing()) return;
+  if (PyGILState_Check()) {
+    delete obj;
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(dropped_mutex());
+    dropped().push_back(obj);
+  }
+  if (!drain_queued.exchange(true) && Py_AddPendingCall(&drain_dropped, nullptr) != 0) {
+    drain_queued.store(false);  // the queue is full: the next transform call drains instead
+  }
+}
+
+/// The placeholder standing for an array leaf in a tree structure (created once, never freed).
+PyObject* placeholder() {
+  static PyObject* p = py::module_::import("builtins").attr("object")().release().ptr();
+  return p;
+}
+
+[[noreturn]] void not_a_prefix(const char* tag) {
+  throw std::invalid_argument(std::string("[") + tag + "] The axes are not a valid prefix of the tree they describe.");
+}
+
+}  // namespace
+
+SharedObject::SharedObject(py::object obj) : ptr_(new py::object(std::move(obj)), &drop) {}
+
+void release_dropped_objects() {
+  std::vector<py::object*> objects;
+  {
+    std::lock_guard<std::mutex> lock(dropped_mutex());
+    objects.swap(dropped());
+  }
+  for (auto* obj : objects) delete obj;
+}
+
+py::object tree_structure(py::handle tree) {
+  return tree_map_arrays(tree, [](const array&) { return py::reinterpret_borrow<py::object>(placeholder()); });
+}
+
+py::object tree_fill(py::handle structure, const std::vector<array>& leaves, size_t& next) {
+  if (structure.ptr() == placeholder()) {
+    if (next >= leaves.size()) throw std::invalid_argument("[tree_unflatten] Fewer arrays than the tree's leaves.");
+    return py::cast(leaves[next++]);
+  }
+  if (PyList_Check(structure.ptr())) {
+    py::list out;
+    for (auto item : py::reinterpret_borrow<py::list>(structure)) out.append(tree_fill(item, leaves, next));
+    return std::move(out);
+  }
+  if (PyTuple_Check(structure.ptr())) {
+    auto t = py::reinterpret_borrow<py::tuple>(structure);
+    py::tuple out(t.size());
+    for (size_t i = 0; i < t.size(); ++i) out[i] = tree_fill(t[i], leaves, next);
+    return std::move(out);
+  }
+  if (PyDict_Check(structure.ptr())) {
+    py::dict out;
+    for (auto item : py::reinterpret_borrow<py::dict>(structure)) out[item.first] = tree_fill(item.second, leaves, next);
+    return std::move(out);
+  }
+  return py::reinterpret_borrow<py::object>(structure);
+}
+
+void visit_with_axes(py::handle tree, py::handle axes, const char* tag,
+                     const std::function<void(py::handle, py::handle)>& visit) {
+  const bool axes_list = PyList_Check(axes.ptr());
+  const bool axes_tuple = PyTuple_Check(axes.ptr());
+  const bool axes_dict = PyDict_Check(axes.ptr());
+  if (PyList_Check(tree.ptr()) || PyTuple_Check(tree.ptr())) {
+    const bool same_kind = PyList_Check(tree.ptr()) ? axes_list : axes_tuple;
+    auto items = py::reinterpret_borrow<py::sequence>(tree);
+    if (same_kind) {
+      auto sub = py::reinterpret_borrow<py::sequence>(axes);
+      if (py::len(sub) != py::len(items)) not_a_prefix(tag);
+      for (size_t i = 0; i < py::len(items); ++i) visit_with_axes(items[i], sub[i], tag, visit);
+      return;
+    }
+    if (axes_list || axes_tuple || axes_dict) not_a_prefix(tag);
+    for (auto item : items) visit_with_axes(item, axes, tag, visit);
+    return;
+  }
+  if (PyDict_Check(tree.ptr())) {
+    auto items = py::reinterpret_borrow<py::dict>(tree);
+    if (axes_dict) {
+      auto sub = py::reinterpret_borrow<py::dict>(axes);
+      if (py::len(sub) != py::len(items)) not_a_prefix(tag);
+      for (auto item : items) {
+        if (!sub.contains(item.first)) not_a_prefix(tag);
+        visit_with_axes(item.second, sub[item.first], tag, visit);
+      }
+      return;
+    }
+    if (axes_list || axes_tuple) not_a_prefix(tag);
+    for (auto item : items) visit_with_axes(item.second, axes, tag, visit);
+    return;
+  }
+  visit(tree, axes);
+}
+
+}  // namespace braid::python
