@@ -166,6 +166,23 @@ def test_update_modules_replaces_and_validates():
     mixed.update_modules(mixed.leaf_modules())
 
 
+def test_updates_leave_no_reference_cycles():
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        model = nn.Sequential(nn.Linear(8, 4), nn.ReLU())
+        model.update(model.parameters())
+        model.update_modules(model.leaf_modules())
+        model.freeze().unfreeze().eval()
+        ref = weakref.ref(model)
+        del model
+        assert ref() is None
+    finally:
+        gc.enable()
+
+
 def test_apply_and_set_dtype():
     layer = nn.Linear(4, 8)
 

@@ -249,12 +249,38 @@ def test_optimizer_state_step_and_learning_rate():
 def test_every_optimizer_keeps_shapes():
     params = {"first": [mx.zeros((10,)), mx.zeros((1,))], "second": mx.zeros((1,)), "m": mx.zeros((3, 4))}
     grads = tree_map(mx.ones_like, params)
-    for cls in (optim.SGD, optim.RMSprop, optim.Adagrad, optim.AdaDelta, optim.Adam, optim.AdamW,
-                optim.Adamax, optim.Lion, optim.Adafactor, optim.Muon):
+    for cls in ALL_OPTIMIZERS:
         update = cls(0.1).apply_gradients(grads, params)
         mx.eval(update)
         shapes = tree_map(lambda x, y: x.shape == y.shape, params, update)
         assert all(v for _, v in tree_flatten(shapes)), cls.__name__
+
+
+ALL_OPTIMIZERS = (optim.SGD, optim.RMSprop, optim.Adagrad, optim.AdaDelta, optim.Adam, optim.AdamW,
+                  optim.Adamax, optim.Lion, optim.Adafactor, optim.Muon)
+
+
+@pytest.mark.parametrize("cls", ALL_OPTIMIZERS, ids=lambda c: c.__name__)
+def test_updates_keep_the_parameter_dtype(cls):
+    params = {"w": mx.ones((5, 5), mx.float16), "b": mx.ones((5,), mx.bfloat16)}
+    update = cls(0.1).apply_gradients(tree_map(mx.ones_like, params), params)
+    assert update["w"].dtype == mx.float16 and update["b"].dtype == mx.bfloat16
+
+
+@pytest.mark.parametrize("cls", ALL_OPTIMIZERS, ids=lambda c: c.__name__)
+def test_a_lone_array_is_a_parameter_tree(cls):
+    opt = cls(0.1)
+    x = mx.zeros((4, 3))
+    for _ in range(2):
+        x = opt.apply_gradients(mx.ones_like(x), x)
+    assert x.shape == (4, 3) and opt.state["step"].item() == 2
+
+
+def test_update_accepts_plain_dicts_as_the_model():
+    opt = optim.Adam(learning_rate=optim.linear_schedule(0.0, 1.0, 10))
+    for _ in range(4):
+        opt.update({}, {})
+    assert np.isclose(opt.learning_rate.item(), 0.3)
 
 
 def test_schedulers_match_numpy():

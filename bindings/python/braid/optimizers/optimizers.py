@@ -49,8 +49,16 @@ class Optimizer:
                 return state
             return state
 
+        def init_one(parameter, state):
+            # Only the entries a state lacks: a loaded state keeps its values, and a lone
+            # array shares the top-level dict (which holds "step") as its state.
+            fresh = {}
+            self.init_single(parameter, fresh)
+            for key, value in fresh.items():
+                state.setdefault(key, value)
+
         match_structure(parameters, self._state)
-        tree_map(lambda p, s: s or self.init_single(p, s), parameters, self._state)
+        tree_map(init_one, parameters, self._state)
         self._initialized = True
 
     def init_single(self, parameter: mx.array, state: dict):

@@ -205,35 +205,7 @@ class Module(dict):
         With ``strict`` every name must be a member holding an array (or a container of
         them) and every new value an array; otherwise ValueError.
         """
-
-        def invalid_type(value):
-            return ValueError(f"Received invalid type: {type(value).__name__}.")
-
-        def assign(dst, key, new_value):
-            current = dst[key]
-            if isinstance(current, mx.array):
-                if strict and not isinstance(new_value, mx.array):
-                    raise invalid_type(new_value)
-                dst[key] = new_value
-            elif isinstance(current, Module):
-                current.update(new_value, strict=strict)
-            else:
-                apply(current, new_value)
-
-        def apply(dst, params):
-            if isinstance(params, dict):
-                for key in params:
-                    if key in dst:
-                        assign(dst, key, params[key])
-                    elif strict:
-                        raise ValueError(f'Module does not have parameter named "{key}".')
-            elif isinstance(params, list):
-                for i in range(len(params)):
-                    assign(dst, i, params[i])
-            elif strict:
-                raise invalid_type(params)
-
-        apply(self, parameters)
+        _update_parameters(self, parameters, strict)
         return self
 
     def apply(
@@ -253,30 +225,7 @@ class Module(dict):
 
         With ``strict`` every name must exist and every replaced place must hold a module.
         """
-
-        def assign(dst, key, new_value):
-            current = dst[key]
-            if self.is_module(current) and self.is_module(new_value):
-                dst[key] = new_value
-            elif isinstance(current, (dict, list)):
-                apply(current, new_value)
-            elif strict and not _is_empty_placeholder(new_value):
-                raise ValueError(f"Received invalid type: {type(new_value).__name__}.")
-
-        def apply(dst, mods):
-            if isinstance(mods, dict):
-                for key in mods:
-                    if key in dst:
-                        assign(dst, key, mods[key])
-                    elif strict:
-                        raise ValueError(f'Module does not have sub-module named "{key}".')
-            elif isinstance(mods, list):
-                for i in range(len(mods)):
-                    assign(dst, i, mods[i])
-            elif strict:
-                raise ValueError(f"Received invalid type: {type(mods).__name__}.")
-
-        apply(self, modules)
+        _update_modules(self, modules, strict)
         return self
 
     def apply_to_modules(self, apply_fn: Callable[[str, Module], Any]) -> Module:
@@ -382,6 +331,64 @@ class Module(dict):
         if predicate is None:
             predicate = lambda _: True  # noqa: E731
         self.apply(lambda x: x.astype(dtype) if predicate(x.dtype) else x)
+
+
+# The recursive helpers below are module-level functions: nested closures that call each other
+# form reference cycles, which would keep a module alive until the garbage collector runs.
+
+
+def _invalid_type(value):
+    return ValueError(f"Received invalid type: {type(value).__name__}.")
+
+
+def _assign_parameter(dst, key, new_value, strict):
+    current = dst[key]
+    if isinstance(current, mx.array):
+        if strict and not isinstance(new_value, mx.array):
+            raise _invalid_type(new_value)
+        dst[key] = new_value
+    elif isinstance(current, Module):
+        current.update(new_value, strict=strict)
+    else:
+        _update_parameters(current, new_value, strict)
+
+
+def _update_parameters(dst, params, strict):
+    if isinstance(params, dict):
+        for key in params:
+            if key in dst:
+                _assign_parameter(dst, key, params[key], strict)
+            elif strict:
+                raise ValueError(f'Module does not have parameter named "{key}".')
+    elif isinstance(params, list):
+        for i in range(len(params)):
+            _assign_parameter(dst, i, params[i], strict)
+    elif strict:
+        raise _invalid_type(params)
+
+
+def _assign_module(dst, key, new_value, strict):
+    current = dst[key]
+    if isinstance(current, Module) and isinstance(new_value, Module):
+        dst[key] = new_value
+    elif isinstance(current, (dict, list)):
+        _update_modules(current, new_value, strict)
+    elif strict and not _is_empty_placeholder(new_value):
+        raise _invalid_type(new_value)
+
+
+def _update_modules(dst, mods, strict):
+    if isinstance(mods, dict):
+        for key in mods:
+            if key in dst:
+                _assign_module(dst, key, mods[key], strict)
+            elif strict:
+                raise ValueError(f'Module does not have sub-module named "{key}".')
+    elif isinstance(mods, list):
+        for i in range(len(mods)):
+            _assign_module(dst, i, mods[i], strict)
+    elif strict:
+        raise _invalid_type(mods)
 
 
 def _unwrap(model, value_key, value, filter_fn, map_fn, is_leaf_fn):
