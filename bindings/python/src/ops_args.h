@@ -3,6 +3,7 @@
 // kind is a TypeError naming the function and the argument, as nanobind reports it in MLX.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,12 +16,20 @@ inline std::string type_name(py::handle obj) {
   return py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>();
 }
 
-[[noreturn]] inline void throw_arg_type(const char* fn, const char* name, const char* expected, py::handle obj) {
+[[noreturn]] inline void throw_arg_type(const char* fn, const char* name, const char* expected,
+                                        py::handle obj) {
   throw py::type_error(std::string("[") + fn + "] Expected `" + name + "` to be " + expected + ", got " +
                        type_name(obj) + ".");
 }
 
-inline bool is_int_like(py::handle obj) { return PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr()); }
+/// A Python int or a NumPy integer scalar (bools are not ints here).
+inline bool is_int_like(py::handle obj) {
+  if (PyLong_Check(obj.ptr())) return !PyBool_Check(obj.ptr());
+  if (!PyIndex_Check(obj.ptr()) || py::isinstance<array>(obj)) return false;
+  // A NumPy scalar exists only once NumPy is imported; looking it up never imports it.
+  auto numpy = py::reinterpret_steal<py::object>(PyImport_GetModule(py::str("numpy").ptr()));
+  return numpy && py::isinstance(obj, numpy.attr("integer"));
+}
 
 inline bool is_list_or_tuple(py::handle obj) { return PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()); }
 
@@ -85,8 +94,24 @@ inline std::vector<int> arg_int_or_ints(py::handle obj, size_t count, const char
 
 /// A shape: a sequence of ints (or one int).
 inline Shape arg_shape(py::handle obj, const char* fn, const char* name) {
-  if (!is_int_like(obj) && !is_list_or_tuple(obj)) throw_arg_type(fn, name, "a sequence of ints", obj);
-  return to_shape(obj);
+  std::vector<int32_t> dims;
+  auto add = [&](py::handle item) {
+    if (!is_int_like(item)) throw_arg_type(fn, name, "a sequence of ints", obj);
+    const auto v = item.cast<int64_t>();
+    if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
+      throw std::invalid_argument(std::string("[") + fn + "] A dimension of `" + name +
+                                  "` does not fit in 32 bits.");
+    }
+    dims.push_back(static_cast<int32_t>(v));
+  };
+  if (is_int_like(obj)) {
+    add(obj);
+  } else if (is_list_or_tuple(obj)) {
+    for (auto item : py::reinterpret_borrow<py::sequence>(obj)) add(item);
+  } else {
+    throw_arg_type(fn, name, "a sequence of ints", obj);
+  }
+  return Shape(dims);
 }
 
 /// Python's tuple of a shape.

@@ -46,10 +46,11 @@ array convolve_1d(const array& a, const array& v, const std::string& mode, Strea
     low = k / 2;
     high = k - 1 - low;
   } else if (mode != "valid") {
-    throw std::invalid_argument("[convolve] Invalid mode '" + mode + "': expected 'full', 'same' or 'valid'.");
+    throw std::invalid_argument("[convolve] Invalid mode '" + mode +
+                                "': expected 'full', 'same' or 'valid'.");
   }
-  auto out = conv_general(reshape(signal, {1, -1, 1}, s), reshape(kernel, {1, -1, 1}, s), {1}, {low}, {high}, {1},
-                          {1}, 1, /*flip=*/true, s);
+  auto out = conv_general(reshape(signal, {1, -1, 1}, s), reshape(kernel, {1, -1, 1}, s), {1}, {low}, {high},
+                          {1}, {1}, 1, /*flip=*/true, s);
   return reshape(out, {-1}, s);
 }
 
@@ -58,42 +59,49 @@ array convolve_1d(const array& a, const array& v, const std::string& mode, Strea
 BRAID_PYTHON_INIT(kInitFunctions) {
   m.def(
       "conv1d",
-      [](py::object input, py::object weight, int stride, int padding, int dilation, int groups, StreamOrDevice s) {
-        return conv1d(arg_array(input, "conv1d", "input"), arg_array(weight, "conv1d", "weight"), stride, padding,
-                      dilation, groups, s);
+      [](py::object input, py::object weight, int stride, int padding, int dilation, int groups,
+         StreamOrDevice s) {
+        return conv1d(arg_array(input, "conv1d", "input"), arg_array(weight, "conv1d", "weight"), stride,
+                      padding, dilation, groups, s);
       },
-      "input"_a, "weight"_a, py::pos_only(), "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1, "groups"_a = 1,
-      py::kw_only(), "stream"_a = py::none(), "1-d convolution of input [N, L, C_in] with weight [C_out, K, C_in/groups].");
+      "input"_a, "weight"_a, py::pos_only(), "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1,
+      "groups"_a = 1, py::kw_only(), "stream"_a = py::none(),
+      "1-d convolution of input [N, L, C_in] with weight [C_out, K, C_in/groups].");
   m.def(
       "conv2d",
-      [](py::object input, py::object weight, py::object stride, py::object padding, py::object dilation, int groups,
-         StreamOrDevice s) {
+      [](py::object input, py::object weight, py::object stride, py::object padding, py::object dilation,
+         int groups, StreamOrDevice s) {
         constexpr const char* fn = "conv2d";
-        return conv2d(arg_array(input, fn, "input"), arg_array(weight, fn, "weight"), pair_of(stride, fn, "stride"),
-                      pair_of(padding, fn, "padding"), pair_of(dilation, fn, "dilation"), groups, s);
+        return conv2d(arg_array(input, fn, "input"), arg_array(weight, fn, "weight"),
+                      pair_of(stride, fn, "stride"), pair_of(padding, fn, "padding"),
+                      pair_of(dilation, fn, "dilation"), groups, s);
       },
-      "input"_a, "weight"_a, py::pos_only(), "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1, "groups"_a = 1,
-      py::kw_only(), "stream"_a = py::none(), "2-d convolution of input [N, H, W, C_in] with weight [C_out, KH, KW, C_in/groups].");
+      "input"_a, "weight"_a, py::pos_only(), "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1,
+      "groups"_a = 1, py::kw_only(), "stream"_a = py::none(),
+      "2-d convolution of input [N, H, W, C_in] with weight [C_out, KH, KW, C_in/groups].");
   m.def(
       "conv3d",
-      [](py::object input, py::object weight, py::object stride, py::object padding, py::object dilation, int groups,
-         StreamOrDevice s) {
+      [](py::object input, py::object weight, py::object stride, py::object padding, py::object dilation,
+         int groups, StreamOrDevice s) {
         constexpr const char* fn = "conv3d";
-        return conv3d(arg_array(input, fn, "input"), arg_array(weight, fn, "weight"), triple_of(stride, fn, "stride"),
-                      triple_of(padding, fn, "padding"), triple_of(dilation, fn, "dilation"), groups, s);
+        return conv3d(arg_array(input, fn, "input"), arg_array(weight, fn, "weight"),
+                      triple_of(stride, fn, "stride"), triple_of(padding, fn, "padding"),
+                      triple_of(dilation, fn, "dilation"), groups, s);
       },
-      "input"_a, "weight"_a, py::pos_only(), "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1, "groups"_a = 1,
-      py::kw_only(), "stream"_a = py::none(), "3-d convolution of input [N, D, H, W, C_in] with weight [C_out, KD, KH, KW, C_in].");
+      "input"_a, "weight"_a, py::pos_only(), "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1,
+      "groups"_a = 1, py::kw_only(), "stream"_a = py::none(),
+      "3-d convolution of input [N, D, H, W, C_in] with weight [C_out, KD, KH, KW, C_in].");
   m.def(
       "conv_transpose1d",
-      [](py::object input, py::object weight, int stride, int padding, int dilation, int output_padding, int groups,
-         StreamOrDevice s) {
+      [](py::object input, py::object weight, int stride, int padding, int dilation, int output_padding,
+         int groups, StreamOrDevice s) {
         return conv_transpose1d(arg_array(input, "conv_transpose1d", "input"),
                                 arg_array(weight, "conv_transpose1d", "weight"), stride, padding, dilation,
                                 output_padding, groups, s);
       },
-      "input"_a, "weight"_a, py::pos_only(), "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1, "output_padding"_a = 0,
-      "groups"_a = 1, py::kw_only(), "stream"_a = py::none(), "1-d transposed convolution (weight [C_out, K, C_in]).");
+      "input"_a, "weight"_a, py::pos_only(), "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1,
+      "output_padding"_a = 0, "groups"_a = 1, py::kw_only(), "stream"_a = py::none(),
+      "1-d transposed convolution (weight [C_out, K, C_in]).");
   m.def(
       "conv_transpose2d",
       [](py::object input, py::object weight, py::object stride, py::object padding, py::object dilation,
@@ -101,11 +109,12 @@ BRAID_PYTHON_INIT(kInitFunctions) {
         constexpr const char* fn = "conv_transpose2d";
         return conv_transpose2d(arg_array(input, fn, "input"), arg_array(weight, fn, "weight"),
                                 pair_of(stride, fn, "stride"), pair_of(padding, fn, "padding"),
-                                pair_of(dilation, fn, "dilation"), pair_of(output_padding, fn, "output_padding"),
-                                groups, s);
+                                pair_of(dilation, fn, "dilation"),
+                                pair_of(output_padding, fn, "output_padding"), groups, s);
       },
-      "input"_a, "weight"_a, py::pos_only(), "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1, "output_padding"_a = 0,
-      "groups"_a = 1, py::kw_only(), "stream"_a = py::none(), "2-d transposed convolution (weight [C_out, KH, KW, C_in]).");
+      "input"_a, "weight"_a, py::pos_only(), "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1,
+      "output_padding"_a = 0, "groups"_a = 1, py::kw_only(), "stream"_a = py::none(),
+      "2-d transposed convolution (weight [C_out, KH, KW, C_in]).");
   m.def(
       "conv_transpose3d",
       [](py::object input, py::object weight, py::object stride, py::object padding, py::object dilation,
@@ -113,16 +122,16 @@ BRAID_PYTHON_INIT(kInitFunctions) {
         constexpr const char* fn = "conv_transpose3d";
         return conv_transpose3d(arg_array(input, fn, "input"), arg_array(weight, fn, "weight"),
                                 triple_of(stride, fn, "stride"), triple_of(padding, fn, "padding"),
-                                triple_of(dilation, fn, "dilation"), triple_of(output_padding, fn, "output_padding"),
-                                groups, s);
+                                triple_of(dilation, fn, "dilation"),
+                                triple_of(output_padding, fn, "output_padding"), groups, s);
       },
-      "input"_a, "weight"_a, py::pos_only(), "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1, "output_padding"_a = 0,
-      "groups"_a = 1, py::kw_only(), "stream"_a = py::none(),
+      "input"_a, "weight"_a, py::pos_only(), "stride"_a = 1, "padding"_a = 0, "dilation"_a = 1,
+      "output_padding"_a = 0, "groups"_a = 1, py::kw_only(), "stream"_a = py::none(),
       "3-d transposed convolution (weight [C_out, KD, KH, KW, C_in]).");
   m.def(
       "conv_general",
-      [](py::object input, py::object weight, py::object stride, py::object padding, py::object kernel_dilation,
-         py::object input_dilation, int groups, bool flip, StreamOrDevice s) {
+      [](py::object input, py::object weight, py::object stride, py::object padding,
+         py::object kernel_dilation, py::object input_dilation, int groups, bool flip, StreamOrDevice s) {
         constexpr const char* fn = "conv_general";
         auto [low, high] = general_padding(padding);
         return conv_general(arg_array(input, fn, "input"), arg_array(weight, fn, "weight"),
@@ -132,7 +141,8 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       },
       "input"_a, "weight"_a, py::pos_only(), "stride"_a = 1, "padding"_a = 0, "kernel_dilation"_a = 1,
       "input_dilation"_a = 1, "groups"_a = 1, "flip"_a = false, py::kw_only(), "stream"_a = py::none(),
-      "Convolution over any number of spatial axes with per-axis stride, padding (or (low, high) lists) and dilations.");
+      "Convolution over any number of spatial axes with per-axis stride, padding (or (low, high) lists) and "
+      "dilations.");
   m.def(
       "convolve",
       [](py::object a, py::object v, const std::string& mode, StreamOrDevice s) {

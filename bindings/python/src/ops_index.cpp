@@ -28,7 +28,8 @@ void def_scatter(py::module_& m, const char* name, Scatter op, const char* doc) 
       name,
       [op, name](py::object a, py::object indices, py::object updates, py::object axes, StreamOrDevice s) {
         auto x = arg_array(a, name, "a");
-        return op(x, index_arrays(indices, name), arg_array_like(updates, x, name, "updates"), axes_of(axes, name), s);
+        return op(x, index_arrays(indices, name), arg_array_like(updates, x, name, "updates"),
+                  axes_of(axes, name), s);
       },
       "a"_a, py::pos_only(), "indices"_a, "updates"_a, "axes"_a, py::kw_only(), "stream"_a = py::none(), doc);
 }
@@ -42,7 +43,8 @@ BRAID_PYTHON_INIT(kInitFunctions) {
         return slice(arg_array(a, "slice", "a"), arg_array(start_indices, "slice", "start_indices"),
                      arg_ints(axes, "slice", "axes"), arg_shape(slice_size, "slice", "slice_size"), s);
       },
-      "a"_a, py::pos_only(), "start_indices"_a, "axes"_a, "slice_size"_a, py::kw_only(), "stream"_a = py::none(),
+      "a"_a, py::pos_only(), "start_indices"_a, "axes"_a, "slice_size"_a, py::kw_only(),
+      "stream"_a = py::none(),
       "The slice of shape slice_size that starts at the positions in start_indices along `axes`.");
   m.def(
       "slice_update",
@@ -86,7 +88,8 @@ BRAID_PYTHON_INIT(kInitFunctions) {
         if (axis) return put_along_axis(x, idx, vals, *axis, s);
         return reshape(put_along_axis(reshape(x, {-1}, s), idx, vals, 0, s), x.shape(), s);
       },
-      "a"_a, py::pos_only(), "indices"_a, "values"_a, "axis"_a = py::none(), py::kw_only(), "stream"_a = py::none(),
+      "a"_a, py::pos_only(), "indices"_a, "values"_a, "axis"_a = py::none(), py::kw_only(),
+      "stream"_a = py::none(),
       "A copy of `a` with `values` written at `indices` along `axis` (of the flattened array when None).");
   m.def(
       "scatter_add_axis",
@@ -104,8 +107,10 @@ BRAID_PYTHON_INIT(kInitFunctions) {
                       arg_shape(slice_sizes, "gather", "slice_sizes"), s);
       },
       "a"_a, py::pos_only(), "indices"_a, "axes"_a, "slice_sizes"_a, py::kw_only(), "stream"_a = py::none(),
-      "Slices of `a` at the broadcast index arrays (indices[i] along axes[i]): indices' shape + slice_sizes.");
-  def_scatter(m, "scatter", &scatter, "A copy of `a` with update slices written at the index arrays along `axes`.");
+      "Slices of `a` at the broadcast index arrays (indices[i] along axes[i]): indices' shape + "
+      "slice_sizes.");
+  def_scatter(m, "scatter", &scatter,
+              "A copy of `a` with update slices written at the index arrays along `axes`.");
   def_scatter(m, "scatter_add", &scatter_add, "scatter that adds the updates (duplicates accumulate).");
   def_scatter(m, "scatter_prod", &scatter_prod, "scatter that multiplies by the updates.");
   def_scatter(m, "scatter_max", &scatter_max, "scatter that keeps the maximum of `a` and the updates.");

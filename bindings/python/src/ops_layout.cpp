@@ -19,7 +19,8 @@ std::pair<int, int> int_pair(py::handle obj) {
 
 /// pad_width as MLX takes it: n, (n,), (before, after) or [(before, after), ...] (one pair per
 /// axis; a single pair applies to every axis).
-array pad_any(const array& a, py::handle width, const std::string& mode, const array& value, StreamOrDevice s) {
+array pad_any(const array& a, py::handle width, const std::string& mode, const array& value,
+              StreamOrDevice s) {
   constexpr const char* kExpected = "an int, a (before, after) pair or a list of pairs";
   if (is_int_like(width)) return pad(a, width.cast<int>(), value, mode, s);
   if (!is_list_or_tuple(width)) throw_arg_type("pad", "pad_width", kExpected, width);
@@ -38,7 +39,8 @@ array pad_any(const array& a, py::handle width, const std::string& mode, const a
 /// roll with an int or tuple shift over the flattened array (axis None), one axis or several.
 array roll_any(const array& a, py::handle shift, py::handle axis, StreamOrDevice s) {
   const bool int_shift = is_int_like(shift);
-  if (!int_shift && !is_list_or_tuple(shift)) throw_arg_type("roll", "shift", "an int or a tuple of ints", shift);
+  if (!int_shift && !is_list_or_tuple(shift))
+    throw_arg_type("roll", "shift", "an int or a tuple of ints", shift);
   if (axis.is_none()) {
     return int_shift ? roll(a, shift.cast<int>(), s) : roll(a, arg_shape(shift, "roll", "shift"), s);
   }
@@ -47,7 +49,8 @@ array roll_any(const array& a, py::handle shift, py::handle axis, StreamOrDevice
     return int_shift ? roll(a, shift.cast<int>(), ax, s) : roll(a, arg_shape(shift, "roll", "shift"), ax, s);
   }
   auto axes = arg_ints(axis, "roll", "axis");
-  return int_shift ? roll(a, shift.cast<int>(), axes, s) : roll(a, arg_shape(shift, "roll", "shift"), axes, s);
+  return int_shift ? roll(a, shift.cast<int>(), axes, s)
+                   : roll(a, arg_shape(shift, "roll", "shift"), axes, s);
 }
 
 /// Row-contiguous element strides of a shape (as_strided's default).
@@ -72,11 +75,13 @@ Strides arg_strides(py::handle obj) {
 BRAID_PYTHON_INIT(kInitFunctions) {
   m.def(
       "pad",
-      [](py::object a, py::object pad_width, const std::string& mode, py::object constant_values, StreamOrDevice s) {
+      [](py::object a, py::object pad_width, const std::string& mode, py::object constant_values,
+         StreamOrDevice s) {
         auto x = arg_array(a, "pad", "a");
         return pad_any(x, pad_width, mode, arg_array_like(constant_values, x, "pad", "constant_values"), s);
       },
-      "a"_a, "pad_width"_a, "mode"_a = "constant", "constant_values"_a = 0, py::kw_only(), "stream"_a = py::none(),
+      "a"_a, "pad_width"_a, "mode"_a = "constant", "constant_values"_a = 0, py::kw_only(),
+      "stream"_a = py::none(),
       "Pads the edges of each axis with constant_values (mode 'constant') or copies of the edge ('edge').");
   m.def(
       "roll",
@@ -93,8 +98,8 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "a"_a, "offset"_a = 0, "axis1"_a = 0, "axis2"_a = 1, "stream"_a = py::none(),
       "Diagonal `offset` of the (axis1, axis2) planes, as the last axis.");
   m.def(
-      "diag", [](py::object a, int k, StreamOrDevice s) { return diag(arg_array(a, "diag", "a"), k, s); }, "a"_a,
-      py::pos_only(), "k"_a = 0, py::kw_only(), "stream"_a = py::none(),
+      "diag", [](py::object a, int k, StreamOrDevice s) { return diag(arg_array(a, "diag", "a"), k, s); },
+      "a"_a, py::pos_only(), "k"_a = 0, py::kw_only(), "stream"_a = py::none(),
       "Diagonal k of a 2-d array, or the square matrix with a 1-d array on diagonal k.");
   m.def(
       "trace",
@@ -102,8 +107,8 @@ BRAID_PYTHON_INIT(kInitFunctions) {
         auto x = arg_array(a, "trace", "a");
         return dtype ? trace(x, offset, axis1, axis2, *dtype, s) : trace(x, offset, axis1, axis2, s);
       },
-      "a"_a, py::pos_only(), "offset"_a = 0, "axis1"_a = 0, "axis2"_a = 1, "dtype"_a = py::none(), py::kw_only(),
-      "stream"_a = py::none(), "Sum along diagonal `offset` of the (axis1, axis2) planes.");
+      "a"_a, py::pos_only(), "offset"_a = 0, "axis1"_a = 0, "axis2"_a = 1, "dtype"_a = py::none(),
+      py::kw_only(), "stream"_a = py::none(), "Sum along diagonal `offset` of the (axis1, axis2) planes.");
   m.def(
       "as_strided",
       [](py::object a, py::object shape, py::object strides, int64_t offset, StreamOrDevice s) {
@@ -124,12 +129,12 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "a"_a, py::pos_only(), "allow_col_major"_a = false, py::kw_only(), "stream"_a = py::none(),
       "A row-contiguous array with a's values (column-major ones kept when allowed).");
   m.def(
-      "copy", [](py::object a, StreamOrDevice s) { return copy(arg_array(a, "copy", "a"), s); }, "a"_a, py::pos_only(),
-      py::kw_only(), "stream"_a = py::none(), "A new array with a's values.");
+      "copy", [](py::object a, StreamOrDevice s) { return copy(arg_array(a, "copy", "a"), s); }, "a"_a,
+      py::pos_only(), py::kw_only(), "stream"_a = py::none(), "A new array with a's values.");
   m.def(
       "view",
-      [](py::object a, Dtype dtype, StreamOrDevice s) { return view(arg_array(a, "view", "a"), dtype, s); }, "a"_a,
-      py::pos_only(), "dtype"_a, py::kw_only(), "stream"_a = py::none(),
+      [](py::object a, Dtype dtype, StreamOrDevice s) { return view(arg_array(a, "view", "a"), dtype, s); },
+      "a"_a, py::pos_only(), "dtype"_a, py::kw_only(), "stream"_a = py::none(),
       "a's bytes read as `dtype` (the last axis scales by the ratio of the item sizes).");
 }
 
@@ -142,11 +147,14 @@ BRAID_PYTHON_INIT(kInitArrayMethods) {
           },
           "offset"_a = 0, "axis1"_a = 0, "axis2"_a = 1, "stream"_a = py::none(), "See diagonal.")
       .def(
-          "diag", [](const array& a, int k, StreamOrDevice s) { return diag(a, k, s); }, "k"_a = 0, py::kw_only(),
-          "stream"_a = py::none(), "See diag.")
+          "diag", [](const array& a, int k, StreamOrDevice s) { return diag(a, k, s); }, "k"_a = 0,
+          py::kw_only(), "stream"_a = py::none(), "See diag.")
       .def(
           "view", [](const array& a, Dtype dtype, StreamOrDevice s) { return view(a, dtype, s); }, "dtype"_a,
-          py::kw_only(), "stream"_a = py::none(), "See view.");
+          py::kw_only(), "stream"_a = py::none(), "See view.")
+      .def(
+          "conj", [](const array& a, StreamOrDevice s) { return conjugate(a, s); }, py::kw_only(),
+          "stream"_a = py::none(), "The complex conjugate (other dtypes unchanged).");
 }
 
 }  // namespace braid::python

@@ -10,7 +10,8 @@ using Binary = array (*)(const array&, const array&, StreamOrDevice);
 
 void def_product(py::module_& m, const char* name, Binary op, const char* doc) {
   m.def(
-      name, [op, name](py::object a, py::object b, StreamOrDevice s) {
+      name,
+      [op, name](py::object a, py::object b, StreamOrDevice s) {
         return op(arg_array(a, name, "a"), arg_array(b, name, "b"), s);
       },
       "a"_a, "b"_a, py::pos_only(), py::kw_only(), "stream"_a = py::none(), doc);
@@ -23,28 +24,31 @@ array tensordot_axes(const array& a, const array& b, py::handle axes, StreamOrDe
   if (!is_list_or_tuple(axes)) throw_arg_type("tensordot", "axes", kExpected, axes);
   auto seq = py::reinterpret_borrow<py::sequence>(axes);
   if (seq.size() != 2) throw std::invalid_argument("[tensordot] axes must be a list of two lists.");
-  return tensordot(a, b, arg_int_or_ints(seq[0], 0, "tensordot", "axes"), arg_int_or_ints(seq[1], 0, "tensordot", "axes"),
-                   s);
+  return tensordot(a, b, arg_int_or_ints(seq[0], 0, "tensordot", "axes"),
+                   arg_int_or_ints(seq[1], 0, "tensordot", "axes"), s);
 }
 
 }  // namespace
 
 BRAID_PYTHON_INIT(kInitFunctions) {
-  def_product(m, "matmul", &matmul, "Matrix product with NumPy's rules (1-d operands promoted, batch axes broadcast).");
+  def_product(m, "matmul", &matmul,
+              "Matrix product with NumPy's rules (1-d operands promoted, batch axes broadcast).");
   def_product(m, "inner", &inner, "Sum of products over the last axes of a and b.");
   def_product(m, "outer", &outer, "The outer product of the flattened a and b.");
   m.def(
-      "kron", [](py::object a, py::object b, StreamOrDevice s) {
+      "kron",
+      [](py::object a, py::object b, StreamOrDevice s) {
         return kron(arg_array(a, "kron", "a"), arg_array(b, "kron", "b"), s);
       },
       "a"_a, "b"_a, py::kw_only(), "stream"_a = py::none(), "The Kronecker product of a and b.");
   m.def(
       "addmm",
       [](py::object c, py::object a, py::object b, float alpha, float beta, StreamOrDevice s) {
-        return addmm(arg_array(c, "addmm", "c"), arg_array(a, "addmm", "a"), arg_array(b, "addmm", "b"), alpha, beta, s);
+        return addmm(arg_array(c, "addmm", "c"), arg_array(a, "addmm", "a"), arg_array(b, "addmm", "b"),
+                     alpha, beta, s);
       },
-      "c"_a, "a"_a, "b"_a, py::pos_only(), "alpha"_a = 1.0f, "beta"_a = 1.0f, py::kw_only(), "stream"_a = py::none(),
-      "alpha * (a @ b) + beta * c.");
+      "c"_a, "a"_a, "b"_a, py::pos_only(), "alpha"_a = 1.0f, "beta"_a = 1.0f, py::kw_only(),
+      "stream"_a = py::none(), "alpha * (a @ b) + beta * c.");
   m.def(
       "tensordot",
       [](py::object a, py::object b, py::object axes, StreamOrDevice s) {
@@ -54,11 +58,12 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "Sum of products over the last `axes` axes of a and the first of b, or over two lists of paired axes.");
   m.def(
       "block_masked_mm",
-      [](py::object a, py::object b, int block_size, py::object mask_out, py::object mask_lhs, py::object mask_rhs,
-         StreamOrDevice s) {
+      [](py::object a, py::object b, int block_size, py::object mask_out, py::object mask_lhs,
+         py::object mask_rhs, StreamOrDevice s) {
         constexpr const char* fn = "block_masked_mm";
         return block_masked_mm(arg_array(a, fn, "a"), arg_array(b, fn, "b"), block_size,
-                               arg_optional_array(mask_out, fn, "mask_out"), arg_optional_array(mask_lhs, fn, "mask_lhs"),
+                               arg_optional_array(mask_out, fn, "mask_out"),
+                               arg_optional_array(mask_lhs, fn, "mask_lhs"),
                                arg_optional_array(mask_rhs, fn, "mask_rhs"), s);
       },
       "a"_a, "b"_a, py::pos_only(), "block_size"_a = 64, "mask_out"_a = py::none(), "mask_lhs"_a = py::none(),
@@ -69,7 +74,8 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       [](py::object a, py::object b, py::object lhs_indices, py::object rhs_indices, bool sorted_indices,
          StreamOrDevice s) {
         constexpr const char* fn = "gather_mm";
-        return gather_mm(arg_array(a, fn, "a"), arg_array(b, fn, "b"), arg_optional_array(lhs_indices, fn, "lhs_indices"),
+        return gather_mm(arg_array(a, fn, "a"), arg_array(b, fn, "b"),
+                         arg_optional_array(lhs_indices, fn, "lhs_indices"),
                          arg_optional_array(rhs_indices, fn, "rhs_indices"), sorted_indices, s);
       },
       "a"_a, "b"_a, py::pos_only(), "lhs_indices"_a = py::none(), "rhs_indices"_a = py::none(), py::kw_only(),

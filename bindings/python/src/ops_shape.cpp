@@ -99,7 +99,9 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "Splits `axis` into `shape` (one entry may be -1).");
   m.def(
       "squeeze",
-      [](py::object a, py::object axis, StreamOrDevice s) { return squeeze_axes(arg_array(a, "squeeze", "a"), axis, s); },
+      [](py::object a, py::object axis, StreamOrDevice s) {
+        return squeeze_axes(arg_array(a, "squeeze", "a"), axis, s);
+      },
       "a"_a, py::pos_only(), "axis"_a = py::none(), py::kw_only(), "stream"_a = py::none(),
       "Removes the given size-1 axes (every size-1 axis when axis is None).");
   m.def(
@@ -125,7 +127,8 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       [](py::object a, int axis1, int axis2, StreamOrDevice s) {
         return swapaxes(arg_array(a, "swapaxes", "a"), axis1, axis2, s);
       },
-      "a"_a, py::pos_only(), "axis1"_a, "axis2"_a, py::kw_only(), "stream"_a = py::none(), "Exchanges two axes.");
+      "a"_a, py::pos_only(), "axis1"_a, "axis2"_a, py::kw_only(), "stream"_a = py::none(),
+      "Exchanges two axes.");
   m.def(
       "moveaxis",
       [](py::object a, int source, int destination, StreamOrDevice s) {
@@ -151,13 +154,15 @@ BRAID_PYTHON_INIT(kInitFunctions) {
   m.def(
       "broadcast_shapes",
       [](const py::args& shapes) {
-        if (shapes.size() == 0) throw std::invalid_argument("[broadcast_shapes] Must provide at least one shape.");
+        if (shapes.size() == 0)
+          throw std::invalid_argument("[broadcast_shapes] Must provide at least one shape.");
         Shape out;
         for (size_t i = 0; i < shapes.size(); ++i) {
           if (!is_list_or_tuple(shapes[i])) {
-            throw std::invalid_argument("[broadcast_shapes] Expects a sequence of shapes (tuple or list of ints).");
+            throw std::invalid_argument(
+                "[broadcast_shapes] Expects a sequence of shapes (tuple or list of ints).");
           }
-          Shape next = to_shape(shapes[i]);
+          Shape next = arg_shape(shapes[i], "broadcast_shapes", "shapes");
           out = i == 0 ? next : broadcast_two(out, next);
         }
         return shape_tuple(out);
@@ -165,7 +170,10 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "The shape that the given shapes broadcast to (a tuple).");
   for (const char* name : {"concatenate", "concat"}) {
     m.def(
-        name, [](py::object arrays, std::optional<int> axis, StreamOrDevice s) { return concatenate_axis(arrays, axis, s); },
+        name,
+        [](py::object arrays, std::optional<int> axis, StreamOrDevice s) {
+          return concatenate_axis(arrays, axis, s);
+        },
         "arrays"_a, py::pos_only(), "axis"_a = 0, py::kw_only(), "stream"_a = py::none(),
         "The arrays one after another along `axis` (of the flattened arrays when axis is None).");
   }
@@ -210,7 +218,8 @@ BRAID_PYTHON_INIT(kInitArrayMethods) {
           "reshape",
           [](const array& a, const py::args& shape, py::object stream) {
             if (shape.size() == 0) throw py::type_error("[reshape] Expected a shape.");
-            return reshape(a, arg_shape(varargs_sequence(shape), "reshape", "shape"), to_stream_or_device(stream));
+            return reshape(a, arg_shape(varargs_sequence(shape), "reshape", "shape"),
+                           to_stream_or_device(stream));
           },
           "stream"_a = py::none(), "The array in a new shape, given as a tuple or as separate ints.")
       .def(
@@ -220,7 +229,8 @@ BRAID_PYTHON_INIT(kInitArrayMethods) {
           },
           "start_axis"_a = 0, "end_axis"_a = -1, py::kw_only(), "stream"_a = py::none(), "See flatten.")
       .def(
-          "squeeze", [](const array& a, py::object axis, StreamOrDevice s) { return squeeze_axes(a, axis, s); },
+          "squeeze",
+          [](const array& a, py::object axis, StreamOrDevice s) { return squeeze_axes(a, axis, s); },
           "axis"_a = py::none(), py::kw_only(), "stream"_a = py::none(), "See squeeze.")
       .def(
           "transpose",
@@ -229,9 +239,11 @@ BRAID_PYTHON_INIT(kInitArrayMethods) {
             if (axes.size() == 0) return transpose(a, s);
             return transpose_axes(a, varargs_sequence(axes), s);
           },
-          "stream"_a = py::none(), "The axes permuted, given as a tuple or as separate ints (reversed when none).")
+          "stream"_a = py::none(),
+          "The axes permuted, given as a tuple or as separate ints (reversed when none).")
       .def(
-          "swapaxes", [](const array& a, int axis1, int axis2, StreamOrDevice s) { return swapaxes(a, axis1, axis2, s); },
+          "swapaxes",
+          [](const array& a, int axis1, int axis2, StreamOrDevice s) { return swapaxes(a, axis1, axis2, s); },
           "axis1"_a, "axis2"_a, py::kw_only(), "stream"_a = py::none(), "See swapaxes.")
       .def(
           "moveaxis",

@@ -36,11 +36,14 @@ void def_select(py::module_& m, const char* name, const char* int_name, KAlongAx
 }  // namespace
 
 BRAID_PYTHON_INIT(kInitFunctions) {
-  def_sort(m, "sort", &sort, &sort, "A sorted copy along `axis` (NaNs last; of the flattened array when None).");
+  def_sort(m, "sort", &sort, &sort,
+           "A sorted copy along `axis` (NaNs last; of the flattened array when None).");
   def_sort(m, "argsort", &argsort, &argsort, "uint32 indices that sort along `axis` (flattened when None).");
-  def_select(m, "partition", "kth", &partition, &partition,
-             "A copy with element kth in its sorted place, nothing larger before it and nothing smaller after.");
-  def_select(m, "argpartition", "kth", &argpartition, &argpartition, "uint32 indices that partition along `axis`.");
+  def_select(
+      m, "partition", "kth", &partition, &partition,
+      "A copy with element kth in its sorted place, nothing larger before it and nothing smaller after.");
+  def_select(m, "argpartition", "kth", &argpartition, &argpartition,
+             "uint32 indices that partition along `axis`.");
   def_select(m, "topk", "k", &topk, &topk, "The k largest elements along `axis`, in no particular order.");
 }
 

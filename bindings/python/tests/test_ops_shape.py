@@ -283,3 +283,21 @@ def test_ops_accept_numpy_and_lists_for_arrays():
     check(mx.transpose(arange(2, 3)), arange(2, 3).T)
     with pytest.raises(TypeError):
         mx.reshape("abc", (1,))
+
+
+def test_numpy_integers_count_as_ints():
+    x = arange(2, 6)
+    a = mx.array(x)
+    check(mx.reshape(a, (np.int64(3), 4)), x.reshape(3, 4))
+    check(a.reshape(np.int32(4), 3), x.reshape(4, 3))
+    check(mx.transpose(a, (np.int64(1), 0)), x.T)
+    check(mx.pad(a, (np.int64(1), 2)), np.pad(x, (1, 2)))
+    for out, ref in zip(mx.split(a, np.int64(3), axis=1), np.split(x, 3, axis=1)):
+        check(out, ref)
+    check(mx.squeeze(mx.array(arange(1, 3)), np.int64(0)), arange(3))
+
+
+def test_conj_method():
+    z = np.array([1 + 2j, -3j], np.complex64)
+    check(mx.array(z).conj(), np.conj(z))
+    check(mx.array(arange(3)).conj(stream=mx.cpu), arange(3))
