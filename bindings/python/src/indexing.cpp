@@ -17,13 +17,15 @@ enum class ItemKind { integer, slice, new_axis, ellipsis, array, boolean };
 
 struct Item {
   ItemKind kind;
-  py::handle obj;       // slice
-  int64_t value = 0;    // integer
-  bool truth = false;   // boolean
+  py::handle obj;      // slice
+  int64_t value = 0;   // integer
+  bool truth = false;  // boolean
   std::optional<array> indices;
 };
 
-std::string type_name(py::handle obj) { return py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>(); }
+std::string type_name(py::handle obj) {
+  return py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>();
+}
 
 [[noreturn]] void unsupported(py::handle obj) {
   throw py::value_error("Cannot index an array with an object of type " + type_name(obj) +
@@ -35,7 +37,8 @@ int64_t index_value(py::handle obj) {
   if (!as_int) throw py::error_already_set();
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
-  if (overflow != 0) throw py::index_error("Index " + py::repr(as_int).cast<std::string>() + " is out of bounds.");
+  if (overflow != 0)
+    throw py::index_error("Index " + py::repr(as_int).cast<std::string>() + " is out of bounds.");
   if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
   return v;
 }
@@ -51,12 +54,14 @@ bool is_numpy_bool_scalar(py::handle obj) {
 Item array_item(array idx, py::handle obj) {
   if (idx.dtype() == bool_) {
     if (idx.ndim() == 0) return Item{ItemKind::boolean, obj, 0, to_scalar(idx).cast<bool>(), std::nullopt};
-    throw py::value_error("Boolean indices are not supported (the result's shape would depend on the data); "
-                          "use where() or assign through the mask: a[mask] = v.");
+    throw py::value_error(
+        "Boolean indices are not supported (the result's shape would depend on the data); "
+        "use where() or assign through the mask: a[mask] = v.");
   }
   if (idx.size() == 0 && !issubdtype(idx.dtype(), integer)) idx = astype(idx, int32);  // a[[]]
   if (!issubdtype(idx.dtype(), integer)) {
-    throw py::value_error("Arrays used as indices must be of integer type, got " + dtype_name(idx.dtype()) + ".");
+    throw py::value_error("Arrays used as indices must be of integer type, got " + dtype_name(idx.dtype()) +
+                          ".");
   }
   return Item{ItemKind::array, obj, 0, false, std::move(idx)};
 }
@@ -112,6 +117,31 @@ std::optional<array> boolean_mask(py::handle key) {
   return std::nullopt;
 }
 
+namespace {
+
+bool consumes_axis(ItemKind k) {
+  return k == ItemKind::integer || k == ItemKind::slice || k == ItemKind::array;
+}
+bool is_advanced(ItemKind k) {
+  return k == ItemKind::integer || k == ItemKind::array || k == ItemKind::boolean;
+}
+
+/// NumPy's placement rule: advanced indices (integers count once an array is present) separated
+/// by a slice, None or an ellipsis put the broadcast dimensions first.
+bool adjacent(const std::vector<Item>& items) {
+  size_t first = items.size(), last = 0, count = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (is_advanced(items[i].kind)) {
+      first = std::min(first, i);
+      last = i;
+      ++count;
+    }
+  }
+  return count == 0 || last - first + 1 == count;
+}
+
+}  // namespace
+
 Index parse(const array& a, py::handle key) {
   std::vector<Item> items;
   if (PyTuple_Check(key.ptr())) {
@@ -119,55 +149,31 @@ Index parse(const array& a, py::handle key) {
   } else {
     items.push_back(classify(key));
   }
-
-  // Counts, and NumPy's placement rule: advanced indices separated by a slice, None or an
-  // ellipsis put the broadcast dimensions first.
   const int ndim = static_cast<int>(a.ndim());
   int consumed = 0, ellipses = 0;
-  bool has_array = false;
+  Index r{a};
   for (const Item& item : items) {
-    consumed += item.kind == ItemKind::integer || item.kind == ItemKind::slice || item.kind == ItemKind::array;
+    consumed += consumes_axis(item.kind);
     ellipses += item.kind == ItemKind::ellipsis;
-    has_array = has_array || item.kind == ItemKind::array || item.kind == ItemKind::boolean;
+    r.advanced = r.advanced || item.kind == ItemKind::array || item.kind == ItemKind::boolean;
   }
   if (ellipses > 1) throw py::value_error("An index can only have a single ellipsis (...).");
   if (consumed > ndim) {
     throw py::value_error("Too many indices for array with " + std::to_string(ndim) + " dimensions.");
   }
-  Index r{a};
-  r.advanced = has_array;
-  if (has_array) {
-    size_t first = items.size(), last = 0, count = 0;
-    for (size_t i = 0; i < items.size(); ++i) {
-      const ItemKind k = items[i].kind;
-      if (k == ItemKind::integer || k == ItemKind::array || k == ItemKind::boolean) {
-        first = std::min(first, i);
-        last = i;
-        ++count;
-      }
-    }
-    r.adjacent = last - first + 1 == count;
-  }
+  r.adjacent = adjacent(items);
 
-  int axis = 0;  // of a
-  int src_axis = 0;  // of r.src, which also has the boolean scalars' axes
+  int axis = 0;  // of a; r.src also has the boolean scalars' axes, one per entry but new axes
   auto full_slice = [&]() {
-    const int64_t n = a.shape(axis++);
-    r.entries.push_back(Entry{Entry::Kind::slice, 0, 1, n, std::nullopt});
-    ++src_axis;
+    r.entries.push_back(Entry{Entry::Kind::slice, 0, 1, a.shape(axis++), std::nullopt});
   };
   for (const Item& item : items) {
     switch (item.kind) {
-      case ItemKind::new_axis:
-        r.entries.push_back(Entry{Entry::Kind::new_axis});
-        break;
+      case ItemKind::new_axis: r.entries.push_back(Entry{Entry::Kind::new_axis}); break;
       case ItemKind::ellipsis:
         for (int i = 0; i < ndim - consumed; ++i) full_slice();
         break;
-      case ItemKind::slice:
-        r.entries.push_back(slice_entry(item.obj, a.shape(axis++)));
-        ++src_axis;
-        break;
+      case ItemKind::slice: r.entries.push_back(slice_entry(item.obj, a.shape(axis++))); break;
       case ItemKind::integer: {
         const int64_t n = a.shape(axis);
         if (item.value < -n || item.value >= n) {
@@ -176,21 +182,17 @@ Index parse(const array& a, py::handle key) {
         }
         r.entries.push_back(Entry{Entry::Kind::integer, item.value < 0 ? item.value + n : item.value});
         ++axis;
-        ++src_axis;
         break;
       }
       case ItemKind::array:
         r.entries.push_back(Entry{Entry::Kind::array, 0, 1, 0, item.indices});
         ++axis;
-        ++src_axis;
         break;
-      case ItemKind::boolean: {
+      case ItemKind::boolean:
         // A new length-1 axis, indexed by [0] (True) or by no position (False).
-        r.inserted.push_back(src_axis++);
-        array idx = item.truth ? array(int32_t{0}) : zeros(Shape{0}, int32);
-        r.entries.push_back(Entry{Entry::Kind::array, 0, 1, 0, item.truth ? reshape(idx, Shape{1}) : idx});
+        r.inserted.push_back(static_cast<int>(by_axis(r).size()));
+        r.entries.push_back(Entry{Entry::Kind::array, 0, 1, 0, zeros(Shape{item.truth ? 1 : 0}, int32)});
         break;
-      }
     }
   }
   while (axis < ndim) full_slice();
@@ -282,8 +284,7 @@ void bounds_of(const Index& index, Shape& start, Shape& stop, Shape& strides) {
   int axis = 0;
   for (const Entry& e : index.entries) {
     switch (e.kind) {
-      case Entry::Kind::new_axis:
-        continue;
+      case Entry::Kind::new_axis: continue;
       case Entry::Kind::integer:
         start.push_back(static_cast<int32_t>(e.start));
         stop.push_back(static_cast<int32_t>(e.start + 1));
@@ -295,9 +296,10 @@ void bounds_of(const Index& index, Shape& start, Shape& stop, Shape& strides) {
         strides.push_back(1);
         break;
       case Entry::Kind::slice: {
-        if (e.length == 0) {
-          start.push_back(0);
-          stop.push_back(0);
+        // (Up to one position: step 1, which also keeps a huge step out of the int32 strides.)
+        if (e.length <= 1) {
+          start.push_back(static_cast<int32_t>(e.length == 0 ? 0 : e.start));
+          stop.push_back(static_cast<int32_t>(e.length == 0 ? 0 : e.start + 1));
           strides.push_back(1);
           break;
         }
@@ -306,7 +308,8 @@ void bounds_of(const Index& index, Shape& start, Shape& stop, Shape& strides) {
         const int64_t last = e.start + (e.length - 1) * e.step;
         const int64_t end = e.step > 0 ? last + 1 : last - 1;
         start.push_back(static_cast<int32_t>(e.start));
-        stop.push_back(static_cast<int32_t>(end < 0 ? -static_cast<int64_t>(index.src.shape(axis)) - 1 : end));
+        stop.push_back(
+            static_cast<int32_t>(end < 0 ? -static_cast<int64_t>(index.src.shape(axis)) - 1 : end));
         strides.push_back(static_cast<int32_t>(e.step));
         break;
       }
@@ -386,7 +389,8 @@ array get_item(const array& a, py::handle key) {
     if (indices.size() == 1) {
       // take puts the index dimensions where the indexed axis was.
       x = take(x, indices[0], axes[0]);
-      for (size_t i = 0; i < kept.size(); ++i) have.push_back(static_cast<int>(i) == axes[0] ? kBroadcast : kept[i]);
+      for (size_t i = 0; i < kept.size(); ++i)
+        have.push_back(static_cast<int>(i) == axes[0] ? kBroadcast : kept[i]);
     } else {
       Shape sizes = x.shape();
       for (int ax : axes) sizes[ax] = 1;

@@ -14,9 +14,9 @@ namespace braid::python::indexing {
 struct Entry {
   enum class Kind { integer, slice, new_axis, array };
   Kind kind;
-  int64_t start = 0;   // integer: the position (in range); slice: the first position
-  int64_t step = 1;    // slice
-  int64_t length = 0;  // slice: how many positions
+  int64_t start = 0;             // integer: the position (in range); slice: the first position
+  int64_t step = 1;              // slice
+  int64_t length = 0;            // slice: how many positions
   std::optional<array> indices;  // array: integer indices (any shape)
 };
 

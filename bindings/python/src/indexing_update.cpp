@@ -56,20 +56,14 @@ array assign_masked(const array& a, const array& mask, py::handle value) {
 array update_slice(const array& src, const array& update, const Shape& start, const Shape& stop,
                    const Shape& strides, Combine op) {
   switch (op) {
-    case Combine::assign:
-      return slice_update(src, update, start, stop, strides);
-    case Combine::add:
-      return slice_update_add(src, update, start, stop, strides);
-    case Combine::subtract:
-      return slice_update_add(src, negative(update), start, stop, strides);
-    case Combine::multiply:
-      return slice_update_prod(src, update, start, stop, strides);
+    case Combine::assign: return slice_update(src, update, start, stop, strides);
+    case Combine::add: return slice_update_add(src, update, start, stop, strides);
+    case Combine::subtract: return slice_update_add(src, negative(update), start, stop, strides);
+    case Combine::multiply: return slice_update_prod(src, update, start, stop, strides);
     case Combine::divide:
       return slice_update(src, divide(slice(src, start, stop, strides), update), start, stop, strides);
-    case Combine::maximum:
-      return slice_update_max(src, update, start, stop, strides);
-    case Combine::minimum:
-      return slice_update_min(src, update, start, stop, strides);
+    case Combine::maximum: return slice_update_max(src, update, start, stop, strides);
+    case Combine::minimum: return slice_update_min(src, update, start, stop, strides);
   }
   throw std::logic_error("unreachable");
 }
@@ -77,21 +71,15 @@ array update_slice(const array& src, const array& update, const Shape& start, co
 array scatter_with(const array& target, const std::vector<array>& indices, const array& updates,
                    const std::vector<int>& axes, Combine op) {
   switch (op) {
-    case Combine::assign:
-      return scatter(target, indices, updates, axes);
-    case Combine::add:
-      return scatter_add(target, indices, updates, axes);
-    case Combine::subtract:
-      return scatter_add(target, indices, negative(updates), axes);
-    case Combine::multiply:
-      return scatter_prod(target, indices, updates, axes);
+    case Combine::assign: return scatter(target, indices, updates, axes);
+    case Combine::add: return scatter_add(target, indices, updates, axes);
+    case Combine::subtract: return scatter_add(target, indices, negative(updates), axes);
+    case Combine::multiply: return scatter_prod(target, indices, updates, axes);
     case Combine::divide:
       // Repeated indices divide repeatedly, so the reciprocals multiply (as MLX).
       return scatter_prod(target, indices, reciprocal(updates), axes);
-    case Combine::maximum:
-      return scatter_max(target, indices, updates, axes);
-    case Combine::minimum:
-      return scatter_min(target, indices, updates, axes);
+    case Combine::maximum: return scatter_max(target, indices, updates, axes);
+    case Combine::minimum: return scatter_min(target, indices, updates, axes);
   }
   throw std::logic_error("unreachable");
 }
@@ -186,19 +174,27 @@ namespace braid::python {
 BRAID_PYTHON_INIT(kInitArrayMethods) {
   using indexing::ArrayAt;
   using indexing::Combine;
-  py::class_<ArrayAt>(m, "ArrayAt", "Updates of an array at indices: x.at[idx].add(y) and its kin (mlx.core.ArrayAt).")
-      .def(py::init([](const array& x) { return ArrayAt{x, std::nullopt}; }), "x"_a)
+  py::class_<ArrayAt>(m, "ArrayAt",
+                      "Updates of an array at indices: x.at[idx].add(y) and its kin (mlx.core.ArrayAt).")
+      .def(py::init([](const array& x) {
+             return ArrayAt{x, std::nullopt};
+           }),
+           "x"_a)
       .def(
-          "__getitem__", [](const ArrayAt& at, py::object key) { return ArrayAt{at.a, key}; }, "indices"_a)
+          "__getitem__",
+          [](const ArrayAt& at, py::object key) {
+            return ArrayAt{at.a, key};
+          },
+          "indices"_a)
       .def(
           "add", [](const ArrayAt& at, py::object v) { return at.apply(v, Combine::add); }, "value"_a,
           "A new array with `value` added at the indices (repeated indices add repeatedly).")
       .def(
-          "subtract", [](const ArrayAt& at, py::object v) { return at.apply(v, Combine::subtract); }, "value"_a,
-          "A new array with `value` subtracted at the indices.")
+          "subtract", [](const ArrayAt& at, py::object v) { return at.apply(v, Combine::subtract); },
+          "value"_a, "A new array with `value` subtracted at the indices.")
       .def(
-          "multiply", [](const ArrayAt& at, py::object v) { return at.apply(v, Combine::multiply); }, "value"_a,
-          "A new array multiplied by `value` at the indices.")
+          "multiply", [](const ArrayAt& at, py::object v) { return at.apply(v, Combine::multiply); },
+          "value"_a, "A new array multiplied by `value` at the indices.")
       .def(
           "divide", [](const ArrayAt& at, py::object v) { return at.apply(v, Combine::divide); }, "value"_a,
           "A new array divided by `value` at the indices.")
@@ -212,12 +208,17 @@ BRAID_PYTHON_INIT(kInitArrayMethods) {
   array_class(m)
       .def(
           "__setitem__",
-          [](array& a, py::object key, py::object value) { a = indexing::update(a, key, value, Combine::assign); },
+          [](array& a, py::object key, py::object value) {
+            a = indexing::update(a, key, value, Combine::assign);
+          },
           "key"_a, "value"_a,
           "Assigns `value` (broadcast to the shape of a[key]) at the indices: this Python object then holds "
           "the updated array. A boolean array as the whole index assigns where it is true.")
       .def_property_readonly(
-          "at", [](const array& a) { return ArrayAt{a, std::nullopt}; },
+          "at",
+          [](const array& a) {
+            return ArrayAt{a, std::nullopt};
+          },
           "Updates at indices that return new arrays: x.at[idx].add(y), subtract, multiply, divide, "
           "maximum, minimum; repeated indices accumulate.");
 }

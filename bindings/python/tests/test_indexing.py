@@ -235,8 +235,42 @@ def test_negative_steps_match_numpy():
 def test_huge_slice_bounds_clamp():
     a_np = np.arange(10)
     a = mx.array(a_np)
-    for s in [slice(-2**40, 2**40), slice(2**62, None, -1), slice(None, -2**62, -2), slice(3, 2**63 - 1, 4)]:
+    for s in [slice(-2**40, 2**40), slice(2**62, None, -1), slice(None, -2**62, -2), slice(3, 2**63 - 1, 4),
+              slice(None, None, 2**62), slice(None, None, -2**62), slice(3, None, 2**40), slice(-2**70, 2**70, 3)]:
         assert_same(a[s], a_np[s], s)
+
+
+def test_large_arrays_gather_and_scatter_as_numpy():
+    rng = np.random.default_rng(SEED + 6)
+    values = rng.random((600, 300)).astype(np.float32)
+    a = mx.array(values)
+    rows = rng.integers(-600, 600, size=(200, 3))
+    cols = rng.integers(0, 300, size=(3,))
+    assert_same(a[rows, 7:290:3], values[rows, 7:290:3], "rows, strided slice")
+    assert_same(a[rows, cols], values[rows, cols], "rows, cols")
+    assert_same(a.T[::-1][cols], values.T[::-1][cols], "reversed transposed view")
+    update = rng.random((600, 95)).astype(np.float32)
+    b = a[...]
+    b[:, 5:290:3] = mx.array(update)
+    expected = values.copy()
+    expected[:, 5:290:3] = update
+    assert_same(b, expected, "strided slice update")
+    expected = values.copy()
+    np.add.at(expected, (rows[:, 0], slice(10, None)), 1.0)
+    np.testing.assert_allclose(np.array(a.at[mx.array(rows[:, 0]), 10:].add(1.0)), expected, rtol=1e-6)
+
+
+def test_bfloat16_arrays_index_and_update():
+    values = np.arange(24, dtype=np.float32).reshape(4, 6)
+    a = mx.array(values).astype(mx.bfloat16)
+    got = a[mx.array([3, 0]), ::-2]
+    assert got.dtype == mx.bfloat16
+    assert_same(got.astype(mx.float32), values[[3, 0], ::-2], "bfloat16 get")
+    a[1:3, mx.array([0, 5])] = 2.5
+    expected = values.copy()
+    expected[1:3, [0, 5]] = 2.5
+    assert a.dtype == mx.bfloat16
+    assert_same(a.astype(mx.float32), expected, "bfloat16 set")
 
 
 def test_numpy_scalars_index_as_python_scalars():
