@@ -11,10 +11,12 @@ namespace braid::python {
 namespace {
 
 bool is_reader_object(py::handle f) {
-  return py::hasattr(f, "readinto") && py::hasattr(f, "seek") && py::hasattr(f, "tell") && py::hasattr(f, "closed");
+  return py::hasattr(f, "readinto") && py::hasattr(f, "seek") && py::hasattr(f, "tell") &&
+         py::hasattr(f, "closed");
 }
 bool is_writer_object(py::handle f) {
-  return py::hasattr(f, "write") && py::hasattr(f, "seek") && py::hasattr(f, "tell") && py::hasattr(f, "closed");
+  return py::hasattr(f, "write") && py::hasattr(f, "seek") && py::hasattr(f, "tell") &&
+         py::hasattr(f, "closed");
 }
 
 /// A path given as a str or an os.PathLike (pathlib.Path), or nothing for other objects.
@@ -171,22 +173,26 @@ std::unordered_map<std::string, array> array_map(const py::dict& arrays, const c
   return out;
 }
 
-py::object load_file(py::object file, std::optional<std::string> format, bool return_metadata, py::object stream) {
+py::object load_file(py::object file, std::optional<std::string> format, bool return_metadata,
+                     py::object stream) {
   const StreamOrDevice s = to_stream_or_device(stream);
   const auto path = as_path(file);
   if (!format) {
     std::string name;
     if (path) {
       name = *path;
-    } else if (is_reader_object(file) && py::hasattr(file, "name") && PyUnicode_Check(file.attr("name").ptr())) {
+    } else if (is_reader_object(file) && py::hasattr(file, "name") &&
+               PyUnicode_Check(file.attr("name").ptr())) {
       name = file.attr("name").cast<std::string>();
     } else if (is_reader_object(file)) {
-      throw std::invalid_argument("[load] Could not infer the format of a file object without a name: give format.");
+      throw std::invalid_argument(
+          "[load] Could not infer the format of a file object without a name: give format.");
     } else {
       throw std::invalid_argument("[load] Input must be a path or a binary file object.");
     }
     const size_t dot = name.find_last_of('.');
-    if (dot == std::string::npos) throw std::invalid_argument("[load] Could not infer file format from extension.");
+    if (dot == std::string::npos)
+      throw std::invalid_argument("[load] Could not infer file format from extension.");
     format = name.substr(dot + 1);
   }
   if (return_metadata && (*format == "npy" || *format == "npz")) {
@@ -289,13 +295,18 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       },
       "file"_a, "arr"_a, "Saves an array in .npy format (a path without the extension gets \".npy\").");
   m.def(
-      "savez", [](py::object file, const py::args& args, const py::kwargs& kwargs) { savez_file(file, args, kwargs, false); },
+      "savez",
+      [](py::object file, const py::args& args, const py::kwargs& kwargs) {
+        savez_file(file, args, kwargs, false);
+      },
       "file"_a,
       "Saves arrays as a .npz archive: positional ones as arr_0, arr_1, ..., keyword ones by name "
       "(a path without the extension gets \".npz\").");
   m.def(
       "savez_compressed",
-      [](py::object file, const py::args& args, const py::kwargs& kwargs) { savez_file(file, args, kwargs, true); },
+      [](py::object file, const py::args& args, const py::kwargs& kwargs) {
+        savez_file(file, args, kwargs, true);
+      },
       "file"_a, "As savez, with the members deflated.");
   m.def(
       "save_safetensors",

@@ -38,11 +38,13 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "seed", [](uint64_t seed) { random::seed(seed); }, "seed"_a,
       "Restarts the global key sequence (shared by every thread) from key(seed).");
   r.def(
-      "key", [](uint64_t seed) { return random::key(seed); }, "seed"_a, "The key (a uint32 array of shape (2,)) of a seed.");
+      "key", [](uint64_t seed) { return random::key(seed); }, "seed"_a,
+      "The key (a uint32 array of shape (2,)) of a seed.");
   r.def(
       "split",
       [](const array& key, int num, py::object s) { return random::split(key, num, to_stream_or_device(s)); },
-      "key"_a, "num"_a = 2, "stream"_a = py::none(), "num keys made from key, as an array of shape (num, 2).");
+      "key"_a, "num"_a = 2, "stream"_a = py::none(),
+      "num keys made from key, as an array of shape (num, 2).");
   r.def(
       "bits",
       [](py::object shape, int width, Key key, py::object s) {
@@ -52,7 +54,8 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "Random bits: uint32 for width 4, uint16 for 2, uint8 for 1.");
   r.def(
       "uniform",
-      [](py::object low, py::object high, py::object shape, std::optional<Dtype> dtype, Key key, py::object s) {
+      [](py::object low, py::object high, py::object shape, std::optional<Dtype> dtype, Key key,
+         py::object s) {
         return random::uniform(bound(low), bound(high), to_shape(shape), dtype.value_or(float32), key,
                                to_stream_or_device(s));
       },
@@ -60,29 +63,34 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "stream"_a = py::none(), "Uniform samples in [low, high) (scalars or arrays broadcast to shape).");
   r.def(
       "normal",
-      [](py::object shape, std::optional<Dtype> dtype, py::object loc, py::object scale, Key key, py::object s) {
+      [](py::object shape, std::optional<Dtype> dtype, py::object loc, py::object scale, Key key,
+         py::object s) {
         const Dtype t = dtype.value_or(float32);
         return random::normal(to_shape(shape), t, moment(loc, t, 0.0), moment(scale, t, 1.0), key,
                               to_stream_or_device(s));
       },
       "shape"_a = py::list(), "dtype"_a = float32, "loc"_a = 0.0, "scale"_a = 1.0, "key"_a = py::none(),
-      "stream"_a = py::none(), "Normal samples of mean loc and standard deviation scale (scalars or arrays).");
+      "stream"_a = py::none(),
+      "Normal samples of mean loc and standard deviation scale (scalars or arrays).");
   r.def(
       "multivariate_normal",
-      [](const array& mean, const array& cov, py::object shape, std::optional<Dtype> dtype, Key key, py::object s) {
+      [](const array& mean, const array& cov, py::object shape, std::optional<Dtype> dtype, Key key,
+         py::object s) {
         return random::multivariate_normal(mean, cov, to_shape(shape), dtype.value_or(float32), key,
                                            to_stream_or_device(s));
       },
-      "mean"_a, "cov"_a, "shape"_a = py::list(), "dtype"_a = float32, "key"_a = py::none(), "stream"_a = py::none(),
+      "mean"_a, "cov"_a, "shape"_a = py::list(), "dtype"_a = float32, "key"_a = py::none(),
+      "stream"_a = py::none(),
       "Samples of the normal distribution with mean (..., n) and covariance (..., n, n); float32.");
   r.def(
       "randint",
-      [](py::object low, py::object high, py::object shape, std::optional<Dtype> dtype, Key key, py::object s) {
+      [](py::object low, py::object high, py::object shape, std::optional<Dtype> dtype, Key key,
+         py::object s) {
         return random::randint(bound(low), bound(high), to_shape(shape), dtype.value_or(int32), key,
                                to_stream_or_device(s));
       },
-      "low"_a, "high"_a, "shape"_a = py::list(), "dtype"_a = int32, "key"_a = py::none(), "stream"_a = py::none(),
-      "Integers in [low, high) (scalars or arrays broadcast to shape).");
+      "low"_a, "high"_a, "shape"_a = py::list(), "dtype"_a = int32, "key"_a = py::none(),
+      "stream"_a = py::none(), "Integers in [low, high) (scalars or arrays broadcast to shape).");
   r.def(
       "bernoulli",
       [](py::object p, py::object shape, Key key, py::object s) {
@@ -94,14 +102,16 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "Booleans, true with probability p (a float or floating array; shape defaults to p's).");
   r.def(
       "truncated_normal",
-      [](py::object lower, py::object upper, py::object shape, std::optional<Dtype> dtype, Key key, py::object s) {
+      [](py::object lower, py::object upper, py::object shape, std::optional<Dtype> dtype, Key key,
+         py::object s) {
         auto sh = optional_shape(shape);
         auto sd = to_stream_or_device(s);
         const Dtype t = dtype.value_or(float32);
         return sh ? random::truncated_normal(bound(lower), bound(upper), *sh, t, key, sd)
                   : random::truncated_normal(bound(lower), bound(upper), t, key, sd);
       },
-      "lower"_a, "upper"_a, "shape"_a = py::none(), "dtype"_a = float32, "key"_a = py::none(), "stream"_a = py::none(),
+      "lower"_a, "upper"_a, "shape"_a = py::none(), "dtype"_a = float32, "key"_a = py::none(),
+      "stream"_a = py::none(),
       "Normal samples truncated to [lower, upper] (shape defaults to the bounds' broadcast shape).");
   r.def(
       "gumbel",
@@ -112,7 +122,8 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "Samples of the standard Gumbel distribution.");
   r.def(
       "categorical",
-      [](const array& logits, int axis, py::object shape, std::optional<int> num_samples, Key key, py::object s) {
+      [](const array& logits, int axis, py::object shape, std::optional<int> num_samples, Key key,
+         py::object s) {
         auto sd = to_stream_or_device(s);
         if (!shape.is_none() && num_samples) {
           throw std::invalid_argument("[categorical] At most one of shape or num_samples can be specified.");
@@ -127,7 +138,8 @@ BRAID_PYTHON_INIT(kInitFunctions) {
   r.def(
       "laplace",
       [](py::object shape, std::optional<Dtype> dtype, float loc, float scale, Key key, py::object s) {
-        return random::laplace(to_shape(shape), dtype.value_or(float32), loc, scale, key, to_stream_or_device(s));
+        return random::laplace(to_shape(shape), dtype.value_or(float32), loc, scale, key,
+                               to_stream_or_device(s));
       },
       "shape"_a = py::list(), "dtype"_a = float32, "loc"_a = 0.0, "scale"_a = 1.0, "key"_a = py::none(),
       "stream"_a = py::none(), "Samples of the Laplace distribution with location loc and scale scale.");
@@ -135,7 +147,8 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "permutation",
       [](py::object x, int axis, Key key, py::object s) {
         auto sd = to_stream_or_device(s);
-        if (PyLong_Check(x.ptr()) && !PyBool_Check(x.ptr())) return random::permutation(x.cast<int>(), key, sd);
+        if (PyLong_Check(x.ptr()) && !PyBool_Check(x.ptr()))
+          return random::permutation(x.cast<int>(), key, sd);
         if (!py::isinstance<array>(x)) throw py::type_error("[permutation] x must be an int or an array.");
         return random::permutation(x.cast<array>(), axis, key, sd);
       },

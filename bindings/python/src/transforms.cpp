@@ -20,7 +20,7 @@ std::string type_name(py::handle obj) { return py::str(py::type::handle_of(obj).
 // --- grad and value_and_grad ------------------------------------------------------------------
 
 struct GradTargets {
-  std::vector<int> argnums;         // sorted positional indices
+  std::vector<int> argnums;           // sorted positional indices
   std::vector<std::string> argnames;  // keyword names
 };
 
@@ -30,7 +30,8 @@ GradTargets parse_grad_targets(py::handle argnums, py::handle argnames, const st
     t.argnames.push_back(argnames.cast<std::string>());
   } else if (PyList_Check(argnames.ptr()) || PyTuple_Check(argnames.ptr())) {
     for (auto name : py::reinterpret_borrow<py::sequence>(argnames)) {
-      if (!PyUnicode_Check(name.ptr())) throw py::type_error(tag + " argnames must be a str or a sequence of str.");
+      if (!PyUnicode_Check(name.ptr()))
+        throw py::type_error(tag + " argnames must be a str or a sequence of str.");
       auto s = name.cast<std::string>();
       if (std::find(t.argnames.begin(), t.argnames.end(), s) == t.argnames.end()) t.argnames.push_back(s);
     }
@@ -44,7 +45,8 @@ GradTargets parse_grad_targets(py::handle argnums, py::handle argnames, const st
     t.argnums = {argnums.cast<int>()};
   } else if (PyList_Check(argnums.ptr()) || PyTuple_Check(argnums.ptr())) {
     for (auto n : py::reinterpret_borrow<py::sequence>(argnums)) {
-      if (!PyLong_Check(n.ptr())) throw py::type_error(tag + " argnums must be an int or a sequence of ints.");
+      if (!PyLong_Check(n.ptr()))
+        throw py::type_error(tag + " argnums must be an int or a sequence of ints.");
       t.argnums.push_back(n.cast<int>());
     }
   } else {
@@ -76,86 +78,99 @@ void check_loss_output(py::handle out, const std::string& tag, bool scalar_only)
   }
   if (!PyTuple_Check(out.ptr()) || py::len(out) == 0 ||
       !py::isinstance<array>(py::reinterpret_borrow<py::tuple>(out)[0])) {
-    throw std::invalid_argument(tag + " The function to differentiate must return a scalar array or a tuple whose "
-                                "first element is a scalar array, not " + type_name(out) + ".");
+    throw std::invalid_argument(tag +
+                                " The function to differentiate must return a scalar array or a tuple whose "
+                                "first element is a scalar array, not " +
+                                type_name(out) + ".");
   }
 }
 
 /// One call of value_and_grad(fun)(*args, **kwargs): (value tree, gradient tree).
+///
+/// The differentiated arguments reach `fun` rebuilt around the traced arrays, in new lists,
+/// tuples and dicts; the others reach it as they are (an nn.Module passed through stays that
+/// object). The caller's containers are never written, so threads may share them.
 std::pair<py::object, py::object> value_and_grad_call(const py::function& fun, const GradTargets& t,
-                                                       const std::string& tag, bool scalar_only,
-                                                       const py::args& args, const py::kwargs& kwargs) {
+                                                      const std::string& tag, bool scalar_only,
+                                                      const py::args& args, const py::kwargs& kwargs) {
   release_dropped_objects();
   if (!t.argnums.empty() && static_cast<size_t>(t.argnums.back()) >= args.size()) {
     throw std::invalid_argument(tag + " Can't compute the gradient of argument index " +
-                                std::to_string(t.argnums.back()) + " because the function is called with only " +
-                                std::to_string(args.size()) + " positional arguments.");
+                                std::to_string(t.argnums.back()) +
+                                " because the function is called with only " + std::to_string(args.size()) +
+                                " positional arguments.");
   }
   for (const auto& name : t.argnames) {
     if (!kwargs.contains(name)) {
       std::string given;
       for (auto item : kwargs) given += (given.empty() ? "" : ", ") + item.first.cast<std::string>();
       throw std::invalid_argument(tag + " Can't compute the gradient of keyword argument '" + name +
-                                  "' because the function is called with the keyword arguments {" + given + "}.");
+                                  "' because the function is called with the keyword arguments {" + given +
+                                  "}.");
     }
   }
-
-  // Every array of the arguments, positional first; the differentiated ones by flat index.
-  std::vector<array> arrays;
-  std::vector<int> grad_indices;
-  std::vector<size_t> grad_counts;  // arrays per differentiated argument, in order
-  auto add = [&](py::handle tree, bool differentiated) {
-    auto flat = tree_flatten_arrays(tree, differentiated);
-    if (differentiated) {
-      for (size_t i = 0; i < flat.size(); ++i) grad_indices.push_back(static_cast<int>(arrays.size() + i));
-      grad_counts.push_back(flat.size());
-    }
-    arrays.insert(arrays.end(), flat.begin(), flat.end());
+  auto positional = [&](size_t i) {
+    return std::binary_search(t.argnums.begin(), t.argnums.end(), static_cast<int>(i));
   };
+  auto keyword = [&](py::handle key) {
+    return std::find(t.argnames.begin(), t.argnames.end(), key.cast<std::string>()) != t.argnames.end();
+  };
+
+  // The arrays to differentiate: those of the positional arguments in argnums, then those of
+  // the keyword arguments in argnames (in the call's keyword order); any other leaf is an error.
+  std::vector<array> arrays;
   for (size_t i = 0; i < args.size(); ++i) {
-    add(args[i], std::binary_search(t.argnums.begin(), t.argnums.end(), static_cast<int>(i)));
+    if (!positional(i)) continue;
+    auto flat = tree_flatten_arrays(args[i], true);
+    arrays.insert(arrays.end(), flat.begin(), flat.end());
   }
   for (auto item : kwargs) {
-    add(item.second,
-        std::find(t.argnames.begin(), t.argnames.end(), item.first.cast<std::string>()) != t.argnames.end());
+    if (!keyword(item.first)) continue;
+    auto flat = tree_flatten_arrays(item.second, true);
+    arrays.insert(arrays.end(), flat.begin(), flat.end());
   }
+  std::vector<int> every(arrays.size());
+  for (size_t i = 0; i < every.size(); ++i) every[i] = static_cast<int>(i);
 
   py::object py_out;
   auto traced = [&](const std::vector<array>& inputs) {
     py::gil_scoped_acquire gil;
     size_t next = 0;
     py::tuple call_args(args.size());
-    for (size_t i = 0; i < args.size(); ++i) call_args[i] = tree_unflatten_arrays(args[i], inputs, next);
+    for (size_t i = 0; i < args.size(); ++i) {
+      call_args[i] = positional(i) ? tree_unflatten_arrays(args[i], inputs, next) : py::object(args[i]);
+    }
     py::dict call_kwargs;
-    for (auto item : kwargs) call_kwargs[item.first] = tree_unflatten_arrays(item.second, inputs, next);
+    for (auto item : kwargs) {
+      call_kwargs[item.first] = keyword(item.first) ? tree_unflatten_arrays(item.second, inputs, next)
+                                                    : py::reinterpret_borrow<py::object>(item.second);
+    }
     py_out = fun(*call_args, **call_kwargs);
     check_loss_output(py_out, tag, scalar_only);
     return tree_flatten_arrays(py_out, false);
   };
-  auto [values, grads] = braid::value_and_grad(ListFunction(traced), grad_indices)(arrays);
+  auto [values, grads] = braid::value_and_grad(ListFunction(traced), every)(arrays);
 
   // Gradients in the shape of their arguments: one argument as itself, several as a tuple,
   // and with argnames a (positional, {name: gradient}) pair.
   size_t next = 0;
-  py::object positional = py::none();
+  py::object positional_grads = py::none();
   if (t.argnums.size() == 1) {
-    positional = tree_unflatten_arrays(args[static_cast<size_t>(t.argnums[0])], grads, next);
+    positional_grads = tree_unflatten_arrays(args[static_cast<size_t>(t.argnums[0])], grads, next);
   } else if (t.argnums.size() > 1) {
     py::tuple each(t.argnums.size());
     for (size_t i = 0; i < t.argnums.size(); ++i) {
       each[i] = tree_unflatten_arrays(args[static_cast<size_t>(t.argnums[i])], grads, next);
     }
-    positional = std::move(each);
+    positional_grads = std::move(each);
   }
-  py::object py_grads = positional;
+  py::object py_grads = positional_grads;
   if (!t.argnames.empty()) {
-    py::dict keyword;
+    py::dict keyword_grads;
     for (auto item : kwargs) {
-      if (std::find(t.argnames.begin(), t.argnames.end(), item.first.cast<std::string>()) != t.argnames.end()) {
-        keyword[item.first] = tree_unflatten_arrays(item.second, grads, next);
-      }
+      if (keyword(item.first)) keyword_grads[item.first] = tree_unflatten_arrays(item.second, grads, next);
     }
-    py_grads = py::make_tuple(positional, keyword);
+    py_grads = py::make_tuple(positional_grads, keyword_grads);
   }
   size_t next_value = 0;
   return {tree_unflatten_arrays(py_out, values, next_value), py_grads};
@@ -180,7 +195,8 @@ ListFunction list_function(const py::function& fun, const char* tag) {
       }
       if (outs.size() == py::len(out)) return outs;
     }
-    throw std::invalid_argument(std::string("[") + tag + "] The function must return an array or a list of arrays, not " +
+    throw std::invalid_argument(std::string("[") + tag +
+                                "] The function must return an array or a list of arrays, not " +
                                 type_name(out) + ".");
   };
 }
@@ -193,7 +209,8 @@ std::vector<int> flat_axes(py::handle tree, py::handle axes, bool output) {
   std::vector<int> flat;
   bool saw_tuple = false;
   visit_with_axes(tree, axes, "vmap", [&](py::handle leaf, py::handle axis) {
-    if (!py::isinstance<array>(leaf)) throw std::invalid_argument("[vmap] The arguments should contain only arrays.");
+    if (!py::isinstance<array>(leaf))
+      throw std::invalid_argument("[vmap] The arguments should contain only arrays.");
     if (PyTuple_Check(axis.ptr())) {
       // A one-element tuple stands for its element when the whole tree is a single array.
       saw_tuple = true;
@@ -217,7 +234,8 @@ std::vector<int> flat_axes(py::handle tree, py::handle axes, bool output) {
     }
     flat.push_back(ax);
   });
-  if (saw_tuple && !py::isinstance<array>(tree)) throw std::invalid_argument("[vmap] axis must be int or None.");
+  if (saw_tuple && !py::isinstance<array>(tree))
+    throw std::invalid_argument("[vmap] axis must be int or None.");
   return flat;
 }
 
@@ -273,8 +291,7 @@ py::object vmap_call(const py::function& fun, py::handle in_axes, py::handle out
 
 BRAID_PYTHON_INIT(kInitFunctions) {
   m.def(
-      "eval",
-      [](const py::args& args) { eval_released(tree_flatten_arrays(args, false)); },
+      "eval", [](const py::args& args) { eval_released(tree_flatten_arrays(args, false)); },
       "Computes the arrays in the arguments (arrays or trees of them; other leaves are ignored), "
       "releasing the GIL while it waits.");
   m.def(
@@ -335,8 +352,9 @@ BRAID_PYTHON_INIT(kInitFunctions) {
   m.def(
       "vmap",
       [](const py::function& fun, py::object in_axes, py::object out_axes) {
-        return py::cpp_function(
-            [fun, in_axes, out_axes](const py::args& args) { return vmap_call(fun, in_axes, out_axes, args); });
+        return py::cpp_function([fun, in_axes, out_axes](const py::args& args) {
+          return vmap_call(fun, in_axes, out_axes, args);
+        });
       },
       "fun"_a, "in_axes"_a = 0, "out_axes"_a = 0,
       "fun vectorized over an axis of its inputs: in_axes and out_axes are an int, None (not "

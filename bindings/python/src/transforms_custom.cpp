@@ -13,7 +13,8 @@ namespace {
 using ArrayList = std::vector<array>;
 using VjpFn = std::function<ArrayList(const ArrayList&, const ArrayList&, const ArrayList&)>;
 using JvpFn = std::function<ArrayList(const ArrayList&, const ArrayList&, const std::vector<int>&)>;
-using VmapFn = std::function<std::pair<ArrayList, std::vector<int>>(const ArrayList&, const std::vector<int>&)>;
+using VmapFn =
+    std::function<std::pair<ArrayList, std::vector<int>>(const ArrayList&, const std::vector<int>&)>;
 
 /// The structure of a call's outputs, written when the function runs and read by its vjp.
 /// Accessed only under the GIL.
@@ -46,7 +47,8 @@ struct CallVjp {
   SharedObject input_structure;
   std::shared_ptr<OutputStructure> output;
 
-  ArrayList operator()(const ArrayList& primals, const ArrayList& cotangents, const ArrayList& outputs) const {
+  ArrayList operator()(const ArrayList& primals, const ArrayList& cotangents,
+                       const ArrayList& outputs) const {
     py::gil_scoped_acquire gil;
     size_t next = 0;
     auto full = py::reinterpret_borrow<py::tuple>(tree_fill(input_structure.get(), primals, next));
@@ -65,7 +67,8 @@ py::tuple positional_only(const SharedObject& input_structure, const ArrayList& 
   size_t next = 0;
   auto full = py::reinterpret_borrow<py::tuple>(tree_fill(input_structure.get(), inputs, next));
   if (py::len(full[1]) > 0) {
-    throw std::invalid_argument(std::string("[") + tag + "] The function must take positional arguments only.");
+    throw std::invalid_argument(std::string("[") + tag +
+                                "] The function must take positional arguments only.");
   }
   return py::reinterpret_borrow<py::tuple>(full[0]);
 }
@@ -76,7 +79,8 @@ struct CallJvp {
   SharedObject jvp_fun;
   SharedObject input_structure;
 
-  ArrayList operator()(const ArrayList& primals, const ArrayList& tangents, const std::vector<int>& argnums) const {
+  ArrayList operator()(const ArrayList& primals, const ArrayList& tangents,
+                       const std::vector<int>& argnums) const {
     py::gil_scoped_acquire gil;
     py::tuple args = positional_only(input_structure, primals, "custom jvp");
     std::vector<bool> has_tangent(primals.size(), false);
@@ -96,7 +100,8 @@ struct CallVmap {
   SharedObject vmap_fun;
   SharedObject input_structure;
 
-  std::pair<ArrayList, std::vector<int>> operator()(const ArrayList& inputs, const std::vector<int>& axes) const {
+  std::pair<ArrayList, std::vector<int>> operator()(const ArrayList& inputs,
+                                                    const std::vector<int>& axes) const {
     py::gil_scoped_acquire gil;
     py::tuple args = positional_only(input_structure, inputs, "custom vmap");
     size_t index = 0;
@@ -104,7 +109,8 @@ struct CallVmap {
       const int axis = axes[index++];
       return axis >= 0 ? py::object(py::int_(axis)) : py::object(py::none());
     }));
-    py::object result = args.size() == 1 ? vmap_fun.get()(args[0], in_axes[0]) : vmap_fun.get()(args, in_axes);
+    py::object result =
+        args.size() == 1 ? vmap_fun.get()(args[0], in_axes[0]) : vmap_fun.get()(args, in_axes);
     if (!PyTuple_Check(result.ptr()) || py::len(result) != 2) {
       throw std::invalid_argument("[custom vmap] The vmap function must return a tuple (outputs, axes).");
     }
@@ -142,7 +148,8 @@ class CustomFunction {
     if (!vjp_.is_none()) vjp = CallVjp{SharedObject(vjp_), structure, output};
     if (!jvp_.is_none()) jvp = CallJvp{SharedObject(jvp_), structure};
     if (!vmap_.is_none()) vmap = CallVmap{SharedObject(vmap_), structure};
-    auto f = braid::custom_function(CallFunction{SharedObject(fun_), structure, output, true}, vjp, jvp, vmap);
+    auto f =
+        braid::custom_function(CallFunction{SharedObject(fun_), structure, output, true}, vjp, jvp, vmap);
     ArrayList outputs = f(inputs);
     size_t next = 0;
     return tree_fill(output->tree.get(), outputs, next);
@@ -159,8 +166,8 @@ py::object checkpoint_call(const py::function& fun, const py::args& args, const 
   py::tuple full = py::make_tuple(args, kwargs);
   ArrayList inputs = tree_flatten_arrays(full, false);
   auto output = std::make_shared<OutputStructure>();
-  ArrayList outputs =
-      braid::checkpoint(CallFunction{SharedObject(fun), SharedObject(tree_structure(full)), output, false})(inputs);
+  ArrayList outputs = braid::checkpoint(
+      CallFunction{SharedObject(fun), SharedObject(tree_structure(full)), output, false})(inputs);
   size_t next = 0;
   return tree_fill(output->tree.get(), outputs, next);
 }
@@ -206,11 +213,11 @@ BRAID_PYTHON_INIT(kInitFunctions) {
   m.def(
       "checkpoint",
       [](const py::function& fun) {
-        return py::cpp_function(
-            [fun](const py::args& args, const py::kwargs& kwargs) { return checkpoint_call(fun, args, kwargs); });
+        return py::cpp_function([fun](const py::args& args, const py::kwargs& kwargs) {
+          return checkpoint_call(fun, args, kwargs);
+        });
       },
-      "fun"_a,
-      "fun, whose intermediate values are computed again for the gradient instead of being kept.");
+      "fun"_a, "fun, whose intermediate values are computed again for the gradient instead of being kept.");
 }
 
 }  // namespace braid::python

@@ -51,7 +51,8 @@ PyObject* placeholder() {
 }
 
 [[noreturn]] void not_a_prefix(const char* tag) {
-  throw std::invalid_argument(std::string("[") + tag + "] The axes are not a valid prefix of the tree they describe.");
+  throw std::invalid_argument(std::string("[") + tag +
+                              "] The axes are not a valid prefix of the tree they describe.");
 }
 
 }  // namespace
@@ -68,12 +69,14 @@ void release_dropped_objects() {
 }
 
 py::object tree_structure(py::handle tree) {
-  return tree_map_arrays(tree, [](const array&) { return py::reinterpret_borrow<py::object>(placeholder()); });
+  return tree_map_arrays(tree,
+                         [](const array&) { return py::reinterpret_borrow<py::object>(placeholder()); });
 }
 
 py::object tree_fill(py::handle structure, const std::vector<array>& leaves, size_t& next) {
   if (structure.ptr() == placeholder()) {
-    if (next >= leaves.size()) throw std::invalid_argument("[tree_unflatten] Fewer arrays than the tree's leaves.");
+    if (next >= leaves.size())
+      throw std::invalid_argument("[tree_unflatten] Fewer arrays than the tree's leaves.");
     return py::cast(leaves[next++]);
   }
   if (PyList_Check(structure.ptr())) {
@@ -89,7 +92,8 @@ py::object tree_fill(py::handle structure, const std::vector<array>& leaves, siz
   }
   if (PyDict_Check(structure.ptr())) {
     py::dict out;
-    for (auto item : py::reinterpret_borrow<py::dict>(structure)) out[item.first] = tree_fill(item.second, leaves, next);
+    for (auto item : py::reinterpret_borrow<py::dict>(structure))
+      out[item.first] = tree_fill(item.second, leaves, next);
     return std::move(out);
   }
   return py::reinterpret_borrow<py::object>(structure);

@@ -1,0 +1,85 @@
+# The allocator's counters and limits as braid.core exposes them (mlx.core's names).
+import gc
+
+import numpy as np
+import pytest
+
+import braid.core as mx
+
+MB = 1 << 20
+
+
+def big(n_bytes):
+    """An evaluated float32 array of about n_bytes."""
+    a = mx.array(np.ones(n_bytes // 4, np.float32)) * 2
+    mx.eval(a)
+    return a
+
+
+def test_active_memory_follows_live_arrays():
+    gc.collect()
+    before = mx.get_active_memory()
+    a = big(8 * MB)
+    assert mx.get_active_memory() >= before + 8 * MB
+    del a
+    gc.collect()
+    assert mx.get_active_memory() < before + 8 * MB
+
+
+def test_peak_memory_and_its_reset():
+    a = big(4 * MB)
+    assert mx.get_peak_memory() >= mx.get_active_memory()
+    del a
+    gc.collect()
+    mx.reset_peak_memory()
+    assert mx.get_peak_memory() <= mx.get_active_memory() + MB
+    b = big(6 * MB)
+    assert mx.get_peak_memory() >= 6 * MB
+    del b
+
+
+def test_cache_limit_and_clear_cache():
+    previous = mx.set_cache_limit(64 * MB)
+    try:
+        assert mx.set_cache_limit(64 * MB) == 64 * MB
+        a = big(2 * MB)
+        del a
+        gc.collect()
+        assert mx.get_cache_memory() >= 0
+        mx.clear_cache()
+        assert mx.get_cache_memory() == 0
+        mx.set_cache_limit(0)
+        c = big(2 * MB)
+        del c
+        gc.collect()
+        assert mx.get_cache_memory() == 0
+    finally:
+        mx.set_cache_limit(previous)
+
+
+def test_memory_limit_round_trip():
+    previous = mx.get_memory_limit()
+    assert previous > 0
+    try:
+        assert mx.set_memory_limit(previous // 2) == previous
+        assert mx.get_memory_limit() == previous // 2
+    finally:
+        assert mx.set_memory_limit(limit=previous) == previous // 2
+    assert mx.get_memory_limit() == previous
+
+
+def test_counters_are_ints():
+    for f in (mx.get_active_memory, mx.get_peak_memory, mx.get_cache_memory, mx.get_memory_limit):
+        assert isinstance(f(), int)
+    assert mx.reset_peak_memory() is None and mx.clear_cache() is None
+
+
+def test_metal_names_are_deprecated_aliases():
+    assert mx.metal.is_available() is False
+    with pytest.warns(DeprecationWarning):
+        assert mx.metal.get_active_memory() == mx.get_active_memory()
+    with pytest.warns(DeprecationWarning):
+        previous = mx.metal.set_cache_limit(limit=32 * MB)
+    assert mx.set_cache_limit(previous) == 32 * MB
+    for name in ("get_peak_memory", "reset_peak_memory", "get_cache_memory", "set_memory_limit", "clear_cache"):
+        assert callable(getattr(mx.metal, name))
