@@ -274,6 +274,25 @@ def test_value_and_grad_differentiates_trainable_parameters():
     close(grads["weight"], 2 * residual.T @ x_np / residual.size, atol=1e-5)
 
 
+def test_checkpoint_gives_the_same_gradients():
+    model = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 2))
+    x = mx.array(randn(3, 4))
+    checkpointed = nn.checkpoint(model)
+
+    def plain_loss(x, scale=1.0):
+        return (model(x) ** 2).sum() * scale
+
+    def checkpointed_loss(x, scale=1.0):
+        return (checkpointed(x) ** 2).sum() * scale
+
+    v1, g1 = nn.value_and_grad(model, plain_loss)(x, scale=2.0)
+    v2, g2 = nn.value_and_grad(model, checkpointed_loss)(x, scale=2.0)
+    assert np.isclose(v1.item(), v2.item(), rtol=1e-6)
+    for (k1, a), (k2, b) in zip(tree_flatten(g1), tree_flatten(g2)):
+        assert k1 == k2
+        close(a, npy(b), atol=1e-6)
+
+
 # --- Layers ---------------------------------------------------------------------------------
 
 
