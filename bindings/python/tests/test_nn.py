@@ -950,6 +950,26 @@ def test_quantized_embedding_approximates_embedding():
     close(qemb.as_linear(x), npy(emb.as_linear(x)), atol=0.1, rtol=0.05)
 
 
+def test_qqlinear_quantizes_its_weight_in_eval_mode():
+    lin = nn.Linear(64, 8, bias=False)
+    q = nn.QQLinear.from_linear(lin)
+    x = mx.array(randn(4, 64))
+    assert q.training and set(q.keys()) == {"weight"}
+    y_train = npy(q(x))
+    q.eval()
+    assert set(q.keys()) == {"weight", "scales"} and q.weight.dtype == mx.uint32
+    close(q(x), y_train, atol=1e-5)
+    # Both operands go through nvfp4 (4-bit floats, scales per 16 values).
+    x_dq = npy(mx.dequantize(*mx.quantize(x, mode="nvfp4"), mode="nvfp4").astype(mx.float32))
+    w_dq = npy(mx.dequantize(*mx.quantize(lin.weight, mode="nvfp4"), mode="nvfp4").astype(mx.float32))
+    close(y_train, x_dq @ w_dq.T, atol=1e-2, rtol=1e-2)
+    q.train()
+    assert set(q.keys()) == {"weight"} and q.weight.shape == (8, 64)
+    assert repr(q) == "QQLinear(input_dims=64, output_dims=8, group_size=16, bits=4, mode=nvfp4)"
+    with pytest.raises(NotImplementedError):
+        nn.QQLinear.from_linear(nn.Linear(64, 8))
+
+
 # --- Losses ---------------------------------------------------------------------------------
 
 

@@ -75,7 +75,7 @@ from braid.nn.layers.pooling import (
     MaxPool3d,
 )
 from braid.nn.layers.positional_encoding import ALiBi, RoPE, SinusoidalPositionalEncoding
-from braid.nn.layers.quantized import QuantizedEmbedding, QuantizedLinear, quantize
+from braid.nn.layers.quantized import QQLinear, QuantizedEmbedding, QuantizedLinear, quantize
 from braid.nn.layers.recurrent import GRU, LSTM, RNN
 from braid.nn.layers.transformer import (
     MultiHeadAttention,

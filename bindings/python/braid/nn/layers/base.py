@@ -312,10 +312,14 @@ class Module(dict):
         as Dropout and BatchNorm act differently in each."""
 
         def set_mode(_, module):
-            module._training = mode
+            module._set_training_mode(mode)
 
         self.apply_to_modules(set_mode)
         return self
+
+    def _set_training_mode(self, mode: bool):
+        """Switches this module alone; layers that change form with the mode extend it."""
+        self._training = mode
 
     def eval(self) -> Module:
         """Evaluation mode: ``train(False)``."""

@@ -202,3 +202,93 @@ class QuantizedLinear(Module):
         if "bias" in linear_layer:
             layer.bias = linear_layer.bias
         return layer
+
+
+class QQLinear(Module):
+    """A linear map (no bias) computed by :func:`braid.core.qqmm`, which quantizes the input
+    as well as the weight ("nvfp4" or "mxfp8").
+
+    In training mode the weight is kept in floating point (quantized on the fly, so it has
+    gradients); in evaluation mode it is stored quantized with its ``scales``. ``train()``
+    and ``eval()`` switch between the two. Build one from a Linear with :meth:`from_linear`.
+    """
+
+    def __init__(
+        self,
+        input_dims: int,
+        output_dims: int,
+        group_size: Optional[int] = None,
+        bits: Optional[int] = None,
+        mode: str = "nvfp4",
+    ):
+        super().__init__()
+        self.group_size, self.bits = _defaults_for_mode(mode, group_size, bits)
+        self.mode = mode
+        scale = math.sqrt(1 / input_dims)
+        self.weight = mx.random.uniform(low=-scale, high=scale, shape=(output_dims, input_dims))
+        self._quantized = False
+
+    def _extra_repr(self):
+        out_dims, in_dims = self.weight.shape
+        if self._quantized:
+            in_dims = in_dims * 32 // self.bits
+        return (
+            f"input_dims={in_dims}, output_dims={out_dims}, group_size={self.group_size}, "
+            f"bits={self.bits}, mode={self.mode}"
+        )
+
+    def quantize(self):
+        """Stores the weight quantized (evaluation form); a no-op when it already is."""
+        if not self._quantized:
+            self.weight, self.scales = mx.quantize(
+                self.weight, self.group_size, self.bits, mode=self.mode
+            )
+            self._quantized = True
+
+    def dequantize(self):
+        """Stores the weight in floating point (training form); a no-op when it already is."""
+        if self._quantized:
+            self.weight = mx.dequantize(
+                self.weight,
+                scales=self.scales,
+                group_size=self.group_size,
+                bits=self.bits,
+                mode=self.mode,
+            )
+            del self.scales
+            self._quantized = False
+
+    def _set_training_mode(self, mode: bool):
+        super()._set_training_mode(mode)
+        if mode:
+            self.dequantize()
+        else:
+            self.quantize()
+
+    def __call__(self, x):
+        return mx.qqmm(
+            x,
+            self["weight"],
+            scales=self.get("scales"),
+            group_size=self.group_size,
+            bits=self.bits,
+            mode=self.mode,
+        )
+
+    @classmethod
+    def from_linear(
+        cls,
+        linear_layer: Module,
+        group_size: Optional[int] = None,
+        bits: Optional[int] = None,
+        mode: str = "nvfp4",
+    ):
+        """A QQLinear with ``linear_layer``'s weight, in the same mode (training or not).
+        Linear layers with a bias are not supported (NotImplementedError)."""
+        output_dims, input_dims = linear_layer.weight.shape
+        if linear_layer.get("bias") is not None:
+            raise NotImplementedError("QQLinear does not support bias yet.")
+        layer = cls(input_dims, output_dims, group_size, bits, mode=mode)
+        layer.weight = linear_layer.weight
+        layer.train(linear_layer.training)
+        return layer
