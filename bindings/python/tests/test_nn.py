@@ -134,6 +134,24 @@ def test_update_replaces_and_validates():
     assert not m.update(params).eval().training
 
 
+def test_frozen_entries_of_nested_dicts_stay_out_of_training():
+    class DictParams(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weights = {"w1": mx.ones((2,)), "w2": mx.ones((2,))}
+
+        def __call__(self, x):
+            return (self.weights["w1"] * x + self.weights["w2"]).sum()
+
+    m = DictParams()
+    m.freeze(keys="weights.w1")
+    assert m.trainable_parameters() == {"weights": {"w1": {}, "w2": m.weights["w2"]}}
+    _, grads = nn.value_and_grad(m, m)(mx.array([2.0, 3.0]))
+    m.update(tree_map(lambda g: -g, grads))
+    close(m.weights["w1"], [1.0, 1.0])
+    close(m.weights["w2"], [-1.0, -1.0])
+
+
 def test_update_modules_replaces_and_validates():
     m = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3))
     with pytest.raises(ValueError):

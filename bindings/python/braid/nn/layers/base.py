@@ -348,6 +348,9 @@ def _invalid_type(value):
 def _assign_parameter(dst, key, new_value, strict):
     current = dst[key]
     if isinstance(current, mx.array):
+        if _is_empty_placeholder(new_value):
+            # A filtered-out entry of parameters()/trainable_parameters(): no change.
+            return
         if strict and not isinstance(new_value, mx.array):
             raise _invalid_type(new_value)
         dst[key] = new_value
