@@ -528,8 +528,8 @@ class Muon(Optimizer):
     def init_single(self, parameter: mx.array, state: dict):
         state["v"] = mx.zeros_like(parameter)
 
-    @staticmethod
-    def _orthogonalize(x, steps):
+    def _zeropower_via_newtonschulz5(self, x, steps: int):
+        """An approximately orthogonal matrix with the singular vectors of ``x`` (2-d)."""
         # Coefficients of the quintic iteration, chosen for a steep slope at zero.
         a, b, c = 3.4445, -4.7750, 2.0315
         wide = x.shape[-2] <= x.shape[-1]
@@ -556,7 +556,7 @@ class Muon(Optimizer):
         if update.ndim >= 2:
             shape = update.shape
             matrix = update.reshape(shape[0], -1) if update.ndim > 2 else update
-            matrix = self._orthogonalize(matrix, self.ns_steps)
+            matrix = self._zeropower_via_newtonschulz5(matrix, steps=self.ns_steps)
             lr = lr * max(1, matrix.shape[-2] / matrix.shape[-1]) ** 0.5
             update = matrix.reshape(shape)
         return parameter - lr * update.astype(gradient.dtype)
