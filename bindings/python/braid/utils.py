@@ -133,7 +133,9 @@ def tree_unflatten(tree: Union[List[Tuple[str, Any]], Dict[str, Any]]) -> Any:
     return out
 
 
-def tree_reduce(fn: Callable, tree: Any, initializer: Any = None, is_leaf: Optional[Callable] = None):
+def tree_reduce(
+    fn: Callable, tree: Any, initializer: Any = None, is_leaf: Optional[Callable] = None
+):
     """Folds ``fn(accumulator, leaf)`` over the leaves of ``tree`` in depth-first order.
 
     Without ``initializer`` the first leaf starts the accumulation.

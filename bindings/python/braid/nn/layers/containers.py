@@ -1,6 +1,5 @@
 """Sequential, the container that calls its layers one after another."""
 
-import braid.core as mx
 from braid.nn.layers.base import Module
 
 

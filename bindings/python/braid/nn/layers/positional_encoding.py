@@ -14,7 +14,9 @@ class RoPE(Module):
     Position ``p`` (from ``offset``) turns pair ``i`` by ``scale * p * base^(-2i/dims)``.
     """
 
-    def __init__(self, dims: int, traditional: bool = False, base: float = 10000, scale: float = 1.0):
+    def __init__(
+        self, dims: int, traditional: bool = False, base: float = 10000, scale: float = 1.0
+    ):
         super().__init__()
         self.dims = dims
         self.traditional = traditional
