@@ -447,11 +447,18 @@ py::object tree_map_arrays(py::handle tree, const std::function<py::object(const
     return std::move(out);
   }
   if (PyDict_Check(tree.ptr())) {
-    py::dict out;
+    py::object out = new_dict_like(tree);
     for (auto item : py::reinterpret_borrow<py::dict>(tree)) out[item.first] = tree_map_arrays(item.second, fn);
-    return std::move(out);
+    return out;
   }
   return py::reinterpret_borrow<py::object>(tree);
+}
+
+py::object new_dict_like(py::handle dict) {
+  if (PyDict_CheckExact(dict.ptr())) return py::dict();
+  // A dict subclass (an nn.Module) keeps its class and attributes: a shallow copy, whose
+  // items the caller then replaces.
+  return py::module_::import("copy").attr("copy")(dict);
 }
 
 py::object tree_unflatten_arrays(py::handle tree, const std::vector<array>& leaves, size_t& next) {

@@ -34,9 +34,42 @@ void def_scatter(py::module_& m, const char* name, Scatter op, const char* doc) 
       "a"_a, py::pos_only(), "indices"_a, "updates"_a, "axes"_a, py::kw_only(), "stream"_a = py::none(), doc);
 }
 
+using SliceCombine = array (*)(const array&, const array&, Shape, Shape, Shape, StreamOrDevice);
+
+/// braid's slice_update_add/prod/max/min (mlx.core keeps them behind a.at[...]):
+/// name(a, update, start, stop, strides=None, *, stream=None).
+void def_slice_combine(py::module_& m, const char* name, SliceCombine op, const char* doc) {
+  m.def(
+      name,
+      [op, name](py::object a, py::object update, py::object start, py::object stop, py::object strides,
+                 StreamOrDevice s) {
+        auto x = arg_array(a, name, "a");
+        Shape st = strides.is_none() ? Shape(x.ndim(), 1) : arg_shape(strides, name, "strides");
+        return op(x, arg_array_like(update, x, name, "update"), arg_shape(start, name, "start"),
+                  arg_shape(stop, name, "stop"), std::move(st), s);
+      },
+      "a"_a, py::pos_only(), "update"_a, "start"_a, "stop"_a, "strides"_a = py::none(), py::kw_only(),
+      "stream"_a = py::none(), doc);
+}
+
 }  // namespace
 
 BRAID_PYTHON_INIT(kInitFunctions) {
+  def_slice_combine(m, "slice_update_add", &slice_update_add, "`a` with update added to the slice start:stop:strides.");
+  def_slice_combine(m, "slice_update_prod", &slice_update_prod,
+                    "`a` with the slice start:stop:strides multiplied by update.");
+  def_slice_combine(m, "slice_update_max", &slice_update_max,
+                    "`a` with the slice start:stop:strides replaced by its maximum with update.");
+  def_slice_combine(m, "slice_update_min", &slice_update_min,
+                    "`a` with the slice start:stop:strides replaced by its minimum with update.");
+  m.def(
+      "depends",
+      [](py::object inputs, py::object dependencies) {
+        return depends(arg_array_list(inputs, "depends", "inputs"),
+                       arg_array_list(dependencies, "depends", "dependencies"));
+      },
+      "inputs"_a, "dependencies"_a,
+      "The inputs, unchanged, but computed only after every one of the dependencies.");
   m.def(
       "slice",
       [](py::object a, py::object start_indices, py::object axes, py::object slice_size, StreamOrDevice s) {

@@ -91,7 +91,10 @@ void eval_released(std::vector<array> arrays);
 std::vector<array> tree_flatten_arrays(py::handle tree, bool strict = true);
 /// `tree` with each array leaf replaced by the next of `leaves` (same traversal as above).
 py::object tree_unflatten_arrays(py::handle tree, const std::vector<array>& leaves, size_t& next);
-/// `tree` with `fn` applied to every array leaf.
+/// A container for the mapped items of `dict`: a new dict, or for a dict subclass (an
+/// nn.Module) a shallow copy of it, keeping its class and attributes.
+py::object new_dict_like(py::handle dict);
+/// `tree` with `fn` applied to every array leaf (dict subclasses keep their class).
 py::object tree_map_arrays(py::handle tree, const std::function<py::object(const array&)>& fn);
 
 // --- Streams ---------------------------------------------------------------------------------

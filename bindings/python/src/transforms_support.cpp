@@ -91,10 +91,10 @@ py::object tree_fill(py::handle structure, const std::vector<array>& leaves, siz
     return std::move(out);
   }
   if (PyDict_Check(structure.ptr())) {
-    py::dict out;
+    py::object out = new_dict_like(structure);
     for (auto item : py::reinterpret_borrow<py::dict>(structure))
       out[item.first] = tree_fill(item.second, leaves, next);
-    return std::move(out);
+    return out;
   }
   return py::reinterpret_borrow<py::object>(structure);
 }

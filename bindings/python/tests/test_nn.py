@@ -262,7 +262,6 @@ def test_repr_lists_children():
     assert str(nn.InstanceNorm(3)) == "InstanceNorm(3, eps=1e-05, affine=False)"
 
 
-@pytest.mark.xfail(reason="braid.core.grad passes dict subclasses (Modules) on as plain dicts")
 def test_grad_of_a_module_argument():
     model = nn.Linear(3, 2)
     x = mx.array(randn(4, 3))
