@@ -387,3 +387,27 @@ def test_undifferentiated_arguments_pass_as_they_are_and_callers_containers_stay
     g = mx.grad(f)(items, other)
     assert g[0].item() == 8.0 and g[1][0].item() == 4.0
     assert items[0] is first and other[0] is second and other[1] == "tag"
+
+
+def test_compile_returns_a_function_with_the_same_outputs():
+    from functools import partial
+
+    def f(x, y):
+        return mx.exp(x) * y + 1
+
+    x = mx.array([0.5, -1.0, 2.0])
+    y = mx.array([3.0, 4.0, 5.0])
+    compiled = mx.compile(f)
+    assert compiled(x, y).tolist() == f(x, y).tolist()
+    shapeless = partial(mx.compile, shapeless=True)(f)
+    assert shapeless(x, y).tolist() == f(x, y).tolist()
+
+    @mx.compile
+    def g(a):
+        return a * 2
+
+    assert g(x).tolist() == (x * 2).tolist()
+    mx.disable_compile()
+    mx.enable_compile()
+    with pytest.raises(TypeError):
+        mx.compile(3)
