@@ -146,22 +146,19 @@ class BraidServer:
             self.zero = mx.copy(mx.array(0.0))  # relu's constant, made once
         mx.eval(self.w1, self.b1, self.w2, self.b2, self.zero)
 
-    def pool(self, workers):
-        ids = itertools.count()
+    def bind(self, worker):
+        """Makes the calling thread worker number `worker`, serving on its own stream."""
+        self.local.stream = self.streams[worker]
 
-        def bind():
-            self.local.stream = self.streams[next(ids)]
-
-        return ThreadPoolExecutor(max_workers=workers, initializer=bind, thread_name_prefix="braid")
-
-    def bind_caller(self):
-        self.local.stream = self.streams[0]
+    def build(self, r, stream):
+        """Request r's graph on `stream`; nothing is computed yet."""
+        x = mx.array(self.inputs[r % DISTINCT_REQUESTS])
+        with mx.stream(stream):
+            h = mx.maximum(mx.addmm(self.b1, x, self.w1), self.zero)
+            return mx.addmm(self.b2, h, self.w2)
 
     def serve(self, r):
-        x = mx.array(self.inputs[r % DISTINCT_REQUESTS])
-        with mx.stream(self.local.stream):
-            h = mx.maximum(mx.addmm(self.b1, x, self.w1), self.zero)
-            y = mx.addmm(self.b2, h, self.w2)
+        y = self.build(r, self.local.stream)
         mx.eval(y)  # releases the GIL while it computes
         return np.asarray(y)
 
@@ -182,13 +179,8 @@ class TorchServer:
         if self.cuda:
             torch.cuda.synchronize()  # the weights are complete before any worker stream reads them
 
-    def pool(self, workers):
-        def bind():
-            self.local.stream = torch.cuda.Stream(device=self.device) if self.cuda else None
-
-        return ThreadPoolExecutor(max_workers=workers, initializer=bind, thread_name_prefix="torch")
-
-    def bind_caller(self):
+    def bind(self, worker):
+        """Makes the calling thread a worker; on CUDA it gets a stream of its own."""
         self.local.stream = torch.cuda.Stream(device=self.device) if self.cuda else None
 
     def _forward(self, r):
@@ -204,18 +196,34 @@ class TorchServer:
             return self._forward(r).numpy()
 
 
-class Serving:
-    """One library's pools, their samples, and the largest differences of their answers."""
+def make_pool(server, workers):
+    """A ThreadPoolExecutor whose i-th thread is bound as worker i when it starts."""
+    ids = itertools.count()
+    return ThreadPoolExecutor(max_workers=workers, initializer=lambda: server.bind(next(ids)),
+                              thread_name_prefix=server.name)
 
-    def __init__(self, server, worker_counts, reference, sample_s):
+
+class Serving:
+    """One library's pools, their samples, and the largest differences of their answers. With
+    `references`, the same worker counts also serve from plain threads, each looping over its
+    share of the requests (a reference without the executor's own work), and, for braid, only
+    evaluate graphs built beforehand (a reference without Python: the GIL is released
+    throughout)."""
+
+    def __init__(self, server, worker_counts, reference, sample_s, references=False):
         self.server = server
         self.reference = reference
-        self.pools = {w: server.pool(w) for w in worker_counts}
-        self.stats = {w: report.Stats() for w in worker_counts}
-        self.diff = {w: 0.0 for w in worker_counts}  # against the float64 reference
-        self.same = {w: 0.0 for w in worker_counts}  # against this library's sequential answers
+        self.pools = {w: make_pool(server, w) for w in worker_counts}
+        self.configs = [("pool", w) for w in worker_counts]
+        if references:
+            self.configs += [("threads", w) for w in worker_counts]
+            if hasattr(server, "build"):
+                self.configs += [("eval", w) for w in worker_counts]
+        self.stats = {c: report.Stats() for c in self.configs}
+        self.diff = {c: 0.0 for c in self.configs}  # against the float64 reference
+        self.same = {c: 0.0 for c in self.configs}  # against this library's sequential answers
         # The sequential reference of this library: every distinct request on the calling thread.
-        server.bind_caller()
+        server.bind(0)
         t0 = time.perf_counter()
         self.sequential = np.stack([server.serve(r) for r in range(DISTINCT_REQUESTS)])
         per_request = (time.perf_counter() - t0) / DISTINCT_REQUESTS
@@ -224,21 +232,78 @@ class Serving:
         for w, pool in self.pools.items():
             wait([pool.submit(server.serve, r) for r in range(8 * w)])  # warm-up: start every worker
 
-    def sample(self, workers):
-        # Every request is submitted at once and the caller sleeps until the last is answered:
-        # waiting on each future in turn (pool.map) would wake the caller for every request
-        # and take the GIL from the workers each time.
-        pool, serve = self.pools[workers], self.server.serve
-        t0 = time.perf_counter()
-        futures = [pool.submit(serve, r) for r in range(self.requests)]
-        wait(futures)
-        seconds = time.perf_counter() - t0
-        answers = [f.result() for f in futures]
-        self.stats[workers].add(self.requests / seconds)
+    def sample(self, config):
+        kind, workers = config
+        through = {"pool": self._through_pool, "threads": self._through_threads, "eval": self._eval_only}[kind]
+        answers, seconds = through(workers)
+        self.stats[config].add(self.requests / seconds)
         got = np.stack(answers)
         index = np.arange(self.requests) % DISTINCT_REQUESTS
-        self.diff[workers] = max(self.diff[workers], float(np.max(np.abs(got - self.reference[index]))))
-        self.same[workers] = max(self.same[workers], float(np.max(np.abs(got - self.sequential[index]))))
+        self.diff[config] = max(self.diff[config], float(np.max(np.abs(got - self.reference[index]))))
+        self.same[config] = max(self.same[config], float(np.max(np.abs(got - self.sequential[index]))))
+
+    def _through_pool(self, workers):
+        """Seconds the pool takes to answer a backlog of requests. The workers are held at a
+        gate while the requests are queued, so the timing starts with a full queue: queuing
+        thousands of requests holds the GIL in bursts that would stall the workers, and the
+        caller then sleeps until the last answer (waiting on each future in turn, as pool.map
+        does, would wake it and take the GIL for every request)."""
+        pool, serve = self.pools[workers], self.server.serve
+        gate, held = threading.Event(), threading.Barrier(workers + 1)
+
+        def hold():
+            held.wait()
+            gate.wait()
+
+        for _ in range(workers):
+            pool.submit(hold)
+        held.wait()  # every worker is at the gate: none can take a request early
+        futures = [pool.submit(serve, r) for r in range(self.requests)]
+        t0 = time.perf_counter()
+        gate.set()
+        wait(futures)
+        seconds = time.perf_counter() - t0
+        return [f.result() for f in futures], seconds
+
+    def _through_threads(self, workers):
+        answers = [None] * self.requests
+        server = self.server
+
+        def work(i):
+            server.bind(i)
+            for r in range(i, self.requests, workers):
+                answers[r] = server.serve(r)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(workers)]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return answers, time.perf_counter() - t0
+
+    def _eval_only(self, workers):
+        """Seconds `workers` threads take to evaluate, one by one, the graphs of their share of
+        the requests, all built beforehand on this thread for the evaluating thread's stream."""
+        server = self.server
+        shares = [[server.build(r, server.streams[i]) for r in range(i, self.requests, workers)]
+                  for i in range(workers)]
+
+        def work(i):
+            for y in shares[i]:
+                mx.eval(y)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(workers)]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        seconds = time.perf_counter() - t0
+        answers = [None] * self.requests
+        for i, share in enumerate(shares):
+            answers[i::workers] = [np.asarray(y) for y in share]
+        return answers, seconds
 
     def close(self):
         for pool in self.pools.values():
@@ -280,17 +345,20 @@ def measure_serving(servings, runs, probe=None):
             probe.sample(1)
             probe.sample(2)
         for serving in servings:
-            for workers in serving.pools:
-                serving.sample(workers)
+            for config in serving.configs:
+                serving.sample(config)
 
 
 def serving_answers(answers, serving, device):
-    answers.add(f"{serving.server.name}, sequential ({DISTINCT_REQUESTS} requests) against NumPy float64",
+    name = serving.server.name
+    answers.add(f"{name} {device}, sequential ({DISTINCT_REQUESTS} requests) against NumPy float64",
                 serving.sequential_diff, TOLERANCE)
-    for w in serving.pools:
-        label = f"{serving.server.name} {device}, {w} worker{'s' if w > 1 else ''}, every answer of every sample"
-        answers.add(label + " against NumPy float64", serving.diff[w], TOLERANCE)
-        answers.add(label + f" against {serving.server.name}'s sequential answers", serving.same[w], SAME_TOLERANCE)
+    kinds = {"pool": "pool workers", "threads": "plain threads", "eval": "threads only evaluating"}
+    how = "; ".join(f"{kinds[k]} " + ", ".join(str(w) for kk, w in serving.configs if kk == k)
+                    for k in kinds if any(kk == k for kk, _ in serving.configs))
+    label = f"{name} {device}, every answer of every sample ({how})"
+    answers.add(label + " against NumPy float64", max(serving.diff.values()), TOLERANCE)
+    answers.add(label + f" against {name}'s sequential answers", max(serving.same.values()), SAME_TOLERANCE)
 
 
 # ---- report ----
@@ -324,18 +392,18 @@ def write_plot(path, points):
 
 
 def run_cpu(args):
-    load_before, date = report.load_average(), report.utc_now()
-    loaded_before = report.busy(os.cpu_count() or 1)
+    cores = os.cpu_count() or 1
+    load_before, date, loaded_before = report.load_average(), report.utc_now(), report.busy(cores)
     print(f"bench_python: CPU, {args.runs} samples per figure...", file=sys.stderr)
     print("  a. tiny-add chain", file=sys.stderr)
     braid_a, torch_a, wrong_chains = figure_a(args.runs, args.chains)
 
-    print("  b. MLP serving from a ThreadPoolExecutor, 1 and 2 workers", file=sys.stderr)
+    print("  b. MLP serving from a ThreadPoolExecutor (and plain threads), 1 and 2 workers", file=sys.stderr)
     values, inputs = model_values(), request_inputs()
     reference = numpy_reference(values, inputs)
-    servings = [Serving(BraidServer(values, inputs, CPU_STREAMS), (1, 2), reference, args.sample_s)]
+    servings = [Serving(BraidServer(values, inputs, CPU_STREAMS), (1, 2), reference, args.sample_s, True)]
     if torch is not None:
-        servings.append(Serving(TorchServer(values, inputs, "cpu"), (1, 2), reference, args.sample_s))
+        servings.append(Serving(TorchServer(values, inputs, "cpu"), (1, 2), reference, args.sample_s, True))
     probe = MachineProbe(args.sample_s / 4)
     measure_serving(servings, args.runs, probe)
     for s in servings:
@@ -346,25 +414,39 @@ def run_cpu(args):
     b, t = servings[0], servings[1] if torch is not None else None
     rows, plot = [], []
     ratio_a = braid_a.median() / torch_a.median() if torch_a else None
-    rows.append(["a", f"tiny-add chain: {CHAIN_LEN:,} x ({TINY_ELEMS} float32 + 1.0), built and evaluated from Python, us/op",
-                 report.fmt(braid_a.median(), 3), report.fmt(torch_a.median(), 3) if torch_a else na,
+    rows.append(["a", f"tiny-add chain: {CHAIN_LEN:,} x ({TINY_ELEMS} float32 + 1.0), built and evaluated from Python, "
+                 "us/op", report.fmt(braid_a.median(), 3), report.fmt(torch_a.median(), 3) if torch_a else na,
                  report.fmt(ratio_a, 2) if ratio_a else na, "braid/torch <= 1.00",
                  report.verdict(ratio_a <= 1.0) if ratio_a else na])
     if ratio_a:
         plot.append(("a: us/op vs torch", ratio_a, 1.0))
-    b1, b2 = b.stats[1].median(), b.stats[2].median()
-    for w, med in ((1, b1), (2, b2)):
-        tm = t.stats[w].median() if t else None
-        rows.append([f"b{w}", f"MLP 256-512-10 serving, requests of 8 rows, {w} pool worker{'s' if w > 1 else ''}, "
-                     f"{'each on its own stream' if w > 1 else 'own stream'}: requests/s",
-                     report.fmt(med, 0), report.fmt(tm, 0) if t else na,
-                     report.fmt(med / tm, 2) if t else na, "", ""])
-    scaling = b2 / b1
-    t_scaling = t.stats[2].median() / t.stats[1].median() if t else None
-    rows.append(["b", "scaling: 2 workers / 1 worker", report.fmt(scaling, 2),
-                 report.fmt(t_scaling, 2) if t else na, report.fmt(scaling / t_scaling, 2) if t else na,
-                 "braid >= 1.70", report.verdict(scaling >= 1.7)])
-    plot.append(("b: 2 workers / 1", scaling, 1.7))
+
+    def throughput_rows(kind, prefix, what):
+        for w in (1, 2):
+            bm = b.stats[(kind, w)].median()
+            tm = t.stats[(kind, w)].median() if t else None
+            rows.append([f"{prefix}{w}", f"{what}, {w} worker{'s' if w > 1 else ''}"
+                         f"{', each on its own stream' if w > 1 else ''}: requests/s", report.fmt(bm, 0),
+                         report.fmt(tm, 0) if t else na, report.fmt(bm / tm, 2) if t else na, "", ""])
+
+    def scaling(serving, kind):
+        return serving.stats[(kind, 2)].median() / serving.stats[(kind, 1)].median()
+
+    throughput_rows("pool", "b", "MLP 256-512-10, requests of 8 rows, served by a ThreadPoolExecutor")
+    bs, ts = scaling(b, "pool"), scaling(t, "pool") if t else None
+    rows.append(["b", "scaling of b: 2 workers / 1 worker", report.fmt(bs, 2), report.fmt(ts, 2) if t else na,
+                 report.fmt(bs / ts, 2) if t else na, "braid >= 1.70", report.verdict(bs >= 1.7)])
+    plot.append(("b: 2 workers / 1", bs, 1.7))
+    throughput_rows("threads", "p", "the same requests served by plain threads, each looping over its share (no executor)")
+    ps, pts = scaling(b, "threads"), scaling(t, "threads") if t else None
+    rows.append(["p", "scaling of p: 2 threads / 1 thread", report.fmt(ps, 2), report.fmt(pts, 2) if t else na,
+                 report.fmt(ps / pts, 2) if t else na, "reference", ""])
+    for w in (1, 2):
+        rows.append([f"e{w}", f"braid only: graphs of the same requests built beforehand, {w} thread"
+                     f"{'s' if w > 1 else ''} only evaluating them (`mx.eval` per request; no Python runs "
+                     "meanwhile): requests/s", report.fmt(b.stats[("eval", w)].median(), 0), "", "", "", ""])
+    es = scaling(b, "eval")
+    rows.append(["e", "scaling of e: 2 threads / 1 thread", report.fmt(es, 2), "", "", "reference", ""])
     machine = probe.stats[2].median() / probe.stats[1].median()
     rows.append(["m", "the machine meanwhile: SHA-256 of 64 KiB blocks from 2 plain threads / 1 (GIL released, "
                  "no braid, no torch; 2.00 means the second core was free)", report.fmt(machine, 2), "", "",
@@ -376,28 +458,37 @@ def run_cpu(args):
         serving_answers(answers, s, "CPU")
 
     out = [header("braid.core against PyTorch from Python, CPU", date, load_before, load_after, args.runs,
-                  f"a sample is {args.chains} chains (a) or {b.requests} requests for braid"
+                  f"a sample is {args.chains} chains (a), or {b.requests} requests for braid"
                   + (f" and {t.requests} for torch" if t else "")
-                  + f" (b, about {args.sample_s:g} s on 1 worker); the samples of the sides alternate")]
-    if loaded_before or report.busy(os.cpu_count() or 1):
-        out.append("- note: the machine was loaded while this ran (load average over half its hardware threads): "
-                   "other work competed for the cores, so the figures, the 2-worker ones most, are noisier than on "
-                   "a quiet machine\n")
+                  + f" (b, p: about {args.sample_s:g} s on 1 worker); the samples of the sides alternate; "
+                  "ratios are of medians, and the spread table has them sample by sample")]
+    if loaded_before or report.busy(cores):
+        out.append("- note: the machine is shared, and its load average was over half its hardware threads while "
+                   "this ran: other work competed for the cores (figure m shows how much of the second core was "
+                   "left), so the figures, the 2-worker ones most, are noisier than on a quiet machine\n")
     out.append("- braid: `y = y + 1.0` then `mx.eval(y)` (a); per request `mx.array(x)`, "
                "`mx.maximum(mx.addmm(b1, x, w1), zero)`, `mx.addmm(b2, h, w2)` under `with mx.stream(s)`, "
-               "`mx.eval(y)`, `np.asarray(y)` (b); each worker's stream made at import with `mx.new_stream(mx.cpu)`\n")
+               "`mx.eval(y)`, `np.asarray(y)` (b, p); each worker's stream made at import with "
+               "`mx.new_stream(mx.cpu)`\n")
     out.append("- torch: eager under `torch.inference_mode()` (entered on each worker), `torch.set_num_threads("
                f"{THREADS})`; `y = y + 1.0` (a); per request `torch.from_numpy(x)`, `torch.addmm(b1, x, w1).relu_()`, "
-               "`torch.addmm(b2, h, w2)`, `.numpy()` (b)\n")
-    out.append("- both: `concurrent.futures.ThreadPoolExecutor`, `pool.submit(serve, r)` for every request, then `concurrent.futures.wait`; weights "
-               f"from NumPy's default_rng({SEED}), the same values in both libraries\n\n")
+               "`torch.addmm(b2, h, w2)`, `.numpy()` (b, p)\n")
+    out.append("- both: (b) a `concurrent.futures.ThreadPoolExecutor` answering a backlog: `pool.submit(serve, r)` "
+               "for every request while the workers wait at a gate, then the gate opens and the clock runs until "
+               "`concurrent.futures.wait` returns; (p) `threading.Thread`s, timed from their start to the last join; "
+               f"weights from NumPy's default_rng({SEED}), the same values in both libraries\n\n")
     out.append(report.table(["#", "figure", "braid", "torch", "braid / torch", "target", "result"], "llrrrll", rows))
     out.append("\nSpread, median (min .. max) over the samples:\n\n")
     spread_rows = [["a. us/op", report.spread(braid_a, 3), report.spread(torch_a, 3) if torch_a else na]]
-    for w in (1, 2):
-        spread_rows.append([f"b{w}. requests/s", report.spread(b.stats[w], 0), report.spread(t.stats[w], 0) if t else na])
-    spread_rows.append(["b. 2 workers / 1, sample by sample", report.spread(report.quotients(b.stats[2], b.stats[1]), 2),
-                        report.spread(report.quotients(t.stats[2], t.stats[1]), 2) if t else na])
+    for kind, prefix, unit in (("pool", "b", "workers"), ("threads", "p", "threads"), ("eval", "e", "threads")):
+        peer = t if t and kind != "eval" else None
+        for w in (1, 2):
+            spread_rows.append([f"{prefix}{w}. requests/s", report.spread(b.stats[(kind, w)], 0),
+                                report.spread(peer.stats[(kind, w)], 0) if peer else ""])
+        spread_rows.append([f"{prefix}. 2 {unit} / 1, sample by sample",
+                            report.spread(report.quotients(b.stats[(kind, 2)], b.stats[(kind, 1)]), 2),
+                            report.spread(report.quotients(peer.stats[(kind, 2)], peer.stats[(kind, 1)]), 2)
+                            if peer else ""])
     spread_rows.append(["m. 2 threads / 1, sample by sample",
                         report.spread(report.quotients(probe.stats[2], probe.stats[1]), 2), ""])
     out.append(report.table(["figure", "braid", "torch"], "lll", spread_rows))
@@ -434,19 +525,19 @@ def run_gpu(args):
     t = servings[1] if torch_cuda else None
     rows, plot = [], []
     for w in braid_workers:
-        rows.append([f"c{w}", f"braid, {w} worker{'s' if w > 1 else ''}, each on its own GPU stream: requests/s",
-                     report.fmt(b.stats[w].median(), 0), "", "", "", ""])
+        rows.append([f"c{w}", f"braid, {w} worker{'s, each' if w > 1 else ''} on its own GPU stream: requests/s",
+                     report.fmt(b.stats[("pool", w)].median(), 0), "", "", "", ""])
     best = None
     if t:
         for w in torch_workers:
-            rows.append([f"t{w}", f"torch, {w} worker{'s' if w > 1 else ''}, each on its own CUDA stream: requests/s",
-                         "", report.fmt(t.stats[w].median(), 0), "", "", ""])
-        best = max(torch_workers, key=lambda w: t.stats[w].median())
-    top = b.stats[max(braid_workers)].median()
-    ratio = top / t.stats[best].median() if t else None
+            rows.append([f"t{w}", f"torch, {w} worker{'s, each' if w > 1 else ''} on its own CUDA stream: requests/s",
+                         "", report.fmt(t.stats[("pool", w)].median(), 0), "", "", ""])
+        best = max(torch_workers, key=lambda w: t.stats[("pool", w)].median())
+    top = b.stats[("pool", max(braid_workers))].median()
+    ratio = top / t.stats[("pool", best)].median() if t else None
     rows.append(["c", f"braid {max(braid_workers)} workers / torch's best ({best} worker{'s' if best and best > 1 else ''})"
                  if t else f"braid {max(braid_workers)} workers / torch's best", report.fmt(top, 0),
-                 report.fmt(t.stats[best].median(), 0) if t else na, report.fmt(ratio, 2) if t else na,
+                 report.fmt(t.stats[("pool", best)].median(), 0) if t else na, report.fmt(ratio, 2) if t else na,
                  "braid / torch >= 2.00", report.verdict(ratio >= 2.0) if t else na])
     if t:
         plot.append(("c: 8 workers vs torch's best", ratio, 2.0))
@@ -467,13 +558,14 @@ def run_gpu(args):
                "`torch.cuda.synchronize()` before serving; each worker makes its own `torch.cuda.Stream()` and "
                "serves under `with torch.cuda.stream(s)`: `torch.from_numpy(x).to('cuda')`, `torch.addmm`, `relu_`, "
                "`torch.addmm`, `.cpu().numpy()` (a copy on the worker's stream that waits for it)\n")
-    out.append("- both: `ThreadPoolExecutor`, `pool.submit(serve, r)` for every request, then `concurrent.futures.wait`; weights from NumPy's "
-               f"default_rng({SEED})\n\n")
+    out.append("- both: a `ThreadPoolExecutor` answering a backlog: `pool.submit(serve, r)` for every request "
+               "while the workers wait at a gate, then the gate opens and the clock runs until "
+               f"`concurrent.futures.wait` returns; weights from NumPy's default_rng({SEED})\n\n")
     out.append(report.table(["#", "figure", "braid", "torch", "braid / torch", "target", "result"], "llrrrll", rows))
     out.append("\nSpread, median (min .. max) over the samples, requests/s:\n\n")
-    spread_rows = [[f"braid, {w} worker{'s' if w > 1 else ''}", report.spread(b.stats[w], 0)] for w in braid_workers]
+    spread_rows = [[f"braid, {w} worker{'s' if w > 1 else ''}", report.spread(b.stats[("pool", w)], 0)] for w in braid_workers]
     if t:
-        spread_rows += [[f"torch, {w} worker{'s' if w > 1 else ''}", report.spread(t.stats[w], 0)] for w in torch_workers]
+        spread_rows += [[f"torch, {w} worker{'s' if w > 1 else ''}", report.spread(t.stats[("pool", w)], 0)] for w in torch_workers]
     out.append(report.table(["figure", "requests/s"], "ll", spread_rows))
     out.append("\n" + answers.markdown("answer (tolerance on max abs diff)"))
     print("".join(out), end="")
