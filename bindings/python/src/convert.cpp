@@ -151,9 +151,11 @@ array numpy_to_array(const py::array& arr, std::optional<Dtype> dtype) {
     }
     shape.push_back(static_cast<int32_t>(arr.shape(i)));
   }
+  // The dtype's kind and size through its Python attributes: pybind11 2.10 reads them from the
+  // descriptor struct, whose layout NumPy 2 changed.
   const auto dt = arr.dtype();
-  const char kind = dt.kind();
-  const auto size = dt.itemsize();
+  const char kind = dt.attr("kind").cast<std::string>().at(0);
+  const auto size = dt.attr("itemsize").cast<py::ssize_t>();
   if (dt.attr("byteorder").cast<std::string>() == ">") {
     throw std::invalid_argument("[array] Big-endian NumPy arrays are not supported; convert with .astype(dtype.newbyteorder('=')).");
   }
