@@ -21,6 +21,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
 
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
 
@@ -463,9 +464,10 @@ def run_cpu(args):
                   + f" (b, p: about {args.sample_s:g} s on 1 worker); the samples of the sides alternate; "
                   "ratios are of medians, and the spread table has them sample by sample")]
     if loaded_before or report.busy(cores):
-        out.append("- note: the machine is shared, and its load average was over half its hardware threads while "
-                   "this ran: other work competed for the cores (figure m shows how much of the second core was "
-                   "left), so the figures, the 2-worker ones most, are noisier than on a quiet machine\n")
+        out.append("- note: the machine is shared: a load average (1, 5 or 15 minutes) was over half its hardware "
+                   "threads at the start or the end, so other work ran on it before or during this run (figure m "
+                   "shows how much of the second core was left meanwhile); the figures, the 2-worker ones most, "
+                   "vary between runs more than their spread here shows\n")
     out.append("- braid: `y = y + 1.0` then `mx.eval(y)` (a); per request `mx.array(x)`, "
                "`mx.maximum(mx.addmm(b1, x, w1), zero)`, `mx.addmm(b2, h, w2)` under `with mx.stream(s)`, "
                "`mx.eval(y)`, `np.asarray(y)` (b, p); each worker's stream made at import with "

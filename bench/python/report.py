@@ -94,10 +94,10 @@ def load_average():
 
 
 def busy(cores):
-    """Whether the 1-minute load average says other work shares the machine (over half of its
-    hardware threads busy), as bench/run.sh judges it."""
+    """Whether a load average (1, 5 or 15 minutes) says other work shares the machine: over
+    half of its hardware threads busy, the threshold bench/run.sh warns at."""
     try:
-        return os.getloadavg()[0] > 0.5 * cores
+        return max(os.getloadavg()) > 0.5 * cores
     except OSError:
         return False
 
