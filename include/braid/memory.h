@@ -23,10 +23,12 @@ void free(Buffer buffer) noexcept;
 
 }  // namespace allocator
 
-/// Bytes held by live arrays' buffers (not counting the cache, nor constants of at most 16
-/// bytes made from host values, which live inside the array's bookkeeping).
+/// Bytes held by live arrays' buffers, in host and device memory together (not counting the
+/// caches, nor constants of at most 16 bytes made from host values, which live inside the
+/// array's bookkeeping).
 size_t get_active_memory();
-/// The largest get_active_memory() seen since start or the last reset_peak_memory().
+/// The largest host use since start or the last reset_peak_memory(), plus the largest device
+/// use (the sum of the two peaks: at least the largest get_active_memory() seen).
 size_t get_peak_memory();
 void reset_peak_memory();
 /// Bytes kept in the cache for reuse.

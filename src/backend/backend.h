@@ -29,6 +29,11 @@ void wait_ready(const array& a);
 void* host_pointer(const array& a);
 /// Returns a device buffer once every stream that used it has moved past its last use.
 void free_device(Data& d) noexcept;
+/// Bytes of device memory held by buffers in use (the allocator's cache not counted), the
+/// most held at once since the start or the last reset_peak_memory, and that reset.
+size_t active_memory() noexcept;
+size_t peak_memory() noexcept;
+void reset_peak_memory() noexcept;
 /// Waits for all work already enqueued on a GPU stream's device queue.
 void synchronize(StreamState& s);
 /// Called once at process exit after the worker pool has stopped taking work: waits for the

@@ -18,6 +18,7 @@
 
 #include <sys/sysinfo.h>
 
+#include "backend/backend.h"
 #include "braid/memory.h"
 #include "memory/allocator_hooks.h"
 #include "runtime/mutex.h"
@@ -260,9 +261,14 @@ Buffer malloc(size_t size) { return detail::cpu_allocator().malloc(size); }
 void free(Buffer buffer) noexcept { detail::cpu_allocator().free(buffer); }
 }  // namespace allocator
 
-size_t get_active_memory() { return detail::cpu_allocator().active(); }
-size_t get_peak_memory() { return detail::cpu_allocator().peak(); }
-void reset_peak_memory() { detail::cpu_allocator().reset_peak(); }
+// Host and device memory together: the peak is the sum of the two peaks (each exact, their sum an
+// upper bound on the two together).
+size_t get_active_memory() { return detail::cpu_allocator().active() + detail::gpu::active_memory(); }
+size_t get_peak_memory() { return detail::cpu_allocator().peak() + detail::gpu::peak_memory(); }
+void reset_peak_memory() {
+  detail::cpu_allocator().reset_peak();
+  detail::gpu::reset_peak_memory();
+}
 size_t get_cache_memory() { return detail::cpu_allocator().cache_bytes(); }
 size_t set_memory_limit(size_t limit) { return detail::cpu_allocator().set_memory_limit(limit); }
 size_t get_memory_limit() { return detail::cpu_allocator().memory_limit(); }

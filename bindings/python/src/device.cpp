@@ -74,7 +74,8 @@ BRAID_PYTHON_INIT(kInitDevice) {
           synchronize();
         }
       },
-      "stream"_a = py::none(), "Waits until the work queued on `stream` (default: every stream) has finished.");
+      "stream"_a = py::none(),
+      "Waits until the work queued on `stream` (default: this thread's default stream) has finished.");
 
   py::class_<PyStreamContext>(m, "StreamContext", "The context manager that braid.core.stream returns.")
       .def(py::init([](py::object s) { return PyStreamContext(to_stream_or_device(s)); }), "s"_a)

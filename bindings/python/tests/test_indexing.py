@@ -376,7 +376,8 @@ def test_setitem_matches_numpy_on_random_indices():
             expected = values.copy()
             try:
                 expected[np_idx] = v_np
-            except TypeError:  # NumPy's boolean-only index takes values of at most 1 dimension
+            except (TypeError, ValueError):  # NumPy's boolean-only index takes values of at most 1
+                # dimension (NumPy 1 raises TypeError, NumPy 2 ValueError)
                 continue
             for a in arrays:
                 b = a[...]  # a new Python object on the same array

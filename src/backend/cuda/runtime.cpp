@@ -403,7 +403,10 @@ class DeviceAllocator {
         throw DeviceOutOfMemory(bytes);
       }
     }
-    active_.fetch_add(cls, std::memory_order_relaxed);
+    const size_t now = active_.fetch_add(cls, std::memory_order_relaxed) + cls;
+    size_t peak = peak_.load(std::memory_order_relaxed);
+    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
     return p;
   }
 
@@ -426,6 +429,8 @@ class DeviceAllocator {
   }
 
   size_t active() const { return active_.load(std::memory_order_relaxed); }
+  size_t peak() const { return peak_.load(std::memory_order_relaxed); }
+  void reset_peak() { peak_.store(active(), std::memory_order_relaxed); }
 
  private:
   struct Shared {
@@ -540,6 +545,7 @@ class DeviceAllocator {
   std::mutex mu_;
   std::vector<Shared> shared_;
   std::atomic<size_t> active_{0};
+  std::atomic<size_t> peak_{0};
 };
 
 DeviceAllocator& device_allocator() {
@@ -708,6 +714,13 @@ size_t active_device_memory() { return device_allocator().active(); }
 namespace detail::gpu {
 
 bool is_available() { return cuda::device_info().available; }
+
+// Until the first device buffer exists there is nothing to count (and no reason to touch CUDA).
+size_t active_memory() noexcept { return device_buffers_made() ? cuda::device_allocator().active() : 0; }
+size_t peak_memory() noexcept { return device_buffers_made() ? cuda::device_allocator().peak() : 0; }
+void reset_peak_memory() noexcept {
+  if (device_buffers_made()) cuda::device_allocator().reset_peak();
+}
 
 std::shared_ptr<void> new_stream_state(int) {
   cuda::ApiUse use;

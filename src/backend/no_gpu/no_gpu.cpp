@@ -20,7 +20,10 @@ void eval_node(array& node) { no_gpu(node.primitive().name()); }
 array host_view(const array&) { no_gpu("eval"); }
 void wait_ready(const array&) { no_gpu("eval"); }
 void* host_pointer(const array&) { no_gpu("array::data"); }
-void free_device(Data&) noexcept {}  // no device buffer can exist without a GPU backend
+void free_device(Data&) noexcept {}
+size_t active_memory() noexcept { return 0; }
+size_t peak_memory() noexcept { return 0; }
+void reset_peak_memory() noexcept {}  // no device buffer can exist without a GPU backend
 void synchronize(StreamState&) { no_gpu("synchronize"); }
 void quiesce() noexcept {}
 }  // namespace detail::gpu
