@@ -235,7 +235,10 @@ Layout layout_of(const Index& index) {
           std::string msg = "Shape mismatch: indexing arrays could not be broadcast together with shapes";
           for (const Shape& t : shapes) {
             msg += " (";
-            for (size_t j = 0; j < t.size(); ++j) msg += (j ? "," : "") + std::to_string(t[j]);
+            for (size_t j = 0; j < t.size(); ++j) {
+              if (j > 0) msg += ',';
+              msg += std::to_string(t[j]);
+            }
             msg += ")";
           }
           throw py::value_error(msg + ".");
