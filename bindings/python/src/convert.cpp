@@ -54,7 +54,8 @@ bool walk_list(py::handle obj, size_t depth, Shape& shape, LeafKind& kind, std::
     const auto n = static_cast<int64_t>(py::len(seq));
     if (n > std::numeric_limits<int32_t>::max()) throw std::invalid_argument("[array] A list is too long.");
     if (depth == shape.size()) {
-      if (!leaves.empty()) throw std::invalid_argument("[array] Initialization encountered non-uniform length.");
+      if (!leaves.empty())
+        throw std::invalid_argument("[array] Initialization encountered non-uniform length.");
       shape.push_back(static_cast<int32_t>(n));
     } else if (depth > shape.size() || shape[depth] != n) {
       throw std::invalid_argument("[array] Initialization encountered non-uniform length.");
@@ -65,9 +66,10 @@ bool walk_list(py::handle obj, size_t depth, Shape& shape, LeafKind& kind, std::
     return true;
   }
   if (!is_python_scalar(obj)) return false;
-  if (depth != shape.size()) throw std::invalid_argument("[array] Initialization encountered non-uniform length.");
-  LeafKind k = is_bool(obj) ? LeafKind::boolean
-               : is_int(obj) ? LeafKind::integer
+  if (depth != shape.size())
+    throw std::invalid_argument("[array] Initialization encountered non-uniform length.");
+  LeafKind k = is_bool(obj)      ? LeafKind::boolean
+               : is_int(obj)     ? LeafKind::integer
                : is_complex(obj) ? LeafKind::complex
                                  : LeafKind::real;
   if (static_cast<int>(k) > static_cast<int>(kind)) kind = k;
@@ -128,7 +130,9 @@ array list_to_array(py::handle obj, std::optional<Dtype> dtype) {
     case LeafKind::complex: {
       std::vector<complex64_t> v;
       v.reserve(leaves.size());
-      for (auto h : leaves) v.push_back(is_complex(h) ? complex_value(h) : complex64_t(static_cast<float>(PyFloat_AsDouble(h.ptr())), 0.0f));
+      for (auto h : leaves)
+        v.push_back(is_complex(h) ? complex_value(h)
+                                  : complex64_t(static_cast<float>(PyFloat_AsDouble(h.ptr())), 0.0f));
       if (PyErr_Occurred()) throw py::error_already_set();
       return array(v.data(), shape, dtype.value_or(complex64));
     }
@@ -157,7 +161,8 @@ array numpy_to_array(const py::array& arr, std::optional<Dtype> dtype) {
   const char kind = dt.attr("kind").cast<std::string>().at(0);
   const auto size = dt.attr("itemsize").cast<py::ssize_t>();
   if (dt.attr("byteorder").cast<std::string>() == ">") {
-    throw std::invalid_argument("[array] Big-endian NumPy arrays are not supported; convert with .astype(dtype.newbyteorder('=')).");
+    throw std::invalid_argument(
+        "[array] Big-endian NumPy arrays are not supported; convert with .astype(dtype.newbyteorder('=')).");
   }
   const void* p = arr.data();
   switch (kind) {
@@ -189,14 +194,14 @@ array numpy_to_array(const py::array& arr, std::optional<Dtype> dtype) {
         std::memcpy(v.data(), p, n * sizeof(complex64_t));
       } else if (size == 16) {
         const auto* src = static_cast<const std::complex<double>*>(p);
-        for (size_t i = 0; i < n; ++i) v[i] = complex64_t(static_cast<float>(src[i].real()), static_cast<float>(src[i].imag()));
+        for (size_t i = 0; i < n; ++i)
+          v[i] = complex64_t(static_cast<float>(src[i].real()), static_cast<float>(src[i].imag()));
       } else {
         break;
       }
       return array(v.data(), shape, dtype.value_or(complex64));
     }
-    default:
-      break;
+    default: break;
   }
   throw std::invalid_argument("[array] Cannot convert a NumPy array of dtype " +
                               dt.attr("name").cast<std::string>() + " to an array.");
@@ -206,32 +211,19 @@ array numpy_to_array(const py::array& arr, std::optional<Dtype> dtype) {
 
 py::object element_to_python(const char* p, Dtype dtype) {
   switch (dtype.val()) {
-    case Dtype::Val::bool_:
-      return py::bool_(*reinterpret_cast<const bool*>(p));
-    case Dtype::Val::uint8:
-      return py::int_(*reinterpret_cast<const uint8_t*>(p));
-    case Dtype::Val::uint16:
-      return py::int_(*reinterpret_cast<const uint16_t*>(p));
-    case Dtype::Val::uint32:
-      return py::int_(*reinterpret_cast<const uint32_t*>(p));
-    case Dtype::Val::uint64:
-      return py::int_(*reinterpret_cast<const uint64_t*>(p));
-    case Dtype::Val::int8:
-      return py::int_(*reinterpret_cast<const int8_t*>(p));
-    case Dtype::Val::int16:
-      return py::int_(*reinterpret_cast<const int16_t*>(p));
-    case Dtype::Val::int32:
-      return py::int_(*reinterpret_cast<const int32_t*>(p));
-    case Dtype::Val::int64:
-      return py::int_(*reinterpret_cast<const int64_t*>(p));
-    case Dtype::Val::float16:
-      return py::float_(static_cast<float>(*reinterpret_cast<const float16_t*>(p)));
-    case Dtype::Val::bfloat16:
-      return py::float_(static_cast<float>(*reinterpret_cast<const bfloat16_t*>(p)));
-    case Dtype::Val::float32:
-      return py::float_(*reinterpret_cast<const float*>(p));
-    case Dtype::Val::float64:
-      return py::float_(*reinterpret_cast<const double*>(p));
+    case Dtype::Val::bool_: return py::bool_(*reinterpret_cast<const bool*>(p));
+    case Dtype::Val::uint8: return py::int_(*reinterpret_cast<const uint8_t*>(p));
+    case Dtype::Val::uint16: return py::int_(*reinterpret_cast<const uint16_t*>(p));
+    case Dtype::Val::uint32: return py::int_(*reinterpret_cast<const uint32_t*>(p));
+    case Dtype::Val::uint64: return py::int_(*reinterpret_cast<const uint64_t*>(p));
+    case Dtype::Val::int8: return py::int_(*reinterpret_cast<const int8_t*>(p));
+    case Dtype::Val::int16: return py::int_(*reinterpret_cast<const int16_t*>(p));
+    case Dtype::Val::int32: return py::int_(*reinterpret_cast<const int32_t*>(p));
+    case Dtype::Val::int64: return py::int_(*reinterpret_cast<const int64_t*>(p));
+    case Dtype::Val::float16: return py::float_(static_cast<float>(*reinterpret_cast<const float16_t*>(p)));
+    case Dtype::Val::bfloat16: return py::float_(static_cast<float>(*reinterpret_cast<const bfloat16_t*>(p)));
+    case Dtype::Val::float32: return py::float_(*reinterpret_cast<const float*>(p));
+    case Dtype::Val::float64: return py::float_(*reinterpret_cast<const double*>(p));
     case Dtype::Val::complex64: {
       complex64_t c;
       std::memcpy(&c, p, sizeof(c));
@@ -255,41 +247,29 @@ py::object list_level(const char* base, const array& a, size_t dim) {
 /// NumPy's type string for the dtype.
 const char* numpy_typestr(Dtype d) {
   switch (d.val()) {
-    case Dtype::Val::bool_:
-      return "?";
-    case Dtype::Val::uint8:
-      return "u1";
-    case Dtype::Val::uint16:
-      return "u2";
-    case Dtype::Val::uint32:
-      return "u4";
-    case Dtype::Val::uint64:
-      return "u8";
-    case Dtype::Val::int8:
-      return "i1";
-    case Dtype::Val::int16:
-      return "i2";
-    case Dtype::Val::int32:
-      return "i4";
-    case Dtype::Val::int64:
-      return "i8";
-    case Dtype::Val::float16:
-      return "f2";
-    case Dtype::Val::float32:
-      return "f4";
-    case Dtype::Val::float64:
-      return "f8";
-    case Dtype::Val::complex64:
-      return "c8";
-    case Dtype::Val::bfloat16:
-      break;
+    case Dtype::Val::bool_: return "?";
+    case Dtype::Val::uint8: return "u1";
+    case Dtype::Val::uint16: return "u2";
+    case Dtype::Val::uint32: return "u4";
+    case Dtype::Val::uint64: return "u8";
+    case Dtype::Val::int8: return "i1";
+    case Dtype::Val::int16: return "i2";
+    case Dtype::Val::int32: return "i4";
+    case Dtype::Val::int64: return "i8";
+    case Dtype::Val::float16: return "f2";
+    case Dtype::Val::float32: return "f4";
+    case Dtype::Val::float64: return "f8";
+    case Dtype::Val::complex64: return "c8";
+    case Dtype::Val::bfloat16: break;
   }
   throw std::invalid_argument("[array] NumPy has no bfloat16; convert with astype(float32) first.");
 }
 
 }  // namespace
 
-bool is_python_scalar(py::handle obj) { return is_bool(obj) || is_int(obj) || is_float(obj) || is_complex(obj); }
+bool is_python_scalar(py::handle obj) {
+  return is_bool(obj) || is_int(obj) || is_float(obj) || is_complex(obj);
+}
 
 array scalar_to_array(py::handle obj, std::optional<Dtype> hint) {
   if (is_bool(obj)) return array(obj.ptr() == Py_True);
@@ -304,7 +284,8 @@ array scalar_to_array(py::handle obj, std::optional<Dtype> hint) {
     return array(v, float32);
   }
   if (is_complex(obj)) return array(complex_value(obj));
-  throw std::invalid_argument("[array] Expected a Python scalar, got " + py::repr(py::type::handle_of(obj)).cast<std::string>() + ".");
+  throw std::invalid_argument("[array] Expected a Python scalar, got " +
+                              py::repr(py::type::handle_of(obj)).cast<std::string>() + ".");
 }
 
 array to_array(py::handle obj, std::optional<Dtype> dtype) {
@@ -326,7 +307,8 @@ array to_array(py::handle obj, std::optional<Dtype> dtype) {
     return numpy_to_array(arr, dtype);
   }
   throw std::invalid_argument("[array] Cannot convert a value of type " +
-                              py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>() + " to an array.");
+                              py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>() +
+                              " to an array.");
 }
 
 std::pair<array, array> to_arrays(py::handle a, py::handle b) {
@@ -393,17 +375,20 @@ py::object to_list(array a) {
 }
 
 py::object to_scalar(array a) {
-  if (a.size() != 1) throw std::invalid_argument("[item] Only size 1 arrays can be converted to Python scalars.");
+  if (a.size() != 1)
+    throw std::invalid_argument("[item] Only size 1 arrays can be converted to Python scalars.");
   eval_released({a});
   return element_to_python(static_cast<const char*>(a.host_data()), a.dtype());
 }
 
 py::object to_numpy(array a, std::optional<py::object> dtype) {
-  if (a.dtype() == bfloat16) throw py::type_error("bfloat16 arrays cannot be converted to NumPy; use astype(float32) first.");
+  if (a.dtype() == bfloat16)
+    throw py::type_error("bfloat16 arrays cannot be converted to NumPy; use astype(float32) first.");
   eval_released({a});
   std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
   std::vector<py::ssize_t> strides;
-  for (size_t i = 0; i < a.ndim(); ++i) strides.push_back(a.strides(static_cast<int>(i)) * static_cast<int64_t>(a.itemsize()));
+  for (size_t i = 0; i < a.ndim(); ++i)
+    strides.push_back(a.strides(static_cast<int>(i)) * static_cast<int64_t>(a.itemsize()));
   // The NumPy array shares the buffer; the capsule keeps the array (and so its buffer) alive.
   auto* owner = new array(a);
   py::capsule base(owner, [](void* p) { delete static_cast<array*>(p); });
@@ -435,25 +420,33 @@ std::vector<array> tree_flatten_arrays(py::handle tree, bool strict) {
   return out;
 }
 
-py::object tree_map_arrays(py::handle tree, const std::function<py::object(const array&)>& fn) {
-  if (py::isinstance<array>(tree)) return fn(tree.cast<array>());
+py::object tree_map_leaves(py::handle tree, const std::function<bool(py::handle)>& is_leaf,
+                           const std::function<py::object(py::handle)>& fn) {
+  if (is_leaf(tree)) return fn(tree);
+  auto map = [&](py::handle item) { return tree_map_leaves(item, is_leaf, fn); };
   if (PyList_Check(tree.ptr())) {
     py::list out;
-    for (auto item : py::reinterpret_borrow<py::list>(tree)) out.append(tree_map_arrays(item, fn));
+    for (auto item : py::reinterpret_borrow<py::list>(tree)) out.append(map(item));
     return std::move(out);
   }
   if (PyTuple_Check(tree.ptr())) {
     auto t = py::reinterpret_borrow<py::tuple>(tree);
     py::tuple out(t.size());
-    for (size_t i = 0; i < t.size(); ++i) out[i] = tree_map_arrays(t[i], fn);
+    for (size_t i = 0; i < t.size(); ++i) out[i] = map(t[i]);
     return std::move(out);
   }
   if (PyDict_Check(tree.ptr())) {
     py::object out = new_dict_like(tree);
-    for (auto item : py::reinterpret_borrow<py::dict>(tree)) out[item.first] = tree_map_arrays(item.second, fn);
+    for (auto item : py::reinterpret_borrow<py::dict>(tree)) out[item.first] = map(item.second);
     return out;
   }
   return py::reinterpret_borrow<py::object>(tree);
+}
+
+py::object tree_map_arrays(py::handle tree, const std::function<py::object(const array&)>& fn) {
+  return tree_map_leaves(
+      tree, [](py::handle h) { return py::isinstance<array>(h); },
+      [&](py::handle h) { return fn(h.cast<array>()); });
 }
 
 py::object new_dict_like(py::handle dict) {
@@ -465,7 +458,8 @@ py::object new_dict_like(py::handle dict) {
 
 py::object tree_unflatten_arrays(py::handle tree, const std::vector<array>& leaves, size_t& next) {
   return tree_map_arrays(tree, [&](const array&) -> py::object {
-    if (next >= leaves.size()) throw std::invalid_argument("[tree_unflatten] Fewer arrays than the tree's leaves.");
+    if (next >= leaves.size())
+      throw std::invalid_argument("[tree_unflatten] Fewer arrays than the tree's leaves.");
     return py::cast(leaves[next++]);
   });
 }

@@ -35,11 +35,13 @@ int whence(std::ios_base::seekdir way) {
   return 0;
 }
 
-/// io::Reader over a Python binary file object. Lazily loaded arrays may read from braid's
-/// workers: every call takes the GIL, and the object is a SharedObject so any thread may drop it.
-class PyFileReader final : public io::Reader {
+/// What io::Reader and io::Writer over a Python binary file object share: the object (a
+/// SharedObject, so any thread may drop it) and is_open/tell/seek, each under the GIL.
+/// `Base` is io::Reader or io::Writer.
+template <typename Base>
+class PyFileBase : public Base {
  public:
-  explicit PyFileReader(py::object file) : file_(std::move(file)) {}
+  explicit PyFileBase(py::object file) : file_(std::move(file)) {}
   bool is_open() const override {
     py::gil_scoped_acquire gil;
     return !file_.get().attr("closed").cast<bool>();
@@ -53,6 +55,17 @@ class PyFileReader final : public io::Reader {
     py::gil_scoped_acquire gil;
     file_.get().attr("seek")(offset, whence(way));
   }
+  std::string label() const override { return "Python file object"; }
+
+ protected:
+  SharedObject file_;
+};
+
+/// io::Reader over a Python binary file object. Lazily loaded arrays may read from braid's
+/// workers: every call takes the GIL, and the object is a SharedObject so any thread may drop it.
+class PyFileReader final : public PyFileBase<io::Reader> {
+ public:
+  using PyFileBase::PyFileBase;
   void read(char* data, size_t n) override {
     py::gil_scoped_acquire gil;
     read_locked(data, n);
@@ -63,7 +76,6 @@ class PyFileReader final : public io::Reader {
     file_.get().attr("seek")(offset, 0);
     read_locked(data, n);
   }
-  std::string label() const override { return "Python file object"; }
 
  private:
   void read_locked(char* data, size_t n) {
@@ -78,26 +90,12 @@ class PyFileReader final : public io::Reader {
       done += k;
     }
   }
-  SharedObject file_;
 };
 
 /// io::Writer over a Python binary file object; every call takes the GIL.
-class PyFileWriter final : public io::Writer {
+class PyFileWriter final : public PyFileBase<io::Writer> {
  public:
-  explicit PyFileWriter(py::object file) : file_(std::move(file)) {}
-  bool is_open() const override {
-    py::gil_scoped_acquire gil;
-    return !file_.get().attr("closed").cast<bool>();
-  }
-  bool good() const override { return true; }
-  size_t tell() override {
-    py::gil_scoped_acquire gil;
-    return file_.get().attr("tell")().cast<size_t>();
-  }
-  void seek(int64_t offset, std::ios_base::seekdir way) override {
-    py::gil_scoped_acquire gil;
-    file_.get().attr("seek")(offset, whence(way));
-  }
+  using PyFileBase::PyFileBase;
   void write(const char* data, size_t n) override {
     py::gil_scoped_acquire gil;
     size_t done = 0;
@@ -112,10 +110,6 @@ class PyFileWriter final : public io::Writer {
       done += k;
     }
   }
-  std::string label() const override { return "Python file object"; }
-
- private:
-  SharedObject file_;
 };
 
 std::shared_ptr<io::Reader> reader_for(py::handle file, const char* tag) {

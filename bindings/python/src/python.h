@@ -29,10 +29,10 @@ void run_registered(py::module_& m);
 
 #define BRAID_PYTHON_CAT2(a, b) a##b
 #define BRAID_PYTHON_CAT(a, b) BRAID_PYTHON_CAT2(a, b)
-#define BRAID_PYTHON_INIT(order)                                                          \
-  static void BRAID_PYTHON_CAT(braid_python_init_, __LINE__)(::pybind11::module_ & m);    \
+#define BRAID_PYTHON_INIT(order)                                                               \
+  static void BRAID_PYTHON_CAT(braid_python_init_, __LINE__)(::pybind11::module_ & m);         \
   static const ::braid::python::Registrar BRAID_PYTHON_CAT(braid_python_registrar_, __LINE__)( \
-      order, &BRAID_PYTHON_CAT(braid_python_init_, __LINE__));                            \
+      order, &BRAID_PYTHON_CAT(braid_python_init_, __LINE__));                                 \
   static void BRAID_PYTHON_CAT(braid_python_init_, __LINE__)(::pybind11::module_ & m)
 
 // Orders used by the files of this module.
@@ -94,6 +94,10 @@ py::object tree_unflatten_arrays(py::handle tree, const std::vector<array>& leav
 /// A container for the mapped items of `dict`: a new dict, or for a dict subclass (an
 /// nn.Module) a shallow copy of it, keeping its class and attributes.
 py::object new_dict_like(py::handle dict);
+/// `tree` with `fn` applied to every node for which `is_leaf` holds, rebuilding the lists,
+/// tuples and dicts around them (dict subclasses keep their class).
+py::object tree_map_leaves(py::handle tree, const std::function<bool(py::handle)>& is_leaf,
+                           const std::function<py::object(py::handle)>& fn);
 /// `tree` with `fn` applied to every array leaf (dict subclasses keep their class).
 py::object tree_map_arrays(py::handle tree, const std::function<py::object(const array&)>& fn);
 

@@ -74,29 +74,13 @@ py::object tree_structure(py::handle tree) {
 }
 
 py::object tree_fill(py::handle structure, const std::vector<array>& leaves, size_t& next) {
-  if (structure.ptr() == placeholder()) {
-    if (next >= leaves.size())
-      throw std::invalid_argument("[tree_unflatten] Fewer arrays than the tree's leaves.");
-    return py::cast(leaves[next++]);
-  }
-  if (PyList_Check(structure.ptr())) {
-    py::list out;
-    for (auto item : py::reinterpret_borrow<py::list>(structure)) out.append(tree_fill(item, leaves, next));
-    return std::move(out);
-  }
-  if (PyTuple_Check(structure.ptr())) {
-    auto t = py::reinterpret_borrow<py::tuple>(structure);
-    py::tuple out(t.size());
-    for (size_t i = 0; i < t.size(); ++i) out[i] = tree_fill(t[i], leaves, next);
-    return std::move(out);
-  }
-  if (PyDict_Check(structure.ptr())) {
-    py::object out = new_dict_like(structure);
-    for (auto item : py::reinterpret_borrow<py::dict>(structure))
-      out[item.first] = tree_fill(item.second, leaves, next);
-    return out;
-  }
-  return py::reinterpret_borrow<py::object>(structure);
+  return tree_map_leaves(
+      structure, [](py::handle h) { return h.ptr() == placeholder(); },
+      [&](py::handle) -> py::object {
+        if (next >= leaves.size())
+          throw std::invalid_argument("[tree_unflatten] Fewer arrays than the tree's leaves.");
+        return py::cast(leaves[next++]);
+      });
 }
 
 void visit_with_axes(py::handle tree, py::handle axes, const char* tag,
