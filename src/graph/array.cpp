@@ -125,6 +125,40 @@ void share_buffer(array& out, const array& in) {
   copy_shared_buffer(out, in, in.strides(), in.flags(), in.data_size());
 }
 
+bool donation_allowed(const std::vector<array>& inputs, size_t i, const array& out) {
+  const array& in = inputs[i];
+  const ArrayDesc& d = *in.desc();
+  if (is_tracer(out.desc()) || !d.data || !d.flags.row_contiguous || d.data_size != d.size ||
+      d.data_ptr != d.data->buffer.ptr || in.shape() != out.shape() || in.nbytes() != out.nbytes()) {
+    return false;
+  }
+  // The node's input list holds one reference; a copy of the list passed to the kernel one
+  // more; our probe below one more. The counts are read through fresh copies: copying
+  // increments with acquire-release, which orders every earlier release of another reference
+  // (and the reads before it) before this node's writes, where use_count() alone is a
+  // relaxed load.
+  const long holders = &inputs == &out.desc()->inputs ? 1 : 2;
+  const std::shared_ptr<ArrayDesc> node = in.desc_ptr();
+  const std::shared_ptr<Data> data = d.data;
+  return node.use_count() == holders + 1 && data.use_count() == 2;
+}
+
+bool donate_host(const std::vector<array>& inputs, size_t i, array& out) {
+  const array& in = inputs[i];
+  const ArrayDesc& d = *in.desc();
+  // Checked after donation_allowed: then no other thread can reach the buffer's state.
+  if (!donation_allowed(inputs, i, out) || d.data->on_device || d.data->device_state) return false;
+  copy_shared_buffer(out, in, row_major_strides(out.shape()), ArrayFlags{}, out.size());
+  return true;
+}
+
+void alloc_contiguous_or_donate(const std::vector<array>& inputs, array& out) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (donate_host(inputs, i, out)) return;
+  }
+  alloc_contiguous(out);
+}
+
 void init_from_values(ArrayDesc& desc, const void* src, Dtype src_dtype, size_t count) {
   const size_t bytes = desc.size * desc.dtype.size();  // checked when the shape was made
   desc.data = bytes <= Data::kInlineBytes ? make_pooled<Data>(Data::Inline{}, bytes)

@@ -25,6 +25,22 @@ void copy_shared_buffer(array& out, const array& in, const Strides& strides, con
                         size_t data_size, int64_t offset = 0);
 /// Makes `out` share `in`'s buffer and layout.
 void share_buffer(array& out, const array& in);
+
+/// Whether the node being computed (`out`) may write its result into the buffer of
+/// `inputs[i]` (buffer donation, as MLX's): nothing but that node references the input,
+/// nothing but the input holds the buffer (no view, no other array), the input fills it
+/// row-contiguously with out's shape and byte size, and `out` is not traced by a transform
+/// (whose vjp may read the input later). Then no one can read the old contents again.
+/// `inputs` is what the backend's eval received: the node's own input list, or a copy of it
+/// (which holds one more reference). The backend adds its own conditions.
+bool donation_allowed(const std::vector<array>& inputs, size_t i, const array& out);
+/// Host buffers: donation_allowed, the buffer on the host with no device copy made from it;
+/// then `out` takes it over (row-contiguous) and true. Otherwise false, nothing done.
+bool donate_host(const std::vector<array>& inputs, size_t i, array& out);
+/// Element-wise outputs: takes over the first input buffer donate_host allows, else
+/// allocates like alloc_contiguous. Only for kernels that read each element of an input
+/// before they write the same element of out, and no other element after it.
+void alloc_contiguous_or_donate(const std::vector<array>& inputs, array& out);
 /// Contiguity flags of a layout.
 ArrayFlags flags_for(const Shape& shape, const Strides& strides, size_t data_size);
 

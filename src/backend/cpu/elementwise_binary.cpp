@@ -8,7 +8,7 @@ namespace braid {
 void Binary::eval_cpu(const std::vector<array>& inputs, array& out) {
   const array& a = inputs[0];
   const array& b = inputs[1];
-  detail::alloc_contiguous(out);
+  detail::alloc_contiguous_or_donate(inputs, out);
   if (out.size() == 0) return;
   switch (op_) {
 #define BRAID_EW_CASE(op, Name, cls)                                                                      \

@@ -7,7 +7,7 @@ namespace braid {
 
 void Unary::eval_cpu(const std::vector<array>& inputs, array& out) {
   const array& in = inputs[0];
-  detail::alloc_contiguous(out);
+  detail::alloc_contiguous_or_donate(inputs, out);
   if (out.size() == 0) return;
   switch (op_) {
 #define BRAID_EW_CASE(op, Name, cls)                                                                      \

@@ -173,7 +173,7 @@ void Gather::eval_cpu(const std::vector<array>& inputs, array& out) {
 
 void Scatter::eval_cpu(const std::vector<array>& inputs, array& out) {
   const array& a = inputs[0];
-  cpu::copy_to_contiguous(a, out);
+  if (!detail::donate_host(inputs, 0, out)) cpu::copy_to_contiguous(a, out);
   const array& upd_in = inputs.back();
   if (out.size() == 0 || upd_in.size() == 0) return;
   std::optional<array> upd_copy;
@@ -235,7 +235,7 @@ void Scatter::eval_cpu(const std::vector<array>& inputs, array& out) {
 void MaskedScatter::eval_cpu(const std::vector<array>& inputs, array& out) {
   const array& a = inputs[0];
   const array& src_in = inputs[2];
-  cpu::copy_to_contiguous(a, out);
+  if (!detail::donate_host(inputs, 0, out)) cpu::copy_to_contiguous(a, out);
   if (out.size() == 0 || src_in.size() == 0) return;
   array mask(out.shape(), bool_, nullptr, std::vector<array>{});
   cpu::copy_to_contiguous(inputs[1], mask);

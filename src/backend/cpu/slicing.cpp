@@ -51,13 +51,13 @@ void DynamicSlice::eval_cpu(const std::vector<array>& inputs, array& out) {
 }
 
 void SliceUpdate::eval_cpu(const std::vector<array>& inputs, array& out) {
-  cpu::copy_to_contiguous(inputs[0], out);
+  if (!detail::donate_host(inputs, 0, out)) cpu::copy_to_contiguous(inputs[0], out);
   if (inputs[1].size() == 0) return;  // the op broadcast the update to the slice's shape
   cpu::copy_into(inputs[1], out, common::slice_region(out.strides(), start_, strides_), inputs[1].shape());
 }
 
 void DynamicSliceUpdate::eval_cpu(const std::vector<array>& inputs, array& out) {
-  cpu::copy_to_contiguous(inputs[0], out);
+  if (!detail::donate_host(inputs, 0, out)) cpu::copy_to_contiguous(inputs[0], out);
   if (out.size() == 0 || inputs[1].size() == 0) return;
   const Shape start = dynamic_starts(inputs[2], axes_, out.shape(), inputs[1].shape());
   cpu::copy_into(inputs[1], out, common::box_region(out.strides(), start), inputs[1].shape());

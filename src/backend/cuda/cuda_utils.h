@@ -33,6 +33,14 @@ cudaStream_t stream_of(const Stream& s);
 /// Gives `out` a fresh row-contiguous device buffer of out.nbytes() from the caching device
 /// allocator. The buffer is usable in the order of out's stream.
 void alloc_output(array& out);
+/// Lets `out` take over the device buffer of `inputs[i]` when detail::donation_allowed says
+/// it may, its writes ordered after every stream that used the buffer: true. Otherwise
+/// false and nothing done (allocate as usual).
+bool donate(const std::vector<array>& inputs, size_t i, array& out);
+/// Element-wise outputs: takes over the first input buffer `donate` allows, else allocates
+/// like alloc_output. Only for kernels in which each thread reads an element of an input
+/// before it writes the same element of out, and no other thread reads that element.
+void alloc_output_or_donate(const std::vector<array>& inputs, array& out);
 
 /// Properties of the (single) device, read once.
 const cudaDeviceProp& device_props();

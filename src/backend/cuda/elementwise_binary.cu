@@ -8,7 +8,7 @@ namespace braid {
 void Binary::eval_gpu(const std::vector<array>& inputs, array& out) {
   const array& a = inputs[0];
   const array& b = inputs[1];
-  cuda::alloc_output(out);
+  cuda::alloc_output_or_donate(inputs, out);
   if (out.size() == 0) return;
   switch (op_) {
 #define BRAID_EW_CASE(op, Name, cls)                                                       \

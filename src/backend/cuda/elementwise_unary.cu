@@ -7,7 +7,7 @@ namespace braid {
 
 void Unary::eval_gpu(const std::vector<array>& inputs, array& out) {
   const array& in = inputs[0];
-  cuda::alloc_output(out);
+  cuda::alloc_output_or_donate(inputs, out);
   if (out.size() == 0) return;
   switch (op_) {
 #define BRAID_EW_CASE(op, Name, cls)                                                   \

@@ -256,7 +256,7 @@ void Scatter::eval_gpu(const std::vector<array>& inputs, array& out) {
   using namespace cuda;
   const array& a = inputs[0];
   const array& upd = inputs.back();
-  copy_to_contiguous(a, out, this->stream());
+  if (!donate(inputs, 0, out)) copy_to_contiguous(a, out, this->stream());
   if (out.size() == 0 || upd.size() == 0) return;
   cudaStream_t stream = stream_of(this->stream());
   const size_t idx_nd = upd.ndim() - a.ndim();
@@ -303,7 +303,7 @@ void MaskedScatter::eval_gpu(const std::vector<array>& inputs, array& out) {
   const array& a = inputs[0];
   const array& mask = inputs[1];
   const array& src = inputs[2];
-  copy_to_contiguous(a, out, this->stream());
+  if (!donate(inputs, 0, out)) copy_to_contiguous(a, out, this->stream());
   if (out.size() == 0 || src.size() == 0) return;
   cudaStream_t stream = stream_of(this->stream());
   const int64_t n = static_cast<int64_t>(out.size());

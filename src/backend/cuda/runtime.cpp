@@ -22,6 +22,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.h"
@@ -659,6 +660,44 @@ void alloc_output(array& out) {
   d.flags = detail::ArrayFlags{};
 }
 
+bool donate(const std::vector<array>& inputs, size_t i, array& out) {
+  const array& in = inputs[i];
+  if (!detail::gpu::on_device(in) || !detail::donation_allowed(inputs, i, out)) return false;
+  const detail::ArrayDesc& src = *in.desc();
+  auto s = ctx_ptr(out.primitive().stream());
+  DataState& st = state_of(*src.data);
+  {
+    std::lock_guard<std::mutex> lock(st.mu);
+    // Readers on other streams may still be queued (a node completes once enqueued): out's
+    // writes wait for what those streams hold now. The producer was waited for as an input.
+    for (const auto& u : st.users) {
+      if (u == s) continue;
+      cudaEvent_t e = events().get();
+      // A wait takes the event's state when it is called, so the event can go back at once.
+      const cudaError_t rec = cudaEventRecord(e, u->stream);
+      const cudaError_t wait = rec == cudaSuccess ? cudaStreamWaitEvent(s->stream, e, 0) : rec;
+      events().put(e);
+      check(wait, "cudaStreamWaitEvent (donated buffer)");
+    }
+    // The buffer gets new contents: a new completion event (eval_node records it) and no host
+    // copy of the old ones.
+    if (st.ready) events().put(std::exchange(st.ready, nullptr));
+    st.producer.reset();
+    st.mirror.reset();
+    st.users.clear();
+    st.users.push_back(s);  // within the capacity: s was a user already
+  }
+  detail::copy_shared_buffer(out, in, detail::row_major_strides(out.shape()), detail::ArrayFlags{}, out.size());
+  return true;
+}
+
+void alloc_output_or_donate(const std::vector<array>& inputs, array& out) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (donate(inputs, i, out)) return;
+  }
+  alloc_output(out);
+}
+
 const cudaDeviceProp& device_props() { return device_info().props; }
 
 cublasLtHandle_t lt_handle() {
@@ -734,25 +773,28 @@ void eval_node(array& node) {
   use.require("eval");
   ArrayDesc& d = *node.desc();
   auto s = cuda::ctx_ptr(d.primitive->stream());
-  std::vector<array> inputs;
-  inputs.reserve(d.inputs.size());
+  bool all_on_device = true;
   for (const auto& in : d.inputs) {
     if (!on_device(in)) {
-      inputs.push_back(cuda::device_view(in, s));
+      all_on_device = false;
       continue;
     }
     auto& st = cuda::state_of(*in.desc()->data);
-    {
-      std::lock_guard<std::mutex> lock(st.mu);
-      if (st.ready && st.producer != s) {
-        cuda::check(cudaStreamWaitEvent(s->stream, st.ready, 0), "cudaStreamWaitEvent");
-      }
-      st.add_user(s);
+    std::lock_guard<std::mutex> lock(st.mu);
+    if (st.ready && st.producer != s) {
+      cuda::check(cudaStreamWaitEvent(s->stream, st.ready, 0), "cudaStreamWaitEvent");
     }
-    inputs.push_back(in);
+    st.add_user(s);
   }
   std::vector<array> outputs{node};
-  d.primitive->eval_gpu(inputs, outputs);
+  if (all_on_device) {
+    d.primitive->eval_gpu(d.inputs, outputs);  // the node's own list: see donation_allowed
+  } else {
+    std::vector<array> inputs;
+    inputs.reserve(d.inputs.size());
+    for (const auto& in : d.inputs) inputs.push_back(on_device(in) ? in : cuda::device_view(in, s));
+    d.primitive->eval_gpu(inputs, outputs);
+  }
   // A new buffer gets its completion event; a view shares its source's.
   auto& out_state = cuda::state_of(*d.data);
   std::lock_guard<std::mutex> lock(out_state.mu);

@@ -67,7 +67,7 @@ void DynamicSlice::eval_gpu(const std::vector<array>& inputs, array& out) {
 }
 
 void DynamicSliceUpdate::eval_gpu(const std::vector<array>& inputs, array& out) {
-  cuda::copy_to_contiguous(inputs[0], out, stream());
+  if (!cuda::donate(inputs, 0, out)) cuda::copy_to_contiguous(inputs[0], out, stream());
   const array& upd = inputs[1];
   if (out.size() == 0 || upd.size() == 0) return;
   const int64_t* off = cuda::box_offset(inputs[2], axes_, out.shape(), upd.shape(), out.strides(), stream());
@@ -76,7 +76,7 @@ void DynamicSliceUpdate::eval_gpu(const std::vector<array>& inputs, array& out) 
 }
 
 void SliceUpdate::eval_gpu(const std::vector<array>& inputs, array& out) {
-  cuda::copy_to_contiguous(inputs[0], out, stream());
+  if (!cuda::donate(inputs, 0, out)) cuda::copy_to_contiguous(inputs[0], out, stream());
   if (inputs[1].size() == 0) return;  // the op broadcast the update to the slice's shape
   cuda::copy_into(inputs[1], out, common::slice_region(out.strides(), start_, strides_), inputs[1].shape(),
                   cuda::stream_of(stream()));

@@ -1,0 +1,192 @@
+// Buffer donation: an op whose result starts as a copy of an input (slice_update, scatter,
+// masked_scatter) or is computed element by element from it writes into that input's buffer
+// when nothing else can read it any more, so `t = scatter_add(t, ...)` and
+// `cache = slice_update(cache, ...)` move only the updated elements, and a chain of
+// element-wise ops needs no new buffer per op. Whenever anything can still read the input, the result is a copy and the input
+// keeps its values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "braid/braid.h"
+#include "support.h"
+
+namespace braid {
+namespace {
+
+const detail::Data* buffer_of(const array& a) { return a.desc()->data.get(); }
+
+array iota(int n, Device d) { return astype(arange(0, n, 1, d), float32, d); }
+
+// One way of updating a whole array in place, the idiom `t = op(t, ...)`.
+struct Update {
+  const char* name;
+  array (*apply)(const array& t, Device d);  // t has 64 elements
+  std::vector<double> (*expect)(std::vector<double> t);
+};
+
+const std::vector<Update>& updates() {
+  static const std::vector<Update> u = {
+      {"slice_update",
+       [](const array& t, Device d) { return slice_update(t, full({4}, -1.0f, d), Shape{3}, Shape{7}, d); },
+       [](std::vector<double> t) {
+         for (int i = 3; i < 7; ++i) t[i] = -1;
+         return t;
+       }},
+      {"slice_update with steps",
+       [](const array& t, Device d) { return slice_update(t, full({8}, -2.0f, d), Shape{1}, Shape{17}, Shape{2}, d); },
+       [](std::vector<double> t) {
+         for (int i = 1; i < 17; i += 2) t[i] = -2;
+         return t;
+       }},
+      {"dynamic slice_update",
+       [](const array& t, Device d) { return slice_update(t, full({2}, -3.0f, d), array({10}, int32), {0}, d); },
+       [](std::vector<double> t) {
+         t[10] = t[11] = -3;
+         return t;
+       }},
+      {"scatter_add",
+       [](const array& t, Device d) {
+         return scatter_add(t, array({5, 9, 5}, int32), full({3, 1}, 10.0f, d), 0, d);
+       },
+       [](std::vector<double> t) {
+         t[5] += 20;
+         t[9] += 10;
+         return t;
+       }},
+      {"scatter",
+       [](const array& t, Device d) { return scatter(t, array({60}, int32), full({1, 1}, 7.0f, d), 0, d); },
+       [](std::vector<double> t) {
+         t[60] = 7;
+         return t;
+       }},
+      {"negative",
+       [](const array& t, Device d) { return negative(t, d); },
+       [](std::vector<double> t) {
+         for (double& x : t) x = -x;
+         return t;
+       }},
+      {"add, the donated operand first",
+       [](const array& t, Device d) { return add(t, array(0.5f), d); },
+       [](std::vector<double> t) {
+         for (double& x : t) x += 0.5;
+         return t;
+       }},
+      {"subtract, the donated operand second",
+       [](const array& t, Device d) { return subtract(array(100.0f), t, d); },
+       [](std::vector<double> t) {
+         for (double& x : t) x = 100 - x;
+         return t;
+       }},
+      {"masked_scatter",
+       [](const array& t, Device d) {
+         return masked_scatter(t, less(arange(0, 64, 1, d), array(2), d), full({2}, 4.0f, d), d);
+       },
+       [](std::vector<double> t) {
+         t[0] = t[1] = 4;
+         return t;
+       }},
+  };
+  return u;
+}
+
+TEST(Donation, AnUpdateOfAnArrayNothingElseHoldsWritesIntoItsBuffer) {
+  for (Device d : test::test_devices()) {
+    for (const auto& u : updates()) {
+      SCOPED_TRACE(std::string(u.name) + (d == Device::gpu ? " on the GPU" : " on the CPU"));
+      array t = iota(64, d);
+      eval(t);
+      const std::vector<double> before = test::values(t);
+      const detail::Data* buffer = buffer_of(t);
+      t = u.apply(t, d);
+      eval(t);
+      EXPECT_EQ(buffer_of(t), buffer);
+      EXPECT_EQ(test::values(t), u.expect(before));
+    }
+  }
+}
+
+TEST(Donation, AnInputStillHeldElsewhereIsCopiedAndKeepsItsValues) {
+  for (Device d : test::test_devices()) {
+    for (const auto& u : updates()) {
+      SCOPED_TRACE(std::string(u.name) + (d == Device::gpu ? " on the GPU" : " on the CPU"));
+      array t = iota(64, d);
+      eval(t);
+      const std::vector<double> before = test::values(t);
+      array kept = t;  // another handle
+      array updated = u.apply(t, d);
+      eval(updated);
+      EXPECT_NE(buffer_of(updated), buffer_of(kept));
+      EXPECT_EQ(test::values(kept), before);
+      EXPECT_EQ(test::values(updated), u.expect(before));
+
+      array base = iota(64, d);
+      eval(base);
+      array view = slice(base, Shape{8}, Shape{16}, d);  // shares base's buffer
+      eval(view);
+      base = u.apply(base, d);
+      eval(base);
+      EXPECT_EQ(test::values(view), std::vector<double>(before.begin() + 8, before.begin() + 16));
+      EXPECT_EQ(test::values(base), u.expect(before));
+    }
+  }
+}
+
+TEST(Donation, AChainOfLazyUpdatesReusesOneBuffer) {
+  for (Device d : test::test_devices()) {
+    array cache = zeros({16, 8}, float32, d);
+    eval(cache);
+    const detail::Data* buffer = buffer_of(cache);
+    for (int i = 0; i < 16; ++i) {
+      cache = slice_update(cache, full({1, 8}, static_cast<float>(i), d), Shape{i, 0}, Shape{i + 1, 8}, d);
+    }
+    eval(cache);
+    EXPECT_EQ(buffer_of(cache), buffer);
+    std::vector<double> expect(16 * 8);
+    for (int i = 0; i < 16 * 8; ++i) expect[i] = i / 8;
+    EXPECT_EQ(test::values(cache), expect);
+  }
+}
+
+TEST(Donation, ReadersOnOtherStreamsSeeTheOldValues) {
+  // On the GPU a reader's node completes once its kernel is queued; the update must wait for
+  // that kernel before it overwrites the buffer.
+  for (Device d : test::test_devices()) {
+    const int n = d == Device::gpu ? (1 << 24) : (1 << 12);
+    Stream other = new_stream(d);
+    Stream mine = new_stream(d);
+    for (int round = 0; round < 4; ++round) {
+      array t = full({n}, 1.0f, mine);
+      eval(t);
+      array doubled = sum(multiply(exp(t, other), array(2.0f), other), false, other);
+      async_eval({doubled});
+      t = slice_update(t, full({n}, 5.0f, mine), Shape{0}, Shape{n}, mine);
+      eval(t);
+      EXPECT_NEAR(doubled.item<float>(), 2.0 * std::exp(1.0) * n, 1e-3 * n);
+      EXPECT_EQ(max(t, false, mine).item<float>(), 5.0f);
+    }
+  }
+}
+
+TEST(Donation, GradientsThroughUpdatesAreUnchanged) {
+  for (Device d : test::test_devices()) {
+    auto f = [d](const array& x) {
+      array y = multiply(x, x, d);
+      y = scatter_add(y, array({1, 1}, int32), reshape(slice(x, Shape{0}, Shape{2}, d), {2, 1}, d), 0, d);
+      y = slice_update(y, multiply(slice(x, Shape{2}, Shape{3}, d), array(3.0f), d), Shape{0}, Shape{1}, d);
+      return sum(multiply(y, y, d), false, d);
+    };
+    // y = [3 x2, x1^2 + x0 + x1, x2^2]; f = 9 x2^2 + (x1^2 + x0 + x1)^2 + x2^4.
+    const double x0 = 0.5, x1 = -2.0, x2 = 1.5, inner = x1 * x1 + x0 + x1;
+    array g = grad(f)(array({0.5f, -2.0f, 1.5f}));
+    const std::vector<double> got = test::values(g);
+    EXPECT_NEAR(got[0], 2 * inner, 1e-5);
+    EXPECT_NEAR(got[1], 2 * inner * (2 * x1 + 1), 1e-5);
+    EXPECT_NEAR(got[2], 18 * x2 + 4 * x2 * x2 * x2, 1e-4);
+  }
+}
+
+}  // namespace
+}  // namespace braid
