@@ -227,9 +227,21 @@ class Adam : public Optimizer {
   array adam_step(const array& gradient, const array& parameter, Tree& state,
                   const std::optional<array>& decay);
 
+  /// What every parameter's step of one update shares: the learning rate in the gradient's
+  /// dtype, the bias corrections and (set by AdamW) the decay factor. Built once per update
+  /// and dtype, not once per parameter.
+  struct StepScalars {
+    array step, learning_rate;  // the update's (kept, so that their ids stay theirs)
+    Dtype dtype;
+    array lr;
+    std::optional<array> c1, c2, decay;
+  };
+  StepScalars& step_scalars(Dtype dtype);
+
   std::array<double, 2> betas_;
   double eps_;
   bool bias_correction_;
+  std::vector<StepScalars> step_scalars_;
 };
 
 /// Adam with decoupled weight decay: the parameter is scaled by 1 - lr * weight_decay first.

@@ -135,18 +135,35 @@ array Adam::apply_single(const array& gradient, const array& parameter, Tree& st
   return adam_step(gradient, parameter, state, std::nullopt);
 }
 
+Adam::StepScalars& Adam::step_scalars(Dtype dtype) {
+  const array t = step();
+  const array rate = learning_rate();
+  if (!step_scalars_.empty() &&
+      (step_scalars_[0].step.id() != t.id() || step_scalars_[0].learning_rate.id() != rate.id())) {
+    step_scalars_.clear();  // a new update
+  }
+  for (auto& k : step_scalars_) {
+    if (k.dtype == dtype) return k;
+  }
+  array lr = astype(rate, dtype);
+  StepScalars k{t, rate, dtype, lr, std::nullopt, std::nullopt, std::nullopt};
+  if (bias_correction_) {
+    k.c1 = astype(lr / one_minus(power_of_step(betas_[0], t)), dtype);
+    k.c2 = astype(rsqrt(one_minus(power_of_step(betas_[1], t))), dtype);
+  }
+  step_scalars_.push_back(std::move(k));
+  return step_scalars_.back();
+}
+
 array Adam::adam_step(const array& gradient, const array& parameter, Tree& state,
                       const std::optional<array>& decay) {
-  array lr = astype(learning_rate(), gradient.dtype());
+  const StepScalars& k = step_scalars(gradient.dtype());
+  const array& lr = k.lr;
+  const std::optional<array>& c1 = k.c1;
+  const std::optional<array>& c2 = k.c2;
   const auto [b1, b2] = betas_;
   array m = state.at("m").leaf();
   array v = state.at("v").leaf();
-  std::optional<array> c1, c2;
-  if (bias_correction_) {
-    array t = step();
-    c1 = astype(lr / one_minus(power_of_step(b1, t)), gradient.dtype());
-    c2 = astype(rsqrt(one_minus(power_of_step(b2, t))), gradient.dtype());
-  }
   if (detail::fusable(parameter, gradient, m, v)) {
     // The same arithmetic as below in three nodes instead of about fourteen.
     m = detail::fused_moment(m, gradient, b1, 1 - b1, false);
@@ -173,8 +190,10 @@ AdamW::AdamW(LearningRate learning_rate, std::array<double, 2> betas, double eps
     : Adam(std::move(learning_rate), betas, eps, bias_correction), weight_decay_(weight_decay) {}
 
 array AdamW::apply_single(const array& gradient, const array& parameter, Tree& state) {
-  array lr = astype(learning_rate(), gradient.dtype());
-  return adam_step(gradient, parameter, state, one_minus(lr * py_float(weight_decay_, lr)));
+  StepScalars& k = step_scalars(gradient.dtype());
+  if (!k.decay) k.decay = one_minus(k.lr * py_float(weight_decay_, k.lr));
+  const std::optional<array> decay = k.decay;
+  return adam_step(gradient, parameter, state, decay);
 }
 
 Adamax::Adamax(LearningRate learning_rate, std::array<double, 2> betas, double eps)

@@ -5,6 +5,7 @@
 #include "backend/common/hadamard.h"
 #include "primitives/grad_utils.h"
 #include "primitives/linalg.h"
+#include "primitives/shape.h"
 
 namespace braid {
 
@@ -27,6 +28,28 @@ array sum_into_matrices(const array& g, const array& indices, const Shape& shape
   return reshape(acc, shape, s);
 }
 
+// Whether `b` is its input with the last two axes swapped (a Transpose node), as the weight
+// of a linear layer is (x @ W^T).
+bool is_swapped_matrix(const array& b) {
+  if (!b.has_primitive() || b.ndim() < 2) return false;
+  const auto* t = dynamic_cast<const Transpose*>(&b.primitive());
+  if (t == nullptr) return false;
+  const std::vector<int>& axes = t->axes();
+  const int n = static_cast<int>(axes.size());
+  for (int i = 0; i < n - 2; ++i) {
+    if (axes[i] != i) return false;
+  }
+  return axes[n - 2] == n - 1 && axes[n - 1] == n - 2;
+}
+
+// The cotangent of the right operand b of a @ b, a^T c. When b swaps the axes of its input,
+// that input's cotangent is this one swapped back: computed as (c^T a)^T, it is then
+// row-contiguous, and an optimizer reading it needs no transposing copy.
+array right_operand_grad(const array& a, const array& b, const array& c, const Stream& s) {
+  if (is_swapped_matrix(b)) return mT(matmul(mT(c, s), a, s), s);
+  return matmul(mT(a, s), c, s);
+}
+
 }  // namespace
 
 std::vector<array> Matmul::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -35,7 +58,7 @@ std::vector<array> Matmul::vjp(const std::vector<array>& primals, const std::vec
   const array& c = cotangents[0];
   std::vector<array> out;
   for (int arg : argnums) {
-    out.push_back(arg == 0 ? matmul(c, mT(primals[1], s), s) : matmul(mT(primals[0], s), c, s));
+    out.push_back(arg == 0 ? matmul(c, mT(primals[1], s), s) : right_operand_grad(primals[0], primals[1], c, s));
   }
   return out;
 }
@@ -61,7 +84,7 @@ std::vector<array> AddMM::vjp(const std::vector<array>& primals, const std::vect
       out.push_back(detail::unbroadcast(multiply(scalar_like(beta_, c), c, s), primals[2].shape(), s));
       continue;
     }
-    array g = arg == 0 ? matmul(c, mT(primals[1], s), s) : matmul(mT(primals[0], s), c, s);
+    array g = arg == 0 ? matmul(c, mT(primals[1], s), s) : right_operand_grad(primals[0], primals[1], c, s);
     out.push_back(alpha_ == 1.0f ? g : multiply(scalar_like(alpha_, g), g, s));
   }
   return out;
