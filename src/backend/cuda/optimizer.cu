@@ -69,9 +69,12 @@ __global__ void moment_kernel(const T* __restrict__ x, const T* __restrict__ g, 
   for (int64_t i = nvec * N + thread_index(); i < n; i += thread_count()) out[i] = one(x[i], g[i]);
 }
 
-// Adam's parameter step; s, c, d point at 0-d arrays (c, d null when absent).
+// Adam's parameter step; s, c, d point at 0-d arrays (c, d null when absent). Its rounded
+// square root and division make long dependent chains: at the full vector width the kernel
+// took 128 registers a thread and a quarter of the warps the SM can hold, too few to hide
+// them. Half-width vectors and a bound of four blocks per SM keep more warps in flight.
 template <int N, typename T>
-__global__ void adam_kernel(const T* __restrict__ p, const T* __restrict__ m, const T* __restrict__ v,
+__global__ void __launch_bounds__(kBlock, 4) adam_kernel(const T* __restrict__ p, const T* __restrict__ m, const T* __restrict__ v,
                             T* __restrict__ out, int64_t n, const T* s_ptr, const T* c_ptr, const T* d_ptr,
                             double eps_value) {
   using A = compute_t<T>;
@@ -127,8 +130,9 @@ void launch(const OptimizerUpdate& prim, const std::vector<array>& in, array& ou
         size_t next = 4;
         const T* c = prim.has_c() ? ptr(in[next++]) : nullptr;
         const T* d = prim.has_d() ? ptr(in[next++]) : nullptr;
-        adam_kernel<V, T><<<grid, kBlock, 0, stream>>>(ptr(in[0]), ptr(in[1]), ptr(in[2]), dst, n, ptr(in[3]),
-                                                       c, d, prim.eps());
+        constexpr int H = V > 1 ? V / 2 : 1;
+        adam_kernel<H, T><<<flat_grid(n, H, kBlock), kBlock, 0, stream>>>(ptr(in[0]), ptr(in[1]), ptr(in[2]), dst, n,
+                                                                          ptr(in[3]), c, d, prim.eps());
         return;
       }
     }
