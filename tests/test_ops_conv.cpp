@@ -179,12 +179,13 @@ std::string describe(const Shape& x, const Shape& w, Dtype dt, Device dev) {
   return test::device_name(dev) + " " + dtype_name(dt) + " x " + shape_string(x) + " w " + shape_string(w);
 }
 
-// Runs `op` on random x and w of the case's shapes and compares with the reference.
-void check_against_reference(const Shape& xs, const Shape& ws, const ConvParams& p, uint32_t seed,
-                             const std::function<array(const array&, const array&, Device)>& op) {
+// One path of check_against_reference; `path` names it in failure messages.
+void check_one_path(const Shape& xs, const Shape& ws, const ConvParams& p, uint32_t seed,
+                    const std::function<array(const array&, const array&, Device)>& op,
+                    const std::string& path) {
   for (Device dev : test::test_devices()) {
     for (Dtype dt : kConvDtypes) {
-      const std::string what = describe(xs, ws, dt, dev);
+      const std::string what = describe(xs, ws, dt, dev) + path;
       const array x = test::make(random_values(xs, seed), xs, dt);
       const array w = test::make(random_values(ws, seed + 1), ws, dt);
       Shape want_shape;
@@ -195,6 +196,26 @@ void check_against_reference(const Shape& xs, const Shape& ws, const ConvParams&
       test::expect_close(test::values(got), want, tolerance(dt), tolerance(dt), what);
     }
   }
+}
+
+// Runs `body` once on each of a backend's convolution paths: as the backend chooses (oneDNN on
+// the CPU, cuDNN on the GPU, where they take the case), then on im2col, which the chunk-size
+// hook forces (with chunks too large to cut these tests' convolutions).
+void for_each_conv_path(const std::function<void(const std::string&)>& body) {
+  struct Restore {
+    ~Restore() { set_conv_chunk_bytes_for_testing(0); }
+  } restore;
+  for (int64_t chunk : {int64_t{0}, int64_t{1} << 30}) {
+    set_conv_chunk_bytes_for_testing(chunk);
+    body(chunk == 0 ? "" : " (im2col)");
+  }
+}
+
+// Runs `op` on random x and w of the case's shapes and compares with the reference, on every
+// convolution path.
+void check_against_reference(const Shape& xs, const Shape& ws, const ConvParams& p, uint32_t seed,
+                             const std::function<array(const array&, const array&, Device)>& op) {
+  for_each_conv_path([&](const std::string& path) { check_one_path(xs, ws, p, seed, op, path); });
 }
 
 array conv_nd(const array& x, const array& w, const Case& c, Device dev) {
@@ -292,33 +313,36 @@ TEST(OpsConv, ConvGeneralHandlesAsymmetricPaddingInputDilationAndFlip) {
 }
 
 TEST(OpsConv, NonContiguousInputsAndWeightsGiveTheSameValues) {
-  for (Device dev : test::test_devices()) {
-    for (Dtype dt : kConvDtypes) {
-      const Shape xs = {2, 5, 6, 4}, ws = {4, 3, 2, 2};
-      const ConvParams p = {{1, 2}, {1, 0}, {1, 0}, {1, 1}, {1, 1}, 2, false};
-      const array x = test::make(random_values(xs, 11), xs, dt);
-      const array w = test::make(random_values(ws, 12), ws, dt);
-      Shape want_shape;
-      const auto want = reference_conv(test::values(x), xs, test::values(w), ws, p, want_shape);
-      const std::string what = describe(xs, ws, dt, dev);
-      // Transposed buffers for both operands.
-      const array got = conv2d(transposed_layout(x), transposed_layout(w), {1, 2}, {1, 0}, {1, 1}, 2, dev);
-      test::expect_close(test::values(got), want, tolerance(dt), tolerance(dt), what + " transposed");
-      // Every other element of a larger input, and a pointwise kernel over a transposed input.
-      const Shape big = {2, 10, 6, 4};
-      const array xb = test::make(random_values(big, 13), big, dt);
-      const array stepped = slice(xb, {0, 0, 0, 0}, {2, 10, 6, 4}, {1, 2, 1, 1}, Device::cpu);
-      const auto want_stepped = reference_conv(test::values(stepped), xs, test::values(w), ws, p, want_shape);
-      test::expect_close(test::values(conv2d(stepped, w, {1, 2}, {1, 0}, {1, 1}, 2, dev)), want_stepped,
-                         tolerance(dt), tolerance(dt), what + " stepped");
-      const Shape w1s = {3, 1, 1, 4};
-      const array w1 = test::make(random_values(w1s, 14), w1s, dt);
-      const ConvParams p1 = {{1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 1, false};
-      const auto want1 = reference_conv(test::values(x), xs, test::values(w1), w1s, p1, want_shape);
-      test::expect_close(test::values(conv2d(transposed_layout(x), w1, {1, 1}, {0, 0}, {1, 1}, 1, dev)),
-                         want1, tolerance(dt), tolerance(dt), what + " pointwise transposed");
+  for_each_conv_path([](const std::string& path) {
+    for (Device dev : test::test_devices()) {
+      for (Dtype dt : kConvDtypes) {
+        const Shape xs = {2, 5, 6, 4}, ws = {4, 3, 2, 2};
+        const ConvParams p = {{1, 2}, {1, 0}, {1, 0}, {1, 1}, {1, 1}, 2, false};
+        const array x = test::make(random_values(xs, 11), xs, dt);
+        const array w = test::make(random_values(ws, 12), ws, dt);
+        Shape want_shape;
+        const auto want = reference_conv(test::values(x), xs, test::values(w), ws, p, want_shape);
+        const std::string what = describe(xs, ws, dt, dev) + path;
+        // Transposed buffers for both operands.
+        const array got = conv2d(transposed_layout(x), transposed_layout(w), {1, 2}, {1, 0}, {1, 1}, 2, dev);
+        test::expect_close(test::values(got), want, tolerance(dt), tolerance(dt), what + " transposed");
+        // Every other element of a larger input, and a pointwise kernel over a transposed input.
+        const Shape big = {2, 10, 6, 4};
+        const array xb = test::make(random_values(big, 13), big, dt);
+        const array stepped = slice(xb, {0, 0, 0, 0}, {2, 10, 6, 4}, {1, 2, 1, 1}, Device::cpu);
+        const auto want_stepped =
+            reference_conv(test::values(stepped), xs, test::values(w), ws, p, want_shape);
+        test::expect_close(test::values(conv2d(stepped, w, {1, 2}, {1, 0}, {1, 1}, 2, dev)), want_stepped,
+                           tolerance(dt), tolerance(dt), what + " stepped");
+        const Shape w1s = {3, 1, 1, 4};
+        const array w1 = test::make(random_values(w1s, 14), w1s, dt);
+        const ConvParams p1 = {{1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 1, false};
+        const auto want1 = reference_conv(test::values(x), xs, test::values(w1), w1s, p1, want_shape);
+        test::expect_close(test::values(conv2d(transposed_layout(x), w1, {1, 1}, {0, 0}, {1, 1}, 1, dev)),
+                           want1, tolerance(dt), tolerance(dt), what + " pointwise transposed");
+      }
     }
-  }
+  });
 }
 
 TEST(OpsConv, MixedDtypesPromote) {
@@ -414,53 +438,55 @@ TEST(OpsConv, ConvTransposeIsTheAdjointOfConv) {
   };
   uint32_t seed = 500;
   for (const Adjoint& c : cases) {
-    for (Device dev : test::test_devices()) {
-      const int dims = static_cast<int>(c.x.size()) - 2;
-      const array x = test::make(random_values(c.x, seed), c.x, float32);
-      const array w = test::make(random_values(c.w, seed + 1), c.w, float32);
-      std::vector<int> v1(dims, c.stride), vp(dims, c.padding), vd(dims, c.dilation), vi(dims, 1);
-      const array y = conv_general(x, w, v1, vp, vp, vd, vi, c.groups, false, dev);
-      const array r = test::make(random_values(y.shape(), seed + 2), y.shape(), float32);
-      // w' [C_in, K..., C_out / groups]: w'[g * Cg + c, k, o] = w[g * Og + o, k, c].
-      const int64_t c_in = c.x.back(), c_out = c.w[0], cg = c_in / c.groups, og = c_out / c.groups;
-      Shape wts = c.w;
-      wts[0] = static_cast<int32_t>(c_in);
-      wts.back() = static_cast<int32_t>(og);
-      const auto wv = test::values(w);
-      const int64_t kernel = static_cast<int64_t>(wv.size()) / (c_out * cg);
-      std::vector<double> wt(wv.size());
-      for (int64_t o = 0; o < c_out; ++o) {
-        for (int64_t k = 0; k < kernel; ++k) {
-          for (int64_t ch = 0; ch < cg; ++ch) {
-            const int64_t g = o / og;
-            wt[((g * cg + ch) * kernel + k) * og + o % og] = wv[(o * kernel + k) * cg + ch];
+    for_each_conv_path([&](const std::string& path) {
+      for (Device dev : test::test_devices()) {
+        const int dims = static_cast<int>(c.x.size()) - 2;
+        const array x = test::make(random_values(c.x, seed), c.x, float32);
+        const array w = test::make(random_values(c.w, seed + 1), c.w, float32);
+        std::vector<int> v1(dims, c.stride), vp(dims, c.padding), vd(dims, c.dilation), vi(dims, 1);
+        const array y = conv_general(x, w, v1, vp, vp, vd, vi, c.groups, false, dev);
+        const array r = test::make(random_values(y.shape(), seed + 2), y.shape(), float32);
+        // w' [C_in, K..., C_out / groups]: w'[g * Cg + c, k, o] = w[g * Og + o, k, c].
+        const int64_t c_in = c.x.back(), c_out = c.w[0], cg = c_in / c.groups, og = c_out / c.groups;
+        Shape wts = c.w;
+        wts[0] = static_cast<int32_t>(c_in);
+        wts.back() = static_cast<int32_t>(og);
+        const auto wv = test::values(w);
+        const int64_t kernel = static_cast<int64_t>(wv.size()) / (c_out * cg);
+        std::vector<double> wt(wv.size());
+        for (int64_t o = 0; o < c_out; ++o) {
+          for (int64_t k = 0; k < kernel; ++k) {
+            for (int64_t ch = 0; ch < cg; ++ch) {
+              const int64_t g = o / og;
+              wt[((g * cg + ch) * kernel + k) * og + o % og] = wv[(o * kernel + k) * cg + ch];
+            }
           }
         }
+        const array w_adj = test::make(wt, wts, float32);
+        std::vector<int> out_pad(dims);
+        for (int d = 0; d < dims; ++d) {
+          out_pad[d] = c.x[d + 1] -
+                       ((y.shape(d + 1) - 1) * c.stride - 2 * c.padding + c.dilation * (c.w[d + 1] - 1) + 1);
+          ASSERT_GE(out_pad[d], 0);
+        }
+        array z = x;
+        if (dims == 1) {
+          z = conv_transpose1d(r, w_adj, c.stride, c.padding, c.dilation, out_pad[0], c.groups, dev);
+        } else {
+          z = conv_transpose2d(r, w_adj, {c.stride, c.stride}, {c.padding, c.padding},
+                               {c.dilation, c.dilation}, {out_pad[0], out_pad[1]}, c.groups, dev);
+        }
+        ASSERT_EQ(z.shape(), x.shape());
+        const auto yv = test::values(y), rv = test::values(r), xv = test::values(x), zv = test::values(z);
+        double lhs = 0, rhs = 0, scale = 0;
+        for (size_t i = 0; i < yv.size(); ++i) {
+          lhs += yv[i] * rv[i];
+          scale += std::abs(yv[i] * rv[i]);
+        }
+        for (size_t i = 0; i < xv.size(); ++i) rhs += xv[i] * zv[i];
+        EXPECT_NEAR(lhs, rhs, 1e-4 * scale) << test::device_name(dev) << " x " << shape_string(c.x) << path;
       }
-      const array w_adj = test::make(wt, wts, float32);
-      std::vector<int> out_pad(dims);
-      for (int d = 0; d < dims; ++d) {
-        out_pad[d] = c.x[d + 1] -
-                     ((y.shape(d + 1) - 1) * c.stride - 2 * c.padding + c.dilation * (c.w[d + 1] - 1) + 1);
-        ASSERT_GE(out_pad[d], 0);
-      }
-      array z = x;
-      if (dims == 1) {
-        z = conv_transpose1d(r, w_adj, c.stride, c.padding, c.dilation, out_pad[0], c.groups, dev);
-      } else {
-        z = conv_transpose2d(r, w_adj, {c.stride, c.stride}, {c.padding, c.padding}, {c.dilation, c.dilation},
-                             {out_pad[0], out_pad[1]}, c.groups, dev);
-      }
-      ASSERT_EQ(z.shape(), x.shape());
-      const auto yv = test::values(y), rv = test::values(r), xv = test::values(x), zv = test::values(z);
-      double lhs = 0, rhs = 0, scale = 0;
-      for (size_t i = 0; i < yv.size(); ++i) {
-        lhs += yv[i] * rv[i];
-        scale += std::abs(yv[i] * rv[i]);
-      }
-      for (size_t i = 0; i < xv.size(); ++i) rhs += xv[i] * zv[i];
-      EXPECT_NEAR(lhs, rhs, 1e-4 * scale) << test::device_name(dev) << " x " << shape_string(c.x);
-    }
+    });
     seed += 3;
   }
 }
@@ -471,9 +497,12 @@ TEST(OpsConv, ChunkedColumnBuffersGiveTheSameValues) {
   // A few rows per chunk, then less than one row (one row per chunk).
   for (int64_t bytes : {int64_t{4096}, int64_t{1}}) {
     set_conv_chunk_bytes_for_testing(bytes);
-    check_against_reference(xs, ws, p, 41, [](const array& x, const array& w, Device dev) {
-      return conv2d(x, w, {1, 1}, {1, 1}, {1, 1}, 2, dev);
-    });
+    check_one_path(
+        xs, ws, p, 41,
+        [](const array& x, const array& w, Device dev) {
+          return conv2d(x, w, {1, 1}, {1, 1}, {1, 1}, 2, dev);
+        },
+        " chunk bytes " + std::to_string(bytes));
   }
   set_conv_chunk_bytes_for_testing(0);
 }
@@ -484,6 +513,55 @@ TEST(OpsConv, LargerConvolutionsSplitAcrossTheWorkers) {
   check_against_reference(xs, ws, p, 61, [](const array& x, const array& w, Device dev) {
     return conv2d(x, w, {1, 1}, {1, 1}, {1, 1}, 1, dev);
   });
+}
+
+// The CPU's oneDNN path cuts a convolution into pieces: blocks of samples (the last one
+// shorter) when there are many, else blocks of output rows of each sample, whose first and
+// last blocks carry the padding (asymmetric or cropping here). Batches on both sides of the
+// cut, with strides, dilation and groups.
+TEST(OpsConv, ConvolutionsCutIntoPiecesGiveTheSameValues) {
+  struct Cut {
+    Shape x, w;
+    ConvParams p;
+  };
+  const std::vector<Cut> cases = {
+      {{1, 23, 9, 4}, {6, 3, 3, 2}, {{1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 2, false}},
+      {{1, 30, 7, 3}, {4, 3, 2, 3}, {{2, 1}, {2, 0}, {1, 1}, {2, 1}, {1, 1}, 1, false}},
+      {{1, 19, 6, 2}, {3, 4, 3, 2}, {{1, 1}, {-1, 1}, {3, -1}, {1, 1}, {1, 1}, 1, true}},
+      {{3, 17, 5, 4}, {4, 3, 3, 4}, {{1, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, false}},
+      {{5, 9, 8, 4}, {8, 3, 3, 1}, {{1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 4, false}},
+      {{17, 6, 6, 4}, {4, 3, 3, 4}, {{1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 1, false}},
+      {{37, 5, 3}, {4, 3, 3}, {{1}, {1}, {2}, {1}, {1}, 1, false}},
+      {{2, 9, 6, 5, 2}, {3, 3, 3, 2, 2}, {{1, 1, 1}, {1, 1, 0}, {1, 0, 1}, {1, 1, 1}, {1, 1, 1}, 1, false}},
+  };
+  uint32_t seed = 700;
+  for (const Cut& c : cases) {
+    check_against_reference(c.x, c.w, c.p, seed += 2, [&](const array& x, const array& w, Device dev) {
+      return conv_general(x, w, c.p.stride, c.p.lo, c.p.hi, c.p.kernel_dilation, c.p.input_dilation,
+                          c.p.groups, c.p.flip, dev);
+    });
+  }
+}
+
+// More geometries than the CPU's oneDNN path keeps plans for: the oldest make way, and a
+// geometry seen again is planned again.
+TEST(OpsConv, ManyGeometriesInARowGiveTheSameValues) {
+  const ConvParams p = {{1}, {1}, {1}, {1}, {1}, 1, false};
+  uint32_t seed = 900;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int32_t width = 1; width <= 70; width += pass == 0 ? 1 : 23) {
+      for (Device dev : test::test_devices()) {
+        const Shape xs = {1, width, 2}, ws = {3, 3, 2};
+        const array x = test::make(random_values(xs, seed), xs, float32);
+        const array w = test::make(random_values(ws, seed + 1), ws, float32);
+        Shape want_shape;
+        const auto want = reference_conv(test::values(x), xs, test::values(w), ws, p, want_shape);
+        test::expect_close(test::values(conv1d(x, w, 1, 1, 1, 1, dev)), want, 1e-4, 1e-4,
+                           test::device_name(dev) + " width " + std::to_string(width));
+      }
+      seed += 2;
+    }
+  }
 }
 
 TEST(OpsConv, EmptyBatchesChannelsAndOutputs) {

@@ -598,6 +598,27 @@ TEST(OpsElementwise, LargeOutputsStreamedPastTheCacheAreExact) {
   }
 }
 
+// A large output of two short vectors is written through the cache, one of two arrays as
+// large is streamed past it (the CPU's rule in backend/cpu/streaming.h): both exact.
+TEST(OpsElementwise, LargeOuterSumsAndTheirDoublesAreExact) {
+  const int m = 2049;  // m * m float32: just over 16 MiB
+  const array col = reshape(astype(arange(0, m, 1), float32), {m, 1});
+  const array row = reshape(astype(arange(0, m, 1), float32) * 4096.0f, {1, m});
+  for (const Device& dev : test::test_devices()) {
+    const array outer = add(col, row, dev);
+    const array doubled = add(outer, outer, dev);
+    const auto v = test::values(outer), w = test::values(doubled);
+    int wrong = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < m; ++j) {
+        const double want = static_cast<double>(i) + 4096.0 * static_cast<double>(j);
+        wrong += v[i * m + j] != want || w[i * m + j] != 2 * want;
+      }
+    }
+    EXPECT_EQ(wrong, 0) << test::device_name(dev);
+  }
+}
+
 // Long contiguous float32 runs take the CPU's vector kernels (glibc's libmvec on AVX2
 // machines) and the GPU's fast paths: a dense sweep of each function's domain, special values
 // included, against the double-precision result, within 4 ulp (or, where the result passes

@@ -294,6 +294,32 @@ TEST(OpsReduce, LargeInputsTakeTheParallelPaths) {
   }
 }
 
+// float32 rows and columns whose lengths sit around the vector loops' sizes (sixteen lanes in
+// vectors of four or eight, sums in blocks of 2048), with a NaN, the largest and the smallest
+// value placed at lanes that different vectors hold.
+TEST(OpsReduce, Float32RunsAroundTheVectorBlockSizes) {
+  uint32_t seed = 800;
+  for (const Device& dev : test_devices()) {
+    for (int32_t n : {15, 16, 17, 31, 33, 2047, 2048, 2049, 4095, 4096, 4097, 6150, 8192}) {
+      for (int32_t place : {0, 7, 8, 15}) {
+        auto v = random_values(int64_t{3} * n, float32, ++seed);
+        const int32_t at = std::min(place, n - 1), far = n - 1 - at;
+        v[at] = 10;                                  // row 0: the largest value
+        v[n + far] = -10;                            // row 1: the smallest value
+        v[2 * static_cast<int64_t>(n) + at] = kNaN;  // row 2: a NaN
+        const array a = make(v, {3, n}, float32);
+        for (const auto& row : reduce_rows()) {
+          if (row.name != "sum" && row.name != "max" && row.name != "min") continue;
+          const std::string what = "n " + std::to_string(n) + " place " + std::to_string(place);
+          check_reduce_row(row, a, {1}, dev, what);
+          check_reduce_row(row, transpose(a), {0}, dev, what + " transposed");
+          check_reduce_row(row, contiguous(transpose(a)), {0}, dev, what + " columns");
+        }
+      }
+    }
+  }
+}
+
 TEST(OpsReduce, ZeroSizeReductionsGiveTheIdentityOrThrow) {
   for (const Device& dev : test_devices()) {
     for (const auto& row : reduce_rows()) {

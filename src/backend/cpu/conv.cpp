@@ -1,9 +1,11 @@
-// Convolution::eval_cpu as im2col + OpenBLAS sgemm (src/backend/common/conv.h has the
-// geometry). The output rows are cut into blocks that run on the worker pool; each block
-// gathers its rows of the float32 column matrix and multiplies them by every group's weights
-// (BLAS on one thread: backend/cpu/gemm.h). The column buffer is bounded: large outputs are
-// computed in chunks of rows. float16 and bfloat16 are gathered into float32 and rounded once
-// at the end; a pointwise convolution of a row-contiguous float32 input skips im2col.
+// Convolution::eval_cpu: oneDNN's kernels where the build has oneDNN and it takes the case
+// (backend/cpu/conv_dnnl.cpp), else im2col + OpenBLAS sgemm (src/backend/common/conv.h has
+// the geometry): input dilation, and what oneDNN has no fast kernel for. The output rows are
+// cut into blocks that run on the worker pool; each block gathers its rows of the float32
+// column matrix and multiplies them by every group's weights (BLAS on one thread:
+// backend/cpu/gemm.h). The column buffer is bounded: large outputs are computed in chunks of
+// rows. float16 and bfloat16 are gathered into float32 and rounded once at the end; a
+// pointwise convolution of a row-contiguous float32 input skips im2col.
 #include <cblas.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "backend/common/conv.h"
+#include "backend/cpu/conv_dnnl.h"
 #include "backend/cpu/convert.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/gemm.h"
@@ -164,6 +167,7 @@ void Convolution::eval_cpu(const std::vector<array>& inputs, array& out) {
     std::memset(out.desc()->data_ptr, 0, out.nbytes());
     return;
   }
+  if (cpu::dnnl_convolve(in, wt, out, g)) return;
   cpu::dispatch_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || cpu::is_half_v<T>) {

@@ -53,7 +53,8 @@ void copy_same(const T* src, T* dst, const StridedLayout<2>& layout) {
   const int64_t grain = std::max<int64_t>(1, kCopyGrainBytes / static_cast<int64_t>(sizeof(T)));
   // A large copy writes its runs around the cache (kStreamBytes): memcpy does this by itself
   // only for single calls larger than most of the cache, not for a copy made of many rows.
-  const bool stream = static_cast<size_t>(n) * sizeof(T) >= kStreamBytes && is == 1 && os == 1;
+  const bool stream = stream_output(static_cast<size_t>(n) * sizeof(T), static_cast<size_t>(n) * sizeof(T)) &&
+                      is == 1 && os == 1;
   detail::parallel_for(n, grain, [&](int64_t b, int64_t e) {
     layout.for_each_run(b, e, [&](const std::array<int64_t, 2>& off, int64_t len) {
       const T* s = src + off[0];

@@ -100,7 +100,8 @@ void binary_loop(const array& a, const array& b, array& out, Op op) {
   const int64_t n = static_cast<int64_t>(out.size());
   const bool fa = flat_readable(a, out), fb = flat_readable(b, out);
   if (fa && fb) {
-    if (static_cast<size_t>(n) * sizeof(R) >= kStreamBytes && sizeof(R) <= 8) {
+    const size_t bytes_read = 2 * static_cast<size_t>(n) * sizeof(T);
+    if (stream_output(bytes_read, static_cast<size_t>(n) * sizeof(R)) && sizeof(R) <= 8) {
       detail::parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
         stream_out(dst, s, e, [&](int64_t i) { return static_cast<R>(op(static_cast<C>(pa[i]), static_cast<C>(pb[i]))); });
         stream_fence();
@@ -114,7 +115,9 @@ void binary_loop(const array& a, const array& b, array& out, Op op) {
   }
   StridedLayout<2> layout(out.shape(), {broadcast_strides(a, out.shape()), broadcast_strides(b, out.shape())});
   const int64_t sa = layout.inner_stride(0), sb = layout.inner_stride(1);
-  const bool stream = static_cast<size_t>(n) * sizeof(R) >= kStreamBytes && sizeof(R) <= 8;
+  const bool stream =
+      stream_output((a.data_size() + b.data_size()) * sizeof(T), static_cast<size_t>(n) * sizeof(R)) &&
+      sizeof(R) <= 8;
   // One run of `len` outputs at dst + o whose element i is f(i); f's loop is one the compiler
   // vectorizes when the inner strides are 0 or 1 (the cases spelled out below).
   auto write_run = [&](int64_t o, int64_t len, auto f) {

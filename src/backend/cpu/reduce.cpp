@@ -173,9 +173,16 @@ struct ExtremeOp {
   static Acc to_acc(Stage s) { return s; }
   // Column rows of float and double in SSE2 (GCC leaves a NaN-aware select scalar).
   static void stage_row(Stage* stage, const In* p, int64_t n) requires cpu::simd::has_v<In> {
+    if constexpr (std::is_same_v<In, float>) {
+      if (const cpu::simd::Kernels* k = cpu::simd::kernels()) return k->extreme_row[kMax](stage, p, n);
+    }
     cpu::simd::extreme_row<In, kMax>(stage, p, n);
   }
   static Acc run(const In* p, int64_t n, int64_t stride) {
+    if constexpr (std::is_same_v<In, float>) {
+      if (const cpu::simd::Kernels* k = cpu::simd::kernels(); k && stride == 1)
+        return k->extreme[kMax](p, n, init());
+    }
     if constexpr (cpu::simd::has_v<In>) {
       if (stride == 1) return cpu::simd::extreme<In, kMax>(p, n, init());
     }

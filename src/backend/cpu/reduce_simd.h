@@ -1,6 +1,8 @@
 // SSE2 loops for the max/min family on float and double: GCC does not vectorize a NaN-aware
 // select (it emits one scalar maxss per element), which leaves max and argmax compute-bound.
-// Each helper has a plain loop for other types and for builds without SSE2.
+// Each helper has a plain loop for other types and for builds without SSE2. On CPUs with AVX2,
+// the float32 extremes take reduce_avx2.cpp's loops instead (kernels()), which give the same
+// bits: same lanes, same order.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,21 @@ namespace braid::cpu::simd {
 
 template <typename T>
 inline constexpr bool has_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+/// The AVX2 loops for float32; index [kMax] picks max (1) or min (0).
+struct Kernels {
+  float (*extreme[2])(const float* p, int64_t n, float init);       // as extreme<float, kMax>
+  void (*extreme_row[2])(float* stage, const float* p, int64_t n);  // as extreme_row<float, kMax>
+};
+
+/// This CPU's AVX2 loops, or null without AVX2 (or with BRAID_SCALAR_MATH=1). Thread-safe.
+const Kernels* kernels();
+
+namespace avx2 {
+/// The loops of reduce_avx2.cpp (compiled with -mavx2), or null where they are not compiled.
+/// Call only where the CPU has AVX2.
+const Kernels* kernels();
+}  // namespace avx2
 
 // a NaN on either side wins; otherwise the larger (kMax) or smaller value.
 template <typename T, bool kMax>
