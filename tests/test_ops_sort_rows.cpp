@@ -1,4 +1,4 @@
-// Sorting many rows of short and medium length (the lengths around each size class the GPU
+// Sorting, partitioning and topk of many rows (lengths around each size class the GPU
 // sorts a row per block, and just past the largest), in every dtype, with NaNs, signed zeros
 // and many equal elements (stability), from contiguous, transposed, strided and broadcast
 // inputs. Every test runs on every device present; references are computed here.
@@ -164,6 +164,80 @@ TEST(OpsSortRows, NonContiguousRowsSortStably) {
       // One row broadcast to several.
       array bc = broadcast_to(row_data({1, n}, float16, 63), {5, n});
       expect_sorts_stably(bc, 1, dev, "broadcast rows of " + len);
+    }
+  }
+}
+
+namespace {
+
+// Checks that each row of `parted` (along the last axis) is a partition of the same row of
+// `a` at kth: the same elements, the kth in its sorted place, none larger before it and none
+// smaller after it (in the element order). `positions` (when given) are argpartition's.
+void expect_partitions(const array& a, const array& parted, const array* positions, int kth,
+                       const std::string& what) {
+  const int64_t n = a.shape().back();
+  const auto in = elements(a);
+  const auto got = elements(parted);
+  std::vector<double> at;
+  if (positions) at = values(*positions);
+  ASSERT_EQ(got.size(), in.size()) << what;
+  int64_t wrong = 0;
+  for (int64_t f = 0; f < static_cast<int64_t>(in.size()); f += n) {
+    std::vector<Element> row(in.begin() + f, in.begin() + f + n), out(got.begin() + f, got.begin() + f + n);
+    if (positions) {
+      for (int64_t j = 0; j < n; ++j) out[j] = row[static_cast<size_t>(at[f + j])];
+    }
+    std::stable_sort(row.begin(), row.end(), element_less);
+    const Element pivot = out[kth];
+    wrong += element_less(pivot, row[kth]) || element_less(row[kth], pivot);
+    for (int64_t j = 0; j < kth; ++j) wrong += element_less(pivot, out[j]);
+    for (int64_t j = kth + 1; j < n; ++j) wrong += element_less(out[j], pivot);
+    std::stable_sort(out.begin(), out.end(), element_less);
+    for (int64_t j = 0; j < n; ++j) wrong += element_less(out[j], row[j]) || element_less(row[j], out[j]);
+  }
+  EXPECT_EQ(wrong, 0) << what;
+}
+
+}  // namespace
+
+TEST(OpsSortRows, ManyRowsPartitionInEveryDtype) {
+  for (const Device& dev : test_devices()) {
+    for (Dtype dt : kEveryDtype) {
+      array a = row_data({70, 301}, dt, 80);
+      for (int kth : {0, 150, 300}) {
+        const std::string what = device_name(dev) + " " + dtype_name(dt) + " kth " + std::to_string(kth);
+        expect_partitions(a, partition(a, kth, -1, dev), nullptr, kth, "partition " + what);
+        array p = argpartition(a, kth, -1, dev);
+        EXPECT_EQ(p.dtype(), uint32);
+        expect_partitions(a, a, &p, kth, "argpartition " + what);
+      }
+    }
+    // Rows along the first axis (read through an encoded copy) and many equal top bytes.
+    array t = transpose(row_data({301, 70}, float32, 81));
+    expect_partitions(t, partition(t, 7, -1, dev), nullptr, 7, "transposed on " + device_name(dev));
+  }
+}
+
+TEST(OpsSortRows, TopkOfManyLongRowsHoldsTheLargest) {
+  for (const Device& dev : test_devices()) {
+    for (Dtype dt : {float32, bfloat16, int64}) {
+      array a = row_data({20, 5000}, dt, 90);
+      const int k = 32;
+      array t = topk(a, k, -1, dev);
+      ASSERT_EQ(t.shape(), (Shape{20, k}));
+      const auto in = elements(a), got = elements(t);
+      int64_t wrong = 0;
+      for (int r = 0; r < 20; ++r) {
+        std::vector<Element> row(in.begin() + r * 5000, in.begin() + (r + 1) * 5000);
+        std::vector<Element> top(got.begin() + r * k, got.begin() + (r + 1) * k);
+        std::stable_sort(row.begin(), row.end(), element_less);
+        std::stable_sort(top.begin(), top.end(), element_less);
+        for (int j = 0; j < k; ++j) {
+          const Element& w = row[5000 - k + j];
+          wrong += element_less(top[j], w) || element_less(w, top[j]);
+        }
+      }
+      EXPECT_EQ(wrong, 0) << device_name(dev) << " " << dtype_name(dt);
     }
   }
 }
