@@ -43,8 +43,9 @@ __global__ void row_offsets(int64_t* __restrict__ dst, int64_t rows, int64_t row
 }
 
 // Partition of contiguous rows, a block per row: an MSD radix select finds the kth key (one
-// histogram pass per key byte over the keys that share the prefix found so far), then one
-// pass writes the smaller keys, the equal ones and the larger ones into place. Elements are
+// histogram pass per key byte over the keys that share the prefix found so far, until one key
+// alone has it), then one pass writes the smaller keys, the equal ones and the larger ones
+// into place. Elements are
 // read as dtype `in_form` (encoded keys as key_form) and written decoded as `out_form`. Warps
 // combine their atomic updates (a warp's lanes with one digit or one class add once), so
 // skewed keys (many floats share their top byte) do not serialize on one counter.
@@ -96,9 +97,12 @@ __global__ void __launch_bounds__(kSelectBlock)
       k = k_s;
       less = less_s;
       mask = static_cast<U>(mask | (static_cast<U>(0xFF) << shift));
+      const bool alone = equal_s == 1;
       __syncthreads();  // hist is reset by the next pass only after every thread read the shared results
+      if (alone) break;  // one key has the prefix: it is the kth, the lower bytes need no pass
     }
-    const int64_t equal = equal_s;  // keys equal to the kth (the last pass matched every byte)
+    // Keys whose masked bytes equal the prefix: the kth and those equal to it.
+    const int64_t equal = equal_s;
     const int64_t start[3] = {0, less, less + equal};
     for (int64_t i0 = 0; i0 < n; i0 += blockDim.x) {
       const int64_t i = i0 + threadIdx.x;
@@ -106,7 +110,8 @@ __global__ void __launch_bounds__(kSelectBlock)
       int cls = 3;  // past the row's end
       if (i < n) {
         key = load_key<U>(src, row + i, in_form);
-        cls = key < prefix ? 0 : (key == prefix ? 1 : 2);
+        const U masked = static_cast<U>(key & mask);
+        cls = masked < prefix ? 0 : (masked == prefix ? 1 : 2);
       }
       int64_t dst = 0;
 #pragma unroll
