@@ -277,6 +277,74 @@ TEST(OpsIndexing, TakeAlongAxisMatchesNumPy) {
   }
 }
 
+namespace {
+
+// take_along_axis in double: a and the indices broadcast along every axis but `axis`; an index
+// wraps once if negative, then clamps into range.
+std::vector<double> ref_take_along(const std::vector<double>& a, const Shape& as, const std::vector<double>& idx,
+                                   const Shape& is, int axis, Shape* out_shape) {
+  Shape os(as.size());
+  for (size_t d = 0; d < as.size(); ++d) os[d] = static_cast<int>(d) == axis ? is[d] : std::max(as[d], is[d]);
+  *out_shape = os;
+  const auto ast = strides_of(as), ist = strides_of(is);
+  std::vector<double> out(static_cast<size_t>(numel(os)));
+  for (int64_t o = 0; o < numel(os); ++o) {
+    const auto oi = unravel(o, os);
+    int64_t io = 0, ao = 0;
+    for (size_t d = 0; d < os.size(); ++d) io += (is[d] == 1 ? 0 : oi[d]) * ist[d];
+    const int64_t dim = as[axis];
+    const int64_t at = std::clamp<int64_t>(wrap(static_cast<int64_t>(idx[io]), dim), 0, dim - 1);
+    for (size_t d = 0; d < os.size(); ++d)
+      ao += (static_cast<int>(d) == axis ? at : (as[d] == 1 ? 0 : oi[d])) * ast[d];
+    out[o] = a[ao];
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(OpsIndexing, TakeAlongAxisInEveryDtypeLayoutAndIndexType) {
+  struct Case {
+    Shape a, idx;
+    int axis;
+  };
+  // Broadcasting on either side, out-of-range and negative indices, an empty index axis.
+  const std::vector<Case> cases = {{{4, 5, 6}, {4, 3, 6}, 1}, {{4, 5, 6}, {4, 5, 9}, 2}, {{4, 5, 6}, {2, 1, 6}, 0},
+                                   {{4, 1, 6}, {4, 3, 7}, 2}, {{3, 7}, {3, 0}, 1},       {{300, 700}, {300, 500}, 1},
+                                   {{700, 3}, {900, 3}, 0}};
+  for (const Device& dev : test_devices()) {
+    for (Dtype dt : kEveryDtype) {
+      for (Dtype it : {int32, int64, uint8, int16, uint32}) {
+        for (const Case& c : cases) {
+          if (numel(c.a) > 1000 && (dt != float32 || it != int32)) continue;  // large: one of each
+          const auto av = exact_values(numel(c.a), dt, 70);
+          const int lo = issubdtype(it, unsignedinteger) ? 0 : -c.a[c.axis] - 2;
+          auto iv = ints(numel(c.idx), 71, lo, c.a[c.axis] + 2);
+          array a = make(av, c.a, dt);
+          array idx = make(iv, c.idx, it);
+          Shape os;
+          const auto want = ref_take_along(values(a), c.a, iv, c.idx, c.axis, &os);
+          const std::string what = where(dev, dt) + " indices " + dtype_name(it);
+          array r = take_along_axis(a, idx, c.axis, dev);
+          EXPECT_EQ(r.shape(), os) << what;
+          EXPECT_EQ(r.dtype(), dt) << what;
+          expect_same(values(r), want, what);
+        }
+      }
+    }
+    // Non-contiguous source and indices.
+    array base = make(ints(120, 72, -50, 50), {4, 5, 6}, float32);
+    array t = transpose(base, {2, 0, 1});  // [6, 4, 5]
+    array it = transpose(make(ints(72, 73, -5, 4), {3, 4, 6}, int32), {2, 1, 0});  // [6, 4, 3]
+    Shape os;
+    const auto want = ref_take_along(values(t), t.shape(), values(it), it.shape(), 2, &os);
+    expect_same(values(take_along_axis(t, it, 2, dev)), want, "transposed " + device_name(dev));
+    array bi = broadcast_to(array({4, 0, -1}, {1, 1, 3}), {6, 4, 3});
+    const auto want_b = ref_take_along(values(t), t.shape(), values(bi), bi.shape(), 2, &os);
+    expect_same(values(take_along_axis(t, bi, 2, dev)), want_b, "broadcast indices " + device_name(dev));
+  }
+}
+
 TEST(OpsIndexing, PutAlongAxisWritesAndScatterAddAxisAccumulates) {
   for (const Device& dev : test_devices()) {
     array a = zeros({2, 3}, float32);

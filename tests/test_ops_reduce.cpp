@@ -628,6 +628,40 @@ TEST(OpsArgReduce, SplitColumnsKeepTheFirstIndexAndTheNaNRule) {
   }
 }
 
+// Shapes for each way the GPU reads: unit-stride rows (16-byte vectors after an unaligned
+// head, many rows, or few long rows split into chunks), columns read as vectors (split along
+// the axis, or not) and columns one by one (a width that is no multiple of the vector).
+TEST(OpsArgReduce, RowsAndColumnsOfEveryWidthAndAlignment) {
+  struct Case {
+    Shape shape;
+    int axis;
+  };
+  const std::vector<Case> cases = {{{2100, 37}, 1}, {{3, 50001}, 1}, {{300, 2048}, 0},
+                                   {{2, 50, 1024}, 1}, {{100, 2050}, 0}, {{2, 3000, 64}, 1}};
+  uint32_t seed = 600;
+  for (const Device& dev : test_devices()) {
+    for (const auto& row : kArgRows) {
+      for (Dtype dt : {int8, float16, float32, float64}) {
+        for (const Case& c : cases) {
+          int64_t n = 1;
+          for (auto d : c.shape) n *= d;
+          auto v = random_values(n, dt, ++seed, -20, 20);
+          if (issubdtype(dt, floating)) {  // ties, and NaNs first in some rows and later in others
+            for (auto& x : v) x = std::round(x);
+            for (int64_t i = 0; i < n; i += 89) v[i] = kNaN;
+          }
+          array a = make(v, c.shape, dt);
+          check_arg(row, a, c.axis, dev, "");
+          // Rows starting one element into the array: no row is 16-byte aligned.
+          Shape start(c.shape.size(), 0);
+          start.back() = 1;
+          check_arg(row, slice(a, start, c.shape), c.axis, dev, "offset");
+        }
+      }
+    }
+  }
+}
+
 TEST(OpsArgReduce, FlattenedOverloads) {
   for (const Device& dev : test_devices()) {
     array a = array({3, 9, 2, 9, 1, 1}, {2, 3});

@@ -1164,6 +1164,17 @@ std::vector<VmapCase> vmap_cases() {
        {-1, 0},
        0,
        [](const std::vector<array>& x) { return take(x[0], astype(x[1] > array(0.0f), int32), 0); }},
+      one("take_along_axis mapped source", {3, 4}, 1,
+          [](const array& x) {
+            return take_along_axis(x, array({2, 0, -1, 1}), 0);
+          }),
+      {"take_along_axis mapped indices",
+       {{3, 4}, {4, 5}},
+       {-1, 1},
+       0,
+       [](const std::vector<array>& x) {
+         return take_along_axis(x[0], reshape(astype(x[1] > array(0.0f), int32) * 2, {1, 4}), 0);
+       }},
       {"take_along_axis both mapped",
        {{2, 3, 4}, {2, 4}},
        {0, 0},

@@ -1,6 +1,7 @@
 // Indexing ops: take, take_along_axis, put_along_axis, scatter_add_axis, gather, the scatters
-// and masked_scatter. Two primitives carry them all (Gather and Scatter, as in MLX) plus
-// MaskedScatter; the *_along_axis forms index every axis, with aranges for the others.
+// and masked_scatter, on the primitives Gather and Scatter (as in MLX), GatherAxis
+// (take_along_axis) and MaskedScatter. put_along_axis and scatter_add_axis index every axis,
+// with aranges for the others.
 #include <algorithm>
 #include <numeric>
 #include <set>
@@ -244,18 +245,22 @@ array take(const array& a, int index, StreamOrDevice s) {
 array take_along_axis(const array& a, const array& indices, int axis, StreamOrDevice s) {
   axis = check_along_axis(a, indices, axis, "take_along_axis");
   Stream st = detail::op_stream(std::move(s), "take_along_axis");
-  std::vector<array> nd = along_axis_indices(a, indices, axis, st);
-  Shape idx_shape = broadcast_all(nd, "take_along_axis");
+  // a and the indices broadcast together along every axis but `axis` (as MLX).
+  Shape a_rest = a.shape(), idx_rest = indices.shape();
+  a_rest[axis] = idx_rest[axis] = 1;
+  const Shape rest = detail::broadcast_shapes(a_rest, idx_rest, "take_along_axis");
+  Shape idx_shape = rest, src_shape = rest;
+  idx_shape[axis] = indices.shape()[axis];
+  src_shape[axis] = a.shape()[axis];
   if (a.size() == 0) {
     if (detail::checked_size(idx_shape, a.dtype(), "take_along_axis") != 0) {
       throw_invalid("take_along_axis", "Cannot do a non-empty take from an array with zero elements.");
     }
     return zeros(idx_shape, a.dtype(), st);
   }
-  std::vector<int> dims(a.ndim());
-  std::iota(dims.begin(), dims.end(), 0);
-  array out = gather(a, nd, dims, Shape(a.ndim(), 1), st);
-  return reshape(out, std::move(idx_shape), st);
+  detail::checked_size(idx_shape, a.dtype(), "take_along_axis");
+  std::vector<array> inputs{broadcast_to(a, src_shape, st), broadcast_to(indices, idx_shape, st)};
+  return array(std::move(idx_shape), a.dtype(), detail::make_pooled<GatherAxis>(st, axis), std::move(inputs));
 }
 
 array put_along_axis(const array& a, const array& indices, const array& values, int axis, StreamOrDevice s) {

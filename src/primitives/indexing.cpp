@@ -8,6 +8,11 @@ bool Gather::is_equivalent(const Primitive& o) const {
   return g && g->axes_ == axes_ && g->slice_sizes_ == slice_sizes_;
 }
 
+bool GatherAxis::is_equivalent(const Primitive& o) const {
+  auto* g = dynamic_cast<const GatherAxis*>(&o);
+  return g && g->axis_ == axis_;
+}
+
 const char* Scatter::name() const {
   switch (reduce_) {
     case ReduceType::Max: return "ScatterMax";

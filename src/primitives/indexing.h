@@ -27,6 +27,22 @@ class Gather : public UnaryPrimitive {
   Shape slice_sizes_;
 };
 
+/// take_along_axis. Inputs: a and an index array (any integer dtype) of one shape except
+/// along `axis`. Output: the index array's shape, out[.., j, ..] = a[.., start(idx[.., j, ..]),
+/// ..] with Gather's start along `axis` (negative indices wrap once, then clamp into range).
+class GatherAxis : public UnaryPrimitive {
+ public:
+  GatherAxis(Stream s, int axis) : UnaryPrimitive(std::move(s)), axis_(axis) {}
+  BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
+  const char* name() const override { return "GatherAxis"; }
+  bool is_equivalent(const Primitive& o) const override;
+  int axis() const { return axis_; }
+
+ private:
+  int axis_;
+};
+
 /// Inputs: a, one index array per axis (one broadcast shape), then updates of shape
 /// index shape + update slice (cast to a's dtype). Output: a copy of a with each update slice
 /// combined in at its start. Negative indices wrap once; a slice whose start is still out of
@@ -122,6 +138,6 @@ class ArgPartition : public UnaryPrimitive {
 
 /// Every primitive of this family, for code that handles each one (e.g. the no_gpu stubs).
 #define BRAID_INDEXING_PRIMITIVES(X) \
-  X(Gather) X(Scatter) X(MaskedScatter) X(Sort) X(ArgSort) X(Partition) X(ArgPartition)
+  X(Gather) X(GatherAxis) X(Scatter) X(MaskedScatter) X(Sort) X(ArgSort) X(Partition) X(ArgPartition)
 
 }  // namespace braid

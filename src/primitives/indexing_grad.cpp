@@ -67,6 +67,26 @@ std::vector<array> Gather::jvp(const std::vector<array>& primals, const std::vec
   return {gather(tangents[0], index_inputs(primals, 1, primals.size() - 1), axes_, slice_sizes_, stream())};
 }
 
+std::vector<array> GatherAxis::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                                   const std::vector<int>& argnums, const std::vector<array>&) {
+  const Stream& s = stream();
+  std::vector<array> out;
+  for (int arg : argnums) {
+    if (arg == 0) {
+      out.push_back(scatter_add_axis(zeros_like(primals[0], s), primals[1], cotangents[0], axis_, s));
+    } else {
+      out.push_back(zeros_like(primals[arg], s));
+    }
+  }
+  return out;
+}
+
+std::vector<array> GatherAxis::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                                   const std::vector<int>& argnums, const std::vector<array>& outputs) {
+  if (argnums[0] != 0) return {zeros_like(outputs[0], stream())};
+  return {take_along_axis(tangents[0], primals[1], axis_, stream())};
+}
+
 std::vector<array> Scatter::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                                 const std::vector<int>& argnums, const std::vector<array>& outputs) {
   const Stream& s = stream();

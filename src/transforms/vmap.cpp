@@ -268,6 +268,15 @@ array batch_first(const array& x, int axis, int b, const Stream& s) {
   return broadcast_to(expand_dims(x, 0, s), batched(b, x.shape()), s);
 }
 
+// Source and indices have one rank: each gets the batch axis first (a unit one when unmapped,
+// which take_along_axis broadcasts).
+Mapped gather_axis_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const GatherAxis&>(node.primitive());
+  const Stream& s = p.stream();
+  auto first = [&](size_t i) { return axes[i] >= 0 ? to_front(in[i], axes[i], s) : expand_dims(in[i], 0, s); };
+  return {take_along_axis(first(0), first(1), p.axis() + 1, s), 0};
+}
+
 // 0, 1, ..., b - 1 along the first of `shape`'s axes (shape[0] == b), broadcast over the rest.
 array batch_positions(int b, const Shape& shape, const Stream& s) {
   Shape along(shape.size(), 1);
@@ -510,7 +519,7 @@ const std::unordered_map<std::type_index, Rule>& rules() {
       {typeid(Sort), &sort_rule},       {typeid(ArgSort), &sort_rule},
       {typeid(Partition), &sort_rule},  {typeid(ArgPartition), &sort_rule},
       {typeid(Full), &full_rule},       {typeid(Gather), &gather_rule},
-      {typeid(Scatter), &scatter_rule}, {typeid(SliceUpdate), &slice_update_rule},
+      {typeid(GatherAxis), &gather_axis_rule}, {typeid(Scatter), &scatter_rule}, {typeid(SliceUpdate), &slice_update_rule},
       {typeid(DynamicSlice), &dynamic_slice_rule}, {typeid(DynamicSliceUpdate), &dynamic_slice_update_rule},
       {typeid(Pad), &pad_rule}, {typeid(RandomBits), &random_bits_rule},
       {typeid(Convolution), &convolution_rule}, {typeid(Diagonal), &diagonal_rule},

@@ -171,6 +171,38 @@ void Gather::eval_cpu(const std::vector<array>& inputs, array& out) {
   }
 }
 
+// Output position o reads a at the output's other coordinates and at start(idx[o]) along the
+// axis: a layout over the output shape with a's strides (the axis' zeroed) gives the first.
+void GatherAxis::eval_cpu(const std::vector<array>& inputs, array& out) {
+  const array& a = inputs[0];
+  detail::alloc_contiguous(out);
+  if (out.size() == 0) return;
+  const std::vector<int64_t> idx = load_indices(inputs[1], "GatherAxis");
+  Strides others = a.strides();
+  const int64_t step = others[axis_], dim = a.shape()[axis_];
+  others[axis_] = 0;
+  const cpu::StridedLayout<1> layout(out.shape(), {others});
+  const int64_t is = layout.inner_stride(0);
+  auto run = [&](auto tag) {
+    using E = typename decltype(tag)::type;
+    const E* src = static_cast<const E*>(a.desc()->data_ptr);
+    E* dst = static_cast<E*>(out.desc()->data_ptr);
+    detail::parallel_for(static_cast<int64_t>(out.size()), kGrain, [&](int64_t b, int64_t e) {
+      int64_t o = b;
+      layout.for_each_run(b, e, [&](const std::array<int64_t, 1>& off, int64_t len) {
+        for (int64_t t = 0; t < len; ++t, ++o)
+          dst[o] = src[off[0] + t * is + common::gather_start(idx[o], dim, 1) * step];
+      });
+    });
+  };
+  switch (a.itemsize()) {
+    case 1: run(cpu::TypeTag<Bytes<1>>{}); break;
+    case 2: run(cpu::TypeTag<Bytes<2>>{}); break;
+    case 4: run(cpu::TypeTag<Bytes<4>>{}); break;
+    default: run(cpu::TypeTag<Bytes<8>>{}); break;
+  }
+}
+
 void Scatter::eval_cpu(const std::vector<array>& inputs, array& out) {
   const array& a = inputs[0];
   if (!detail::donate_host(inputs, 0, out)) cpu::copy_to_contiguous(a, out);

@@ -2,10 +2,12 @@
 // rule (start at element 0, move only to a strictly better element). Said another way: a NaN
 // first element wins; otherwise the first extreme among the non-NaN elements. The second form
 // splits across threads: each keeps its best (value, index), ties going to the lower index.
-//  - a block per output (or per chunk of one, when outputs are few and rows long) when the
-//    axis has unit stride or outputs are few; chunk partials are combined by a second pass.
-//  - a thread per output otherwise (adjacent outputs read adjacent addresses), or per chunk
-//    of one when outputs are too few to fill the device, combined by the same second pass.
+//  - a warp per output (or per chunk of one, when outputs are few and rows long) when the
+//    axis has unit stride, reading 16-byte vectors; a block per output (or chunk) when
+//    outputs are few; chunk partials are combined by a second pass.
+//  - a thread per output otherwise (adjacent outputs read adjacent addresses), or per
+//    16-byte vector of adjacent outputs when the columns allow, or per chunk of the axis when
+//    outputs are too few to fill the device, combined by the same second pass.
 #include <algorithm>
 #include <cstdint>
 
@@ -63,8 +65,69 @@ __device__ __forceinline__ T shfl_down(T v, int delta) {
   }
 }
 
-// A block per (output, chunk). With splits == 1 the result goes to dst; otherwise chunk c of
-// output o goes to pv/pi[o * splits + c].
+// Visits element r (value x) of a thread's share of one output: the best (bv, bi) so far
+// moves to x when x is not NaN and takes its place.
+template <typename Op, typename T>
+__device__ __forceinline__ void visit(T x, int64_t r, compute_t<T>& bv, uint32_t& bi) {
+  const compute_t<T> c = Op::load(x);
+  if (!Op::is_nan(c) && Op::takes(c, static_cast<uint32_t>(r), bv, bi)) {
+    bv = c;
+    bi = static_cast<uint32_t>(r);
+  }
+}
+
+// Thread t of a group of `group` threads visits elements [begin, end) of the contiguous row p
+// a group apart: the unaligned head and the tail one by one, the body in 16-byte vectors,
+// kUnroll of them loaded before any is compared.
+template <typename Op, typename T>
+__device__ __forceinline__ void scan_contiguous(const T* __restrict__ p, int64_t begin, int64_t end, int t,
+                                                int group, compute_t<T>& bv, uint32_t& bi) {
+  constexpr int V = vec_width_v<T>;
+  constexpr int kUnroll = 4;
+  using Vector = Vec<T, V>;
+  const int64_t past = static_cast<int64_t>(reinterpret_cast<uintptr_t>(p + begin) % 16 / sizeof(T));
+  const int64_t body = begin + min64(end - begin, past == 0 ? 0 : V - past);
+  for (int64_t r = begin + t; r < body; r += group) visit<Op>(p[r], r, bv, bi);
+  const int64_t nvec = (end - body) / V;
+  const Vector* vp = reinterpret_cast<const Vector*>(p + body);
+  for (int64_t v0 = t; v0 < nvec; v0 += int64_t{kUnroll} * group) {
+    Vector x[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (v0 + u * group < nvec) x[u] = vp[v0 + u * group];
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (v0 + u * group >= nvec) break;
+      const int64_t r = body + (v0 + u * group) * V;
+#pragma unroll
+      for (int e = 0; e < V; ++e) visit<Op>(x[u].v[e], r + e, bv, bi);
+    }
+  }
+  for (int64_t r = body + nvec * V + t; r < end; r += group) visit<Op>(p[r], r, bv, bi);
+}
+
+// As scan_contiguous for a row `stride` elements apart, kUnroll loads in flight.
+template <typename Op, typename T>
+__device__ __forceinline__ void scan_strided(const T* __restrict__ p, int64_t begin, int64_t end,
+                                             int64_t stride, int t, int group, compute_t<T>& bv, uint32_t& bi) {
+  constexpr int kUnroll = 4;
+  for (int64_t r0 = begin + t; r0 < end; r0 += int64_t{kUnroll} * group) {
+    T x[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (r0 + u * group < end) x[u] = p[(r0 + u * group) * stride];
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (r0 + u * group < end) visit<Op>(x[u], r0 + u * group, bv, bi);
+    }
+  }
+}
+
+// A group of threads per (output, chunk): a warp when the axis has unit stride (16-byte loads,
+// no block barrier), else the whole block. With splits == 1 the result goes to dst; otherwise
+// chunk c of output o goes to pv/pi[o * splits + c].
 template <typename T, bool kMax>
 __global__ void arg_rows(const T* __restrict__ src, uint32_t* __restrict__ dst, compute_t<T>* __restrict__ pv,
                          uint32_t* __restrict__ pi, Strided<2> kept, int64_t outputs, int64_t n,
@@ -75,32 +138,27 @@ __global__ void arg_rows(const T* __restrict__ src, uint32_t* __restrict__ dst, 
   __shared__ alignas(C) unsigned char sv_raw[kWarp * sizeof(C)];
   __shared__ uint32_t si[kWarp];
   C* sv = reinterpret_cast<C*>(sv_raw);
+  const bool per_warp = stride == 1;
+  const int group = per_warp ? kWarp : static_cast<int>(blockDim.x);
+  const int per_block = static_cast<int>(blockDim.x) / group;
+  const int t = static_cast<int>(threadIdx.x) % group;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  for (int64_t task = blockIdx.x; task < outputs * splits; task += gridDim.x) {
-    const int64_t o = task / splits, split = task - o * splits;
-    int64_t off[2];
-    offsets_of<uint64_t>(kept, static_cast<uint64_t>(o), off);
-    const T* p = src + off[0];
+  const int64_t tasks = outputs * splits;
+  // Every thread of a block takes the same number of steps (the block barriers below).
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * per_block; first < tasks;
+       first += static_cast<int64_t>(gridDim.x) * per_block) {
+    const int64_t task = first + static_cast<int>(threadIdx.x) / group;
     C bv = C();
     uint32_t bi = kNone;
-    const int64_t end = min64(n, (split + 1) * chunk);
-    // kUnroll loads in flight per thread before they are compared, in index order.
-    constexpr int kUnroll = 4;
-    const int64_t step = blockDim.x;
-    for (int64_t r0 = split * chunk + threadIdx.x; r0 < end; r0 += kUnroll * step) {
-      C x[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int64_t r = r0 + u * step;
-        if (r < end) x[u] = Op::load(p[r * stride]);
-      }
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int64_t r = r0 + u * step;
-        if (r < end && !Op::is_nan(x[u]) && Op::takes(x[u], static_cast<uint32_t>(r), bv, bi)) {
-          bv = x[u];
-          bi = static_cast<uint32_t>(r);
-        }
+    int64_t off[2] = {0, 0};
+    if (task < tasks) {
+      const int64_t o = task / splits, split = task - o * splits;
+      offsets_of<uint64_t>(kept, static_cast<uint64_t>(o), off);
+      const int64_t begin = split * chunk, end = min64(n, begin + chunk);
+      if (per_warp) {
+        scan_contiguous<Op>(src + off[0], begin, end, t, group, bv, bi);
+      } else {
+        scan_strided<Op>(src + off[0], begin, end, stride, t, group, bv, bi);
       }
     }
 #pragma unroll
@@ -112,65 +170,78 @@ __global__ void arg_rows(const T* __restrict__ src, uint32_t* __restrict__ dst, 
         bi = oi;
       }
     }
-    if (lane == 0) {
-      sv[warp] = bv;
-      si[warp] = bi;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      for (int w = 1; w < static_cast<int>(blockDim.x / kWarp); ++w) {
-        if (Op::takes(sv[w], si[w], bv, bi)) {
-          bv = sv[w];
-          bi = si[w];
+    if (!per_warp) {
+      if (lane == 0) {
+        sv[warp] = bv;
+        si[warp] = bi;
+      }
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        for (int w = 1; w < static_cast<int>(blockDim.x / kWarp); ++w) {
+          if (Op::takes(sv[w], si[w], bv, bi)) {
+            bv = sv[w];
+            bi = si[w];
+          }
         }
       }
+    }
+    if (t == 0 && task < tasks) {
       if (splits == 1) {
-        dst[off[1]] = (Op::is_nan(Op::load(p[0])) || bi == kNone) ? 0u : bi;
+        dst[off[1]] = (Op::is_nan(Op::load(src[off[0]])) || bi == kNone) ? 0u : bi;
       } else {
         pv[task] = bv;
         pi[task] = bi;
       }
     }
-    __syncthreads();
+    if (!per_warp) __syncthreads();
   }
 }
 
-// Combines the chunks of each output in order (a thread per output).
+// Combines the chunks of each output in order (a thread per output); chunk c of output o is
+// at pv/pi[o * o_step + c * c_step].
 template <typename T, bool kMax>
 __global__ void arg_combine(const T* __restrict__ src, uint32_t* __restrict__ dst,
                             const compute_t<T>* __restrict__ pv, const uint32_t* __restrict__ pi,
-                            Strided<2> kept, int64_t outputs, int64_t splits) {
+                            Strided<2> kept, int64_t outputs, int64_t splits, int64_t o_step, int64_t c_step) {
   using Op = ArgOp<T, kMax>;
   for (int64_t o = thread_index(); o < outputs; o += thread_count()) {
     int64_t off[2];
     offsets_of<uint64_t>(kept, static_cast<uint64_t>(o), off);
-    compute_t<T> bv = pv[o * splits];
-    uint32_t bi = pi[o * splits];
+    compute_t<T> bv = pv[o * o_step];
+    uint32_t bi = pi[o * o_step];
     for (int64_t c = 1; c < splits; ++c) {
-      if (Op::takes(pv[o * splits + c], pi[o * splits + c], bv, bi)) {
-        bv = pv[o * splits + c];
-        bi = pi[o * splits + c];
+      const int64_t at = o * o_step + c * c_step;
+      if (Op::takes(pv[at], pi[at], bv, bi)) {
+        bv = pv[at];
+        bi = pi[at];
       }
     }
     dst[off[1]] = (Op::is_nan(Op::load(src[off[0]])) || bi == kNone) ? 0u : bi;
   }
 }
 
-// A thread per output, walking the axis in order (MLX's loop itself); with splits > 1 a
-// thread per (output, chunk of the axis), adjacent threads on adjacent outputs, each chunk's
-// best going to pv/pi[o * splits + chunk] for arg_combine.
+// A thread per `width` adjacent outputs, walking (a chunk of) the axis in order; adjacent
+// threads on adjacent outputs. width is 1, or a 16-byte vector's elements when the outputs'
+// columns are adjacent and every row of them starts 16-byte aligned (kRows vector loads in
+// flight per thread). With splits == 1 and width 1 it is MLX's loop itself; otherwise chunk
+// c's best goes to pv/pi[c * outputs + o] for arg_combine.
 template <typename T, bool kMax>
 __global__ void arg_columns(const T* __restrict__ src, uint32_t* __restrict__ dst, compute_t<T>* __restrict__ pv,
                             uint32_t* __restrict__ pi, Strided<2> kept, int64_t outputs, int64_t n,
-                            int64_t stride, int64_t chunk, int64_t splits) {
+                            int64_t stride, int64_t chunk, int64_t splits, bool vectors) {
   using Op = ArgOp<T, kMax>;
   using C = compute_t<T>;
-  for (int64_t task = thread_index(); task < outputs * splits; task += thread_count()) {
-    const int64_t split = task / outputs, o = task - split * outputs;
+  constexpr int V = vec_width_v<T>;
+  constexpr int kRows = 4;
+  using Vector = Vec<T, V>;
+  const int width = vectors ? V : 1;
+  const int64_t groups = outputs / width;
+  for (int64_t task = thread_index(); task < groups * splits; task += thread_count()) {
+    const int64_t split = task / groups, o = (task - split * groups) * width;
     int64_t off[2];
     offsets_of<uint64_t>(kept, static_cast<uint64_t>(o), off);
     const T* p = src + off[0];
-    if (splits == 1) {
+    if (splits == 1 && !vectors) {
       C best = Op::load(p[0]);
       uint32_t idx = 0;
       for (int64_t r = 1; r < n; ++r) {
@@ -183,18 +254,44 @@ __global__ void arg_columns(const T* __restrict__ src, uint32_t* __restrict__ ds
       dst[off[1]] = idx;
       continue;
     }
-    C bv = C();
-    uint32_t bi = kNone;
-    const int64_t end = min64(n, (split + 1) * chunk);
-    for (int64_t r = split * chunk; r < end; ++r) {
-      const C x = Op::load(p[r * stride]);
-      if (!Op::is_nan(x) && Op::takes(x, static_cast<uint32_t>(r), bv, bi)) {
-        bv = x;
-        bi = static_cast<uint32_t>(r);
+    const int64_t begin = split * chunk, end = min64(n, begin + chunk);
+    if (!vectors) {
+      C bv = C();
+      uint32_t bi = kNone;
+      for (int64_t r = begin; r < end; ++r) visit<Op>(p[r * stride], r, bv, bi);
+      pv[split * outputs + o] = bv;
+      pi[split * outputs + o] = bi;
+      continue;
+    }
+    C bv[V];
+    uint32_t bi[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      bv[e] = C();
+      bi[e] = kNone;
+    }
+    for (int64_t r0 = begin; r0 < end; r0 += kRows) {
+      Vector x[kRows];
+#pragma unroll
+      for (int u = 0; u < kRows; ++u) {
+        if (r0 + u < end) x[u] = *reinterpret_cast<const Vector*>(p + (r0 + u) * stride);
+      }
+#pragma unroll
+      for (int u = 0; u < kRows; ++u) {
+        if (r0 + u >= end) break;
+#pragma unroll
+        for (int e = 0; e < V; ++e) visit<Op>(x[u].v[e], r0 + u, bv[e], bi[e]);
       }
     }
-    pv[o * splits + split] = bv;
-    pi[o * splits + split] = bi;
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      if (splits == 1) {
+        dst[off[1] + e] = (Op::is_nan(Op::load(p[e])) || bi[e] == kNone) ? 0u : bi[e];
+      } else {
+        pv[split * outputs + o + e] = bv[e];
+        pi[split * outputs + o + e] = bi[e];
+      }
+    }
   }
 }
 
@@ -221,16 +318,28 @@ void arg_reduce(const array& in, array& out, int axis, const Stream& s) {
     gathered = (static_cast<size_t>(outputs * n) * sizeof(T) + 255) / 256 * 256;
   }
   const bool rows = stride == 1 || outputs < kFewOutputs || gathered > 0;
+  const int sms = device_props().multiProcessorCount;
+  // Columns read as 16-byte vectors: the unit-stride kept dimension innermost (adjacent
+  // outputs), its size a multiple of the vector, and every row of it 16-byte aligned.
+  constexpr int V = vec_width_v<T>;
+  bool vectors = !rows && V > 1 && !plan.kept.empty() && is_aligned(src, 16) && stride % V == 0;
+  if (vectors) {
+    const common::ReduceDim& inner = plan.kept.back();
+    vectors = inner.in_stride == 1 && inner.out_stride == 1 && inner.n % V == 0;
+    for (const common::ReduceDim& d : plan.kept) vectors = vectors && d.in_stride % V == 0;
+  }
   int64_t splits = 1;
   if (rows) {
-    const int64_t resident = static_cast<int64_t>(device_props().multiProcessorCount) * 8;
+    // Groups resident on the device: warps for unit-stride rows, else blocks of kBlock.
+    const int64_t resident = static_cast<int64_t>(sms) * (gathered > 0 || stride == 1 ? 2048 / kWarp : 8);
     if (outputs < resident && n >= 2 * kMinChunk)
       splits = std::clamp<int64_t>(resident / outputs, 1, n / kMinChunk);
   } else {
     // Column walks: enough threads to fill the device, each chunk at least kMinColumnChunk long.
-    const int64_t threads = static_cast<int64_t>(device_props().multiProcessorCount) * 2048;
-    if (outputs < threads && n >= 2 * kMinColumnChunk)
-      splits = std::clamp<int64_t>(threads / outputs, 1, n / kMinColumnChunk);
+    const int64_t threads = static_cast<int64_t>(sms) * 2048;
+    const int64_t walkers = vectors ? outputs / V : outputs;
+    if (walkers < threads && n >= 2 * kMinColumnChunk)
+      splits = std::clamp<int64_t>(threads / walkers, 1, n / kMinColumnChunk);
   }
   const int64_t chunk = ceil_div(n, splits);
   splits = ceil_div(n, chunk);
@@ -259,21 +368,24 @@ void arg_reduce(const array& in, array& out, int axis, const Stream& s) {
   uint32_t* pi = reinterpret_cast<uint32_t*>(tmp + gathered + partial_v);
   const Strided<2> k = device_layout(kept);
   if (rows) {
-    arg_rows<T, kMax><<<grid_for(outputs * splits * kBlock, kBlock), kBlock, 0, cs>>>(
+    const int64_t per_block = stride == 1 ? kBlock / kWarp : 1;
+    arg_rows<T, kMax><<<grid_for(ceil_div(outputs * splits, per_block) * kBlock, kBlock), kBlock, 0, cs>>>(
         src, dst, pv, pi, k, outputs, n, stride, chunk, splits);
     check_launch("ArgReduce");
     if (splits > 1) {
       arg_combine<T, kMax>
-          <<<grid_for(outputs, kBlock), kBlock, 0, cs>>>(src, dst, pv, pi, k, outputs, splits);
+          <<<grid_for(outputs, kBlock), kBlock, 0, cs>>>(src, dst, pv, pi, k, outputs, splits, splits, 1);
       check_launch("ArgReduce");
     }
     return;
   }
-  arg_columns<T, kMax><<<grid_for(outputs * splits, kBlock), kBlock, 0, cs>>>(src, dst, pv, pi, k, outputs, n,
-                                                                            stride, chunk, splits);
+  const int64_t walkers = vectors ? outputs / V : outputs;
+  arg_columns<T, kMax><<<grid_for(walkers * splits, kBlock), kBlock, 0, cs>>>(src, dst, pv, pi, k, outputs, n,
+                                                                             stride, chunk, splits, vectors);
   check_launch("ArgReduce");
   if (splits > 1) {
-    arg_combine<T, kMax><<<grid_for(outputs, kBlock), kBlock, 0, cs>>>(src, dst, pv, pi, k, outputs, splits);
+    arg_combine<T, kMax>
+        <<<grid_for(outputs, kBlock), kBlock, 0, cs>>>(src, dst, pv, pi, k, outputs, splits, 1, outputs);
     check_launch("ArgReduce");
   }
 }

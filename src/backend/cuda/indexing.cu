@@ -1,9 +1,11 @@
-// Gather, Scatter and MaskedScatter on the GPU. Index arrays (any integer dtype and layout)
-// are first converted to contiguous int64 in the stream's scratch. Gathers move bytes (one
+// Gather, GatherAxis, Scatter and MaskedScatter on the GPU. Index arrays (any integer dtype
+// and layout) are first converted to contiguous int64 in the stream's scratch (int32 and int64
+// ones of a row gather or of take_along_axis are read in place). Gathers move bytes (one
 // kernel per element size): a row gather whose slices are contiguous and 16-byte aligned
-// copies each row with 16-byte vectors, a block per row. Scatters copy the input into the
-// output and combine the updates with atomics (native adds and integer max/min, compare-and-
-// swap loops otherwise). Offsets are 64-bit throughout.
+// copies each row with 16-byte vectors, a block per row; take_along_axis reads each output's
+// element directly. Scatters copy the input into the output and combine the updates with
+// atomics (native adds and integer max/min, compare-and-swap loops otherwise). Offsets are
+// 64-bit throughout.
 #include <cub/cub.cuh>
 
 #include "backend/cuda/indexing_common.cuh"
@@ -44,6 +46,18 @@ __global__ void gather_rows(const char* __restrict__ src, uint4* __restrict__ ds
     const uint4* s = reinterpret_cast<const uint4*>(src + base * elem_size);
     uint4* d = dst + i * row_vecs;
     for (int64_t v = threadIdx.x; v < row_vecs; v += blockDim.x) d[v] = s[v];
+  }
+}
+
+// take_along_axis: output e reads a at the output's other coordinates (offset 0 of the
+// layout) and at start(idx[e]) along the axis (offset 1 of the layout is idx's).
+template <typename E, typename I, typename Idx>
+__global__ void gather_axis(const E* __restrict__ src, E* __restrict__ dst, const I* __restrict__ idx,
+                            Strided<2> layout, int64_t dim, int64_t step, int64_t total) {
+  for (int64_t e = thread_index(); e < total; e += thread_count()) {
+    int64_t off[2];
+    offsets_of<Idx>(layout, static_cast<Idx>(e), off);
+    dst[e] = src[off[0] + common::gather_start(static_cast<int64_t>(idx[off[1]]), dim, 1) * step];
   }
 }
 
@@ -175,6 +189,24 @@ Strided<K> checked_layout(const HostLayout<K>& l, const char* op) {
   return device_layout(l);
 }
 
+template <size_t N, typename I>
+void launch_gather_axis(const char* src, char* dst, const I* idx, const HostLayout<2>& layout, int64_t dim,
+                        int64_t step, cudaStream_t stream) {
+  using E = Bytes<N>;
+  for_each_launch(layout, [&](const std::array<int64_t, 2>& base, const Strided<2>& inner, int64_t begin,
+                              int64_t count) {
+    const E* s = reinterpret_cast<const E*>(src) + base[0];
+    E* d = reinterpret_cast<E*>(dst) + begin;
+    const unsigned grid = grid_for(count, kBlock);
+    if (count <= INT32_MAX) {
+      gather_axis<E, I, uint32_t><<<grid, kBlock, 0, stream>>>(s, d, idx + base[1], inner, dim, step, count);
+    } else {
+      gather_axis<E, I, uint64_t><<<grid, kBlock, 0, stream>>>(s, d, idx + base[1], inner, dim, step, count);
+    }
+    check_launch("take_along_axis");
+  });
+}
+
 template <size_t N>
 void launch_gather(const char* src, char* dst, const IndexAxes& ax, const Strided<1>& slice, int64_t S,
                    int64_t total, cudaStream_t stream) {
@@ -249,6 +281,43 @@ void Gather::eval_gpu(const std::vector<array>& inputs, array& out) {
     case 2: launch_gather<2>(src, dst, ax, slice, S, N * S, stream); break;
     case 4: launch_gather<4>(src, dst, ax, slice, S, N * S, stream); break;
     default: launch_gather<8>(src, dst, ax, slice, S, N * S, stream); break;
+  }
+}
+
+// int32 and int64 indices are read where they are, others converted to contiguous int64 first.
+void GatherAxis::eval_gpu(const std::vector<array>& inputs, array& out) {
+  using namespace cuda;
+  const array &a = inputs[0], &idx = inputs[1];
+  alloc_output(out);
+  if (out.size() == 0) return;
+  cudaStream_t stream = stream_of(this->stream());
+  Strides others = a.strides();
+  const int64_t step = others[axis_], dim = a.shape()[axis_];
+  others[axis_] = 0;
+  const void* ip = idx.desc()->data_ptr;
+  Strides idx_strides = idx.strides();
+  const bool direct = idx.dtype() == int32 || idx.dtype() == int64;
+  if (!direct) {
+    int64_t* converted = static_cast<int64_t*>(scratch(this->stream(), idx.size() * sizeof(int64_t)));
+    copy_strided(ip, idx.dtype(), idx.shape(), idx.strides(), converted, int64, stream);
+    ip = converted;
+    idx_strides = row_major(idx.shape());
+  }
+  const HostLayout<2> layout(out.shape(), {others, idx_strides});
+  const char* src = static_cast<const char*>(a.desc()->data_ptr);
+  char* dst = static_cast<char*>(out.desc()->data_ptr);
+  auto launch = [&](auto* ix) {
+    switch (a.itemsize()) {
+      case 1: launch_gather_axis<1>(src, dst, ix, layout, dim, step, stream); break;
+      case 2: launch_gather_axis<2>(src, dst, ix, layout, dim, step, stream); break;
+      case 4: launch_gather_axis<4>(src, dst, ix, layout, dim, step, stream); break;
+      default: launch_gather_axis<8>(src, dst, ix, layout, dim, step, stream); break;
+    }
+  };
+  if (idx.dtype() == int32) {
+    launch(static_cast<const int32_t*>(ip));
+  } else {
+    launch(static_cast<const int64_t*>(ip));
   }
 }
 

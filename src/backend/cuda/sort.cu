@@ -1,15 +1,14 @@
 // Sort, ArgSort, Partition, ArgPartition on the GPU with CUB's radix sorts. Each element is
-// first encoded as an unsigned key whose order is the element order (NaNs last, -0.0 equal to
-// +0.0, complex64 as one 64-bit key: real then imaginary; backend/common/indexing.h), laid
-// out with the sort axis last. One row goes through DeviceRadixSort, a few long rows through
-// one DeviceRadixSort each, many rows through DeviceSegmentedSort; all are stable. Sorted
-// values are decoded back from the keys (so a sorted -0.0 comes back as +0.0 and NaNs lose
-// their payload). A partition selects the kth key of each row with a radix select (a block
-// per row) and places the others around it; very long rows that are few are fully sorted.
+// first encoded as an unsigned key whose order is the element order (sort_keys.cuh), laid
+// out with the sort axis last. Rows of up to a few thousand elements are sorted a block per
+// row (sort_block.cu); otherwise one row goes through DeviceRadixSort, a few long rows
+// through one DeviceRadixSort each, many rows through DeviceSegmentedSort; all are stable.
+// Sorted values are decoded back from the keys. A partition selects the kth key of each row
+// with a radix select (a block per row) and places the others around it; very long rows that
+// are few are fully sorted.
 #include <cub/cub.cuh>
 
-#include "backend/common/indexing.h"
-#include "backend/cuda/indexing_common.cuh"
+#include "backend/cuda/sort_keys.cuh"
 #include "primitives/primitives.h"
 
 namespace braid {
@@ -19,52 +18,6 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int64_t kFewRows = 16;
 constexpr int64_t kLongRow = int64_t{1} << 17;
-
-template <typename T>
-using key_t = typename common::UnsignedOfSize<sizeof(T)>::type;
-
-template <typename T>
-__device__ __forceinline__ key_t<T> encode(T x) {
-  using U = key_t<T>;
-  if constexpr (is_complex_v<T>) {
-    if (isnan(x.re) || isnan(x.im)) return ~U{0};
-    const U hi = common::float_key<uint32_t>(bits_as<uint32_t>(x.re), common::kF32Exp, common::kF32Mant);
-    const U lo = common::float_key<uint32_t>(bits_as<uint32_t>(x.im), common::kF32Exp, common::kF32Mant);
-    return (hi << 32) | lo;
-  } else if constexpr (std::is_same_v<T, __half>) {
-    return common::float_key<U>(bits_as<U>(x), common::kHalfExp, common::kHalfMant);
-  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    return common::float_key<U>(bits_as<U>(x), common::kBf16Exp, common::kBf16Mant);
-  } else if constexpr (std::is_same_v<T, float>) {
-    return common::float_key<U>(bits_as<U>(x), common::kF32Exp, common::kF32Mant);
-  } else if constexpr (std::is_same_v<T, double>) {
-    return common::float_key<U>(bits_as<U>(x), common::kF64Exp, common::kF64Mant);
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return static_cast<U>(x);
-  } else if constexpr (std::is_signed_v<T>) {
-    return common::signed_key<U>(bits_as<U>(x));
-  } else {
-    return x;
-  }
-}
-
-template <typename T>
-__device__ __forceinline__ T decode(key_t<T> k) {
-  using U = key_t<T>;
-  if constexpr (is_complex_v<T>) {
-    const auto re = common::float_from_key<uint32_t>(static_cast<uint32_t>(k >> 32));
-    const auto im = common::float_from_key<uint32_t>(static_cast<uint32_t>(k & 0xFFFFFFFFu));
-    return T(bits_as<float>(re), bits_as<float>(im));
-  } else if constexpr (is_float_v<T>) {
-    return bits_as<T>(common::float_from_key<U>(k));
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return k != 0;
-  } else if constexpr (std::is_signed_v<T>) {
-    return bits_as<T>(common::signed_key<U>(k));
-  } else {
-    return k;
-  }
-}
 
 template <typename T, typename Idx>
 __global__ void encode_keys(const T* __restrict__ src, key_t<T>* __restrict__ keys, Strided<1> layout,
@@ -89,30 +42,44 @@ __global__ void row_offsets(int64_t* __restrict__ dst, int64_t rows, int64_t row
   for (int64_t r = thread_index(); r <= rows; r += thread_count()) dst[r] = r * row;
 }
 
-// Partition of rows of contiguous keys, a block per row: an MSD radix select finds the kth
-// key (one histogram pass per key byte over the keys that share the prefix found so far),
-// then one pass writes the smaller keys, the equal ones and the larger ones into place.
+// Partition of contiguous rows, a block per row: an MSD radix select finds the kth key (one
+// histogram pass per key byte over the keys that share the prefix found so far, until one key
+// alone has it), then one pass writes the smaller keys, the equal ones and the larger ones
+// into place. Elements are
+// read as dtype `in_form` (encoded keys as key_form) and written decoded as `out_form`. Warps
+// combine their atomic updates (a warp's lanes with one digit or one class add once), so
+// skewed keys (many floats share their top byte) do not serialize on one counter.
 constexpr int kSelectBlock = 512;
 
 template <typename U>
 __global__ void __launch_bounds__(kSelectBlock)
-    select_partition(const U* __restrict__ keys, U* __restrict__ kout, uint32_t* __restrict__ pout,
-                     int64_t rows, int64_t n, int64_t kth) {
+    select_partition(const void* __restrict__ src, Dtype::Val in_form, void* __restrict__ vout,
+                     Dtype::Val out_form, uint32_t* __restrict__ pout, int64_t rows, int64_t n, int64_t kth) {
   __shared__ unsigned int hist[256];
   __shared__ U prefix_s;
   __shared__ int64_t k_s, less_s, equal_s;
-  __shared__ unsigned int c_less, c_equal, c_greater;
+  __shared__ unsigned int counts[3];  // placed so far: smaller, equal, larger
+  constexpr unsigned kAll = 0xffffffffu;
+  const int lane = threadIdx.x % 32;
+  const unsigned below_lane = (1u << lane) - 1;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const U* row = keys + r * n;
+    const int64_t row = r * n;
     U prefix = 0, mask = 0;
     int64_t k = kth, less = 0;
     for (int pass = static_cast<int>(sizeof(U)) - 1; pass >= 0; --pass) {
       const int shift = pass * 8;
       for (int i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
       __syncthreads();
-      for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-        const U key = row[i];
-        if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & 0xFF], 1u);
+      // Every thread takes the same number of steps, so whole warps meet at __match_any_sync.
+      for (int64_t i0 = 0; i0 < n; i0 += blockDim.x) {
+        const int64_t i = i0 + threadIdx.x;
+        unsigned digit = 256;  // not counted
+        if (i < n) {
+          const U key = load_key<U>(src, row + i, in_form);
+          if ((key & mask) == prefix) digit = static_cast<unsigned>((key >> shift) & 0xFF);
+        }
+        const unsigned peers = __match_any_sync(kAll, digit);
+        if (digit < 256 && lane == __ffs(peers) - 1) atomicAdd(&hist[digit], static_cast<unsigned>(__popc(peers)));
       }
       __syncthreads();
       if (threadIdx.x == 0) {
@@ -123,28 +90,44 @@ __global__ void __launch_bounds__(kSelectBlock)
         k_s = k - below;
         less_s = less + below;
         equal_s = hist[d];
-        c_less = c_equal = c_greater = 0;
+        counts[0] = counts[1] = counts[2] = 0;
       }
       __syncthreads();
       prefix = prefix_s;
       k = k_s;
       less = less_s;
       mask = static_cast<U>(mask | (static_cast<U>(0xFF) << shift));
+      const bool alone = equal_s == 1;
       __syncthreads();  // hist is reset by the next pass only after every thread read the shared results
+      if (alone) break;  // one key has the prefix: it is the kth, the lower bytes need no pass
     }
-    const int64_t equal = equal_s;  // keys equal to the kth (the last pass matched every byte)
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-      const U key = row[i];
-      int64_t dst;
-      if (key < prefix) {
-        dst = atomicAdd(&c_less, 1u);
-      } else if (key == prefix) {
-        dst = less + atomicAdd(&c_equal, 1u);
-      } else {
-        dst = less + equal + atomicAdd(&c_greater, 1u);
+    // Keys whose masked bytes equal the prefix: the kth and those equal to it.
+    const int64_t equal = equal_s;
+    const int64_t start[3] = {0, less, less + equal};
+    for (int64_t i0 = 0; i0 < n; i0 += blockDim.x) {
+      const int64_t i = i0 + threadIdx.x;
+      U key = 0;
+      int cls = 3;  // past the row's end
+      if (i < n) {
+        key = load_key<U>(src, row + i, in_form);
+        const U masked = static_cast<U>(key & mask);
+        cls = masked < prefix ? 0 : (masked == prefix ? 1 : 2);
       }
-      if (kout) kout[r * n + dst] = key;
-      if (pout) pout[r * n + dst] = static_cast<uint32_t>(i);
+      int64_t dst = 0;
+#pragma unroll
+      for (int c = 0; c < 3; ++c) {
+        const unsigned members = __ballot_sync(kAll, cls == c);
+        if (members == 0) continue;
+        const int leader = __ffs(members) - 1;
+        unsigned base = 0;
+        if (lane == leader) base = atomicAdd(&counts[c], static_cast<unsigned>(__popc(members)));
+        base = __shfl_sync(kAll, base, leader);
+        if (cls == c) dst = start[c] + base + __popc(members & below_lane);
+      }
+      if (cls < 3) {
+        if (vout) store_decoded<U>(vout, row + dst, key, out_form);
+        if (pout) pout[row + dst] = static_cast<uint32_t>(i);
+      }
     }
     __syncthreads();
   }
@@ -237,16 +220,43 @@ void sort_rows(const array& in, array& out, int axis, bool positions, int64_t kt
   dispatch_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using U = key_t<T>;
-    const bool select = kth >= 0 && use_select(rows, n);
-    size_t cub_bytes = 0;
-    if (!select) {
-      cub_sort<U>(nullptr, cub_bytes, positions, nullptr, nullptr, nullptr, nullptr, nullptr, rows, n,
-                  stream);
+    const bool block = kth < 0 && n >= kBlockSortMin && n <= kBlockSortMax;
+    if (block || (kth >= 0 && use_select(rows, n))) {
+      // One kernel from rows to results: rows read in place when they are contiguous (else
+      // encoded into contiguous rows first), results written in place when the axis is last
+      // (else into scratch, then copied into out's layout).
+      const bool in_place = axis_last && in.flags().row_contiguous;
+      ScratchPlan plan;
+      const size_t keys_off = in_place ? 0 : plan.reserve(total * sizeof(U));
+      const size_t res_off = axis_last ? 0 : plan.reserve(total * (positions ? sizeof(uint32_t) : sizeof(T)));
+      plan.fetch(s);
+      const void* src = in.desc()->data_ptr;
+      Dtype::Val form = in.dtype().val();
+      if (!in_place) {
+        encode_launch(static_cast<const T*>(src), plan.at<U>(keys_off), layout, stream);
+        src = plan.at<U>(keys_off);
+        form = key_form(sizeof(U));
+      }
+      void* res = axis_last ? out.desc()->data_ptr : plan.at<void>(res_off);
+      void* values = positions ? nullptr : res;
+      uint32_t* places = positions ? static_cast<uint32_t*>(res) : nullptr;
+      if (block) {
+        block_sort_rows(src, form, values, in.dtype().val(), places, sizeof(U), rows, n, stream);
+      } else {
+        const unsigned grid = static_cast<unsigned>(std::min<int64_t>(rows, INT32_MAX));
+        select_partition<U>
+            <<<grid, kSelectBlock, 0, stream>>>(src, form, values, in.dtype().val(), places, rows, n, kth);
+        check_launch("partition");
+      }
+      if (!axis_last) copy_strided(res, out.dtype(), out.shape(), view, out.desc()->data_ptr, out.dtype(), stream);
+      return;
     }
+    size_t cub_bytes = 0;
+    cub_sort<U>(nullptr, cub_bytes, positions, nullptr, nullptr, nullptr, nullptr, nullptr, rows, n, stream);
     ScratchPlan plan;
     const size_t kin_off = plan.reserve(total * sizeof(U));
     const size_t kout_off = plan.reserve(total * sizeof(U));
-    const size_t vin_off = positions && !select ? plan.reserve(total * sizeof(uint32_t)) : 0;
+    const size_t vin_off = positions ? plan.reserve(total * sizeof(uint32_t)) : 0;
     const size_t vout_off = positions && !axis_last ? plan.reserve(total * sizeof(uint32_t)) : 0;
     const size_t vals_off = !positions && !axis_last ? plan.reserve(total * sizeof(T)) : 0;
     const size_t offsets_off = plan.reserve((rows + 1) * sizeof(int64_t));
@@ -256,27 +266,18 @@ void sort_rows(const array& in, array& out, int axis, bool positions, int64_t kt
     U* kout = plan.at<U>(kout_off);
     int64_t* offsets = plan.at<int64_t>(offsets_off);
     encode_launch(static_cast<const T*>(in.desc()->data_ptr), kin, layout, stream);
-    uint32_t* vout_ptr =
+    uint32_t* vout =
         positions ? (axis_last ? static_cast<uint32_t*>(out.desc()->data_ptr) : plan.at<uint32_t>(vout_off))
                   : nullptr;
-    if (select) {
-      const unsigned grid = static_cast<unsigned>(std::min<int64_t>(rows, INT32_MAX));
-      select_partition<U>
-          <<<grid, kSelectBlock, 0, stream>>>(kin, positions ? nullptr : kout, vout_ptr, rows, n, kth);
-      check_launch("partition");
-    } else {
-      row_offsets<<<grid_for(rows + 1, kBlock), kBlock, 0, stream>>>(offsets, rows, n);
+    row_offsets<<<grid_for(rows + 1, kBlock), kBlock, 0, stream>>>(offsets, rows, n);
+    check_launch("sort");
+    uint32_t* vin = nullptr;
+    if (positions) {
+      vin = plan.at<uint32_t>(vin_off);
+      row_positions<<<grid_for(total, kBlock), kBlock, 0, stream>>>(vin, total, n);
       check_launch("sort");
-      uint32_t* vin = nullptr;
-      if (positions) {
-        vin = plan.at<uint32_t>(vin_off);
-        row_positions<<<grid_for(total, kBlock), kBlock, 0, stream>>>(vin, total, n);
-        check_launch("sort");
-      }
-      cub_sort<U>(plan.at<void>(cub_off), cub_bytes, positions, kin, kout, vin, vout_ptr, offsets, rows, n,
-                  stream);
     }
-    uint32_t* vout = vout_ptr;
+    cub_sort<U>(plan.at<void>(cub_off), cub_bytes, positions, kin, kout, vin, vout, offsets, rows, n, stream);
     if (positions) {
       if (!axis_last) copy_strided(vout, uint32, out.shape(), view, out.desc()->data_ptr, uint32, stream);
       return;
