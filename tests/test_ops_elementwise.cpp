@@ -566,6 +566,45 @@ TEST(OpsElementwise, EveryBinaryOpMatchesItsReferenceInEveryDtypeAndBroadcast) {
   }
 }
 
+// Operands read in place along rows: outer broadcasts with rows of several blocks (a
+// multiple of the vector width or not), many short rows (several to a block), a bias
+// over a batch, and row operands that cannot be read a vector at a time (starting one element
+// into their buffer, transposed). Small integers, so every sum is exact in every dtype.
+TEST(OpsElementwise, BroadcastAndViewOperandsAddExactlyAlongRowsOfEveryWidth) {
+  uint32_t seed = 3000;
+  auto ints = [&](const Shape& shape, Dtype dt) {
+    size_t n = 1;
+    for (int d : shape) n *= static_cast<size_t>(d);
+    return test::make(random_inputs(n, int32, -10, 10, ++seed), shape, dt);
+  };
+  for (const Device& dev : test::test_devices()) {
+    for (Dtype dt : {float32, float16, int8}) {
+      const std::vector<std::pair<std::string, std::pair<array, array>>> cases = {
+          {"outer 37 x 8208", {ints({37, 1}, dt), ints({1, 8208}, dt)}},
+          {"outer 5 x 1030", {ints({5, 1}, dt), ints({1, 1030}, dt)}},
+          {"outer 3000 x 16", {ints({3000, 1}, dt), ints({1, 16}, dt)}},
+          {"outer 3000 x 3", {ints({3000, 1}, dt), ints({1, 3}, dt)}},
+          {"bias over a batch", {ints({4, 6, 64}, dt), ints({64}, dt)}},
+          {"outer over a batch", {ints({4, 1, 64}, dt), ints({1, 6, 64}, dt)}},
+          {"row one element in", {ints({9, 1}, dt), slice(ints({1, 257}, dt), {0, 1}, {1, 257})}},
+          {"transposed rows", {transpose(ints({64, 9}, dt)), ints({1, 64}, dt)}},
+      };
+      for (const auto& [name, ab] : cases) {
+        const auto& [a, b] = ab;
+        const array out = add(a, b, dev);
+        const Shape os = broadcast_of(a.shape(), b.shape());
+        ASSERT_EQ(out.shape(), os) << name;
+        const auto xa = broadcast_values(test::values(a), a.shape(), os);
+        const auto xb = broadcast_values(test::values(b), b.shape(), os);
+        const auto got = test::values(out);
+        size_t wrong = 0;
+        for (size_t i = 0; i < got.size(); ++i) wrong += got[i] != xa[i] + xb[i];
+        EXPECT_EQ(wrong, 0u) << tag("add", dt, dev, name);
+      }
+    }
+  }
+}
+
 TEST(OpsElementwise, BinaryOpsPromoteEveryPairOfDtypesAsMlx) {
   for (const BinaryRow& r : binary_rows()) {
     for (Dtype da : every()) {

@@ -107,6 +107,82 @@ TEST(OpsQuantized, QuantizedMatmulMatchesMatmulOfTheDequantizedWeights) {
   }
 }
 
+namespace {
+
+// quantized_matmul of x [rows, k] by transposed weights [n, k] against the matmul of the
+// dequantized weights.
+void expect_few_row_product(Device dev, Dtype dt, int rows, int n, int k, int group, int bits,
+                            uint32_t seed) {
+  const std::string what = test::device_name(dev) + " " + dtype_name(dt) + " rows " + std::to_string(rows) +
+                           " n " + std::to_string(n) + " k " + std::to_string(k) + " group " +
+                           std::to_string(group) + " bits " + std::to_string(bits);
+  array w = random_weights({n, k}, seed, dt);
+  auto q = quantize(w, group, bits, "affine", std::nullopt, dev);
+  array x = random_weights({rows, k}, seed + 1, dt);
+  array want = matmul(
+      x, transpose(dequantize(q[0], q[1], q[2], group, bits, "affine", std::nullopt, std::nullopt, dev)),
+      dev);
+  array got = quantized_matmul(x, q[0], q[1], q[2], true, group, bits, "affine", dev);
+  EXPECT_EQ(got.dtype(), dt) << what;
+  EXPECT_EQ(got.shape(), (Shape{rows, n})) << what;
+  const double tol = dt == float32 ? 1e-3 : (dt == float16 ? 5e-2 : 0.25);
+  test::expect_close(test::values(got), test::values(want), tol, tol, what);
+}
+
+}  // namespace
+
+// Every width and group size, rows 1 to 8 (the GPU's gemv for 2, 4 and 8 bits), n = 37 not a
+// multiple of the outputs a GPU block computes.
+TEST(OpsQuantized, FewRowProductsMatchForEveryWidthGroupSizeAndRowCount) {
+  for (Device dev : test::test_devices()) {
+    for (Dtype dt : {float32, float16, bfloat16}) {
+      for (int bits : {2, 3, 4, 5, 6, 8}) {
+        for (int group : {32, 64, 128}) {
+          for (int rows = 1; rows <= 8; ++rows)
+            expect_few_row_product(dev, dt, rows, 37, 256, group, bits, rows * 7 + bits);
+        }
+      }
+    }
+  }
+}
+
+// Rows of several thousand values: each lane of the GPU's gemv goes round its loop more than
+// once and ends on a partial step.
+TEST(OpsQuantized, FewRowProductsMatchOverLongRows) {
+  for (Device dev : test::test_devices()) {
+    for (Dtype dt : {float32, float16, bfloat16}) {
+      for (int bits : {2, 4, 8}) {
+        for (int rows : {1, 6})
+          expect_few_row_product(dev, dt, rows, 19, 2304 * 2, 128, bits, 40 + rows + bits);
+      }
+    }
+  }
+}
+
+// Where the gemv cannot read 16 bytes at a time the general kernel answers alike: x starting
+// one element into its buffer, 2-bit rows of 32 values (8 bytes of packed words).
+TEST(OpsQuantized, FewRowProductsMatchForUnalignedInputsAndShortPackedRows) {
+  for (Device dev : test::test_devices()) {
+    for (Dtype dt : {float32, float16}) {
+      for (int rows : {1, 3}) {
+        const int k = 256, n = 21;
+        array w = random_weights({n, k}, 70 + rows, dt);
+        auto q = quantize(w, 64, 4, "affine", std::nullopt, dev);
+        array flat = random_weights({1 + rows * k}, 71 + rows, dt);
+        array x = reshape(slice(flat, {1}, {1 + rows * k}, dev), {rows, k}, dev);
+        array want = matmul(
+            x, transpose(dequantize(q[0], q[1], q[2], 64, 4, "affine", std::nullopt, std::nullopt, dev)),
+            dev);
+        array got = quantized_matmul(x, q[0], q[1], q[2], true, 64, 4, "affine", dev);
+        const double tol = dt == float32 ? 1e-3 : 5e-2;
+        test::expect_close(test::values(got), test::values(want), tol, tol,
+                           test::device_name(dev) + " unaligned x");
+      }
+      for (int rows : {1, 5}) expect_few_row_product(dev, dt, rows, 37, 32, 32, 2, 80 + rows);
+    }
+  }
+}
+
 TEST(OpsQuantized, UntransposedAndBatchedInputs) {
   for (Device dev : test::test_devices()) {
     array w = random_weights({128, 64}, 5);  // (K, N) quantized along N

@@ -678,21 +678,43 @@ TEST(OpsShapeConcatenate, LargeInputsTakeTheParallelCopyPaths) {
   }
 }
 
+// Pieces whose rows are several thousand elements (more than one block of the GPU's row copy
+// across each row, the last one partial) and pieces of a few rows.
+TEST(OpsShapeConcatenate, WideAndShortRowsAlongTheLastAxis) {
+  for (Device d : test_devices()) {
+    for (Dtype dt : {uint8, float32}) {
+      for (int rows : {3, 70}) {
+        const Ref x = Ref::iota({rows, 20000}, 0, 101), y = Ref::iota({rows, 4160}, 5, 103);
+        const Ref want = Ref::build({rows, 24160}, [&](const auto& i) {
+          return i[1] < 20000 ? x.at(i) : y.at({i[0], i[1] - 20000});
+        });
+        expect_values(concatenate({make_on(x, dt, d), make_on(y, dt, d)}, 1, d), want, tag(d, dt));
+      }
+    }
+  }
+}
+
 // Transposes made contiguous, of every element size, whole or read from a wider (sliced)
-// array: the GPU copies these by tiles.
+// array: the GPU copies these by tiles, whole tiles a vector at a time where both sides are
+// aligned (the pitch of columns [4, cols + 4) of a [rows, cols + 8] array keeps them so for
+// cols a multiple of 4; columns [3, cols + 3) do not), edge tiles element by element.
 TEST(OpsShapeTranspose, ContiguousTransposesOfEveryElementSize) {
   for (Device d : test_devices()) {
     for (Dtype dt : {uint8, bfloat16, float32, int64}) {
-      for (const Shape& shape : {Shape{33, 70}, Shape{64, 64}, Shape{100, 37}, Shape{2, 300}, Shape{40, 1000}}) {
+      for (const Shape& shape : {Shape{33, 70}, Shape{64, 64}, Shape{100, 37}, Shape{2, 300}, Shape{40, 1000},
+                                 Shape{130, 200}, Shape{256, 128}}) {
         const Ref x = Ref::iota(shape, 0, 113);
         const Ref want = Ref::build({shape[1], shape[0]}, [&](const auto& i) { return x.at({i[1], i[0]}); });
         expect_values(contiguous(transpose(make_on(x, dt, d), d), false, d), want, tag(d, dt));
-        // Columns [3, cols) of a wider array: the source rows have a pitch.
-        const Ref wide = Ref::iota({shape[0], shape[1] + 3}, 0, 113);
-        array part = slice(make_on(wide, dt, d), {0, 3}, {shape[0], shape[1] + 3}, d);
-        const Ref want_part =
-            Ref::build({shape[1], shape[0]}, [&](const auto& i) { return wide.at({i[1], i[0] + 3}); });
-        expect_values(contiguous(transpose(part, d), false, d), want_part, tag(d, dt) + " sliced");
+        for (int offset : {3, 4}) {
+          const Ref wide = Ref::iota({shape[0], shape[1] + 2 * offset}, 0, 113);
+          array part = slice(make_on(wide, dt, d), {0, offset}, {shape[0], shape[1] + offset}, d);
+          const Ref want_part = Ref::build({shape[1], shape[0]}, [&](const auto& i) {
+            return wide.at({i[1], i[0] + offset});
+          });
+          expect_values(contiguous(transpose(part, d), false, d), want_part,
+                        tag(d, dt) + " sliced from " + std::to_string(offset));
+        }
       }
     }
   }

@@ -73,39 +73,92 @@ __global__ void copy_general(const T* __restrict__ src, const int64_t* src_off, 
   }
 }
 
-// Rows of `vecs` 16-byte vectors at pitches (in vectors) `sp` and `dp`: a block row per copied
-// row, its threads across the row (concatenate's pieces, slice_update's block).
+// Rows of `vecs` 16-byte vectors at pitches (in vectors) `sp` and `dp` (concatenate's
+// pieces, slice_update's block): thread (x, y) of a block takes row blockIdx.y * blockDim.y +
+// y and kUnroll vectors of it per step, all loaded before any is stored.
 __global__ void copy_rows16(const uint4* __restrict__ src, int64_t sp, uint4* __restrict__ dst, int64_t dp,
                             int64_t rows, int64_t vecs) {
-  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+  const int64_t vstep = blockDim.x;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * vstep * kUnroll;
+  for (int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
+       r += static_cast<int64_t>(gridDim.y) * blockDim.y) {
     const uint4* s = src + r * sp;
     uint4* d = dst + r * dp;
-    for (int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; v < vecs;
-         v += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-      d[v] = s[v];
+    for (int64_t v0 = static_cast<int64_t>(blockIdx.x) * vstep * kUnroll + threadIdx.x; v0 < vecs;
+         v0 += step) {
+      uint4 in[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (v0 + u * vstep < vecs) in[u] = s[v0 + u * vstep];
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (v0 + u * vstep < vecs) d[v0 + u * vstep] = in[u];
+      }
     }
   }
 }
 
-// dst[c * dp + r] = src[r * sp + c] for an r x c block: 32 x 32 tiles through shared memory, so
-// that both the reads and the writes are coalesced (a transpose made contiguous).
-constexpr int kTile = 32;
+// dst[c * dp + r] = src[r * sp + c] for an r x c block (a transpose made contiguous): 64 x 64
+// tiles through shared memory, so that both the reads and the writes are coalesced, a block of
+// 16 x 16 threads each moving 4 x 4 elements. Where `vec` (both sides aligned for it) a full
+// tile moves 4 elements per access and each thread has all its loads in flight before it
+// stores any; other tiles go one element at a time.
+constexpr int kTile = 64;
+constexpr int kTileThreads = 16;  // threads along each side of a tile
 template <typename T>
-__global__ void transpose_tiles(const T* __restrict__ src, int64_t sp, T* __restrict__ dst, int64_t dp, int64_t rows,
-                                int64_t cols) {
+__global__ void __launch_bounds__(kTileThreads* kTileThreads)
+    transpose_tiles(const T* __restrict__ src, int64_t sp, T* __restrict__ dst, int64_t dp, int64_t rows,
+                    int64_t cols, bool vec) {
+  constexpr int kPer = kTile / kTileThreads;  // elements a thread moves along each side
+  constexpr int kVec = 16 / sizeof(T) < kPer ? 16 / sizeof(T) : kPer;
+  using V = Vec<T, kVec>;
   __shared__ T tile[kTile][kTile + 1];
+  const int tx = threadIdx.x, ty = threadIdx.y;
   const int64_t tiles_c = (cols + kTile - 1) / kTile;
   const int64_t tiles = tiles_c * ((rows + kTile - 1) / kTile);
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const int64_t r0 = t / tiles_c * kTile, c0 = t % tiles_c * kTile;
-    for (int i = threadIdx.y; i < kTile; i += blockDim.y) {
-      const int64_t r = r0 + i, c = c0 + threadIdx.x;
-      if (r < rows && c < cols) tile[i][threadIdx.x] = src[r * sp + c];
+    const bool full = vec && r0 + kTile <= rows && c0 + kTile <= cols;
+    if (full) {
+      V in[kPer][kPer / kVec];
+#pragma unroll
+      for (int i = 0; i < kPer; ++i) {
+        const V* s = reinterpret_cast<const V*>(src + (r0 + ty + kTileThreads * i) * sp + c0 + kPer * tx);
+#pragma unroll
+        for (int h = 0; h < kPer / kVec; ++h) in[i][h] = s[h];
+      }
+#pragma unroll
+      for (int i = 0; i < kPer; ++i) {
+#pragma unroll
+        for (int j = 0; j < kPer; ++j)
+          tile[ty + kTileThreads * i][kPer * tx + j] = in[i][j / kVec].v[j % kVec];
+      }
+    } else {
+      // Consecutive threads along the tile's rows, so that the accesses still coalesce.
+      for (int e = ty * kTileThreads + tx; e < kTile * kTile; e += kTileThreads * kTileThreads) {
+        const int i = e / kTile, j = e % kTile;
+        const int64_t r = r0 + i, c = c0 + j;
+        if (r < rows && c < cols) tile[i][j] = src[r * sp + c];
+      }
     }
     __syncthreads();
-    for (int i = threadIdx.y; i < kTile; i += blockDim.y) {
-      const int64_t c = c0 + i, r = r0 + threadIdx.x;
-      if (r < rows && c < cols) dst[c * dp + r] = tile[threadIdx.x][i];
+    if (full) {
+#pragma unroll
+      for (int i = 0; i < kPer; ++i) {
+        V out[kPer / kVec];
+#pragma unroll
+        for (int j = 0; j < kPer; ++j) out[j / kVec].v[j % kVec] = tile[kPer * tx + j][ty + kTileThreads * i];
+        V* d = reinterpret_cast<V*>(dst + (c0 + ty + kTileThreads * i) * dp + r0 + kPer * tx);
+#pragma unroll
+        for (int h = 0; h < kPer / kVec; ++h) d[h] = out[h];
+      }
+    } else {
+      for (int e = ty * kTileThreads + tx; e < kTile * kTile; e += kTileThreads * kTileThreads) {
+        const int j = e / kTile, i = e % kTile;
+        const int64_t r = r0 + i, c = c0 + j;
+        if (r < rows && c < cols) dst[c * dp + r] = tile[i][j];
+      }
     }
     __syncthreads();
   }
@@ -152,11 +205,16 @@ void copy_same(const T* src, T* dst, const HostLayout<2>& l, const DynamicOffset
     if (width >= kMinMemcpyRowBytes && width % 16 == 0 && spitch % 16 == 0 && dpitch % 16 == 0 &&
         is_aligned(src, 16) && is_aligned(dst, 16)) {
       const int64_t vecs = static_cast<int64_t>(width / 16), rows = l.shape[0];
-      const dim3 grid(static_cast<unsigned>(std::min<int64_t>((vecs + kBlock - 1) / kBlock, 65535)),
-                      static_cast<unsigned>(std::min<int64_t>(rows, 65535)));
-      copy_rows16<<<grid, kBlock, 0, stream>>>(reinterpret_cast<const uint4*>(src), static_cast<int64_t>(spitch / 16),
-                                               reinterpret_cast<uint4*>(dst), static_cast<int64_t>(dpitch / 16),
-                                               rows, vecs);
+      // As many threads across a row as its vectors fill, the rest of the block on further rows.
+      int tx = 1;
+      while (tx < kBlock && static_cast<int64_t>(tx) * kUnroll < vecs) tx *= 2;
+      const int ty = kBlock / tx;
+      const int64_t per_block = static_cast<int64_t>(tx) * kUnroll;
+      const dim3 grid(static_cast<unsigned>(std::min<int64_t>((vecs + per_block - 1) / per_block, 65535)),
+                      static_cast<unsigned>(std::min<int64_t>((rows + ty - 1) / ty, 65535)));
+      copy_rows16<<<grid, dim3(tx, ty), 0, stream>>>(
+          reinterpret_cast<const uint4*>(src), static_cast<int64_t>(spitch / 16),
+          reinterpret_cast<uint4*>(dst), static_cast<int64_t>(dpitch / 16), rows, vecs);
       check_launch("copy");
       return;
     }
@@ -169,7 +227,7 @@ void copy_same(const T* src, T* dst, const HostLayout<2>& l, const DynamicOffset
   }
   // A transpose: one side is contiguous along the layout's first axis, the other along its
   // second. transpose_tiles reads source rows and writes destination columns.
-  if (fixed && l.ndim() == 2 && l.shape[0] >= kTile && l.shape[1] >= kTile) {
+  if (fixed && l.ndim() == 2 && l.shape[0] >= kTile / 2 && l.shape[1] >= kTile / 2) {
     const auto& ss = l.strides[0];
     const auto& ds = l.strides[1];
     // (rows, cols, source pitch, destination pitch), or rows = 0 when this is not a transpose.
@@ -181,8 +239,13 @@ void copy_same(const T* src, T* dst, const HostLayout<2>& l, const DynamicOffset
     }
     if (rows > 0) {
       const int64_t tiles = ((rows + kTile - 1) / kTile) * ((cols + kTile - 1) / kTile);
-      transpose_tiles<T><<<static_cast<unsigned>(std::min<int64_t>(tiles, INT32_MAX)), dim3(kTile, 8), 0, stream>>>(
-          src, sp, dst, dp, rows, cols);
+      // 4-element accesses (at most 16 bytes) need both sides' rows aligned to them.
+      const size_t vec_bytes = std::min<size_t>(16, 4 * sizeof(T));
+      const int64_t vec_elems = static_cast<int64_t>(vec_bytes / sizeof(T));
+      const bool vec = is_aligned(src, vec_bytes) && is_aligned(dst, vec_bytes) && sp % vec_elems == 0 &&
+                       dp % vec_elems == 0;
+      transpose_tiles<T><<<static_cast<unsigned>(std::min<int64_t>(tiles, INT32_MAX)),
+                           dim3(kTileThreads, kTileThreads), 0, stream>>>(src, sp, dst, dp, rows, cols, vec);
       check_launch("copy");
       return;
     }

@@ -125,22 +125,80 @@ __global__ void binary_flat(Flat<T> a, Flat<T> b, R* __restrict__ out, int64_t n
   }
 }
 
-// A binary op whose operands are read in place at any strides (broadcast, transposed):
-// out[i] = op(a[offset], b[offset]), N outputs per thread along the innermost dimension (whose
-// length N divides), so the offsets cost one index computation per N outputs and the store is
-// one vector. 32-bit index arithmetic: the host uses it for at most INT32_MAX outputs.
-template <int N, typename T, typename R, typename Op>
-__global__ void binary_strided(const T* __restrict__ a, const T* __restrict__ b, R* __restrict__ out,
-                               Strided<2> l, int64_t groups, Op op) {
-  const int last = l.ndim - 1;
-  const int64_t sa = last >= 0 ? l.strides[0][last] : 0, sb = last >= 0 ? l.strides[1][last] : 0;
-  for (int64_t g = thread_index(); g < groups; g += thread_count()) {
-    int64_t off[2];
-    offsets_of<uint32_t>(l, static_cast<uint32_t>(g * N), off);
-    Vec<R, N> r;
+// One operand of binary_rows: row r starts at ptr + the outer dimensions' offset, its
+// elements `stride` apart; 0 is one value for the whole row, read once; `vec` (stride 1, every
+// row aligned) reads N at a time; any other stride gathers.
+template <typename T>
+struct RowOperand {
+  const T* ptr;
+  int64_t stride;
+  bool vec;
+};
+
+template <int N, typename T>
+__device__ __forceinline__ Vec<T, N> row_load(const RowOperand<T>& in, const T* row, T first, int64_t c) {
+  if (in.vec) return *reinterpret_cast<const Vec<T, N>*>(row + c);
+  Vec<T, N> r;
+  if (in.stride == 0) {
 #pragma unroll
-    for (int j = 0; j < N; ++j) r.v[j] = from_compute<R>(op(to_compute(a[off[0] + j * sa]), to_compute(b[off[1] + j * sb])));
-    reinterpret_cast<Vec<R, N>*>(out)[g] = r;
+    for (int j = 0; j < N; ++j) r.v[j] = first;
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; ++j) r.v[j] = row[(c + j) * in.stride];
+  }
+  return r;
+}
+
+constexpr int kRowVectors = 4;  // vectors of N outputs a thread of binary_rows stores per step
+
+// A binary op whose operands are read in place at any strides (broadcast, transposed) over
+// `rows` rows of `cols` outputs (cols a multiple of N, out aligned): thread (x, y) of a block
+// takes row blockIdx.y * blockDim.y + y, whose offsets cost one index computation, and stores
+// kRowVectors vectors of N outputs per step, loading them all first. 32-bit index arithmetic
+// over the rows: the host uses it for at most INT32_MAX outputs.
+template <int N, typename T, typename R, typename Op>
+__global__ void binary_rows(RowOperand<T> a, RowOperand<T> b, R* __restrict__ out, Strided<2> outer,
+                            int64_t rows, int64_t cols, Op op) {
+  const int64_t vstep = static_cast<int64_t>(blockDim.x) * N;
+  const int64_t cstep = static_cast<int64_t>(gridDim.x) * vstep * kRowVectors;
+  for (int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; r < rows;
+       r += static_cast<int64_t>(gridDim.y) * blockDim.y) {
+    int64_t off[2];
+    offsets_of<uint32_t>(outer, static_cast<uint32_t>(r), off);
+    const T* ra = a.ptr + off[0];
+    const T* rb = b.ptr + off[1];
+    const T fa = a.stride == 0 ? ra[0] : T{}, fb = b.stride == 0 ? rb[0] : T{};
+    R* ro = out + r * cols;
+    for (int64_t c0 = static_cast<int64_t>(blockIdx.x) * vstep * kRowVectors + threadIdx.x * N; c0 < cols;
+         c0 += cstep) {
+      Pair<T, N> in[kRowVectors];
+#pragma unroll
+      for (int u = 0; u < kRowVectors; ++u) {
+        const int64_t c = c0 + u * vstep;
+        if (c < cols) in[u] = {row_load<N>(a, ra, fa, c), row_load<N>(b, rb, fb, c)};
+      }
+#pragma unroll
+      for (int u = 0; u < kRowVectors; ++u) {
+        const int64_t c = c0 + u * vstep;
+        if (c >= cols) break;
+        Vec<R, N> res;
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+          res.v[j] = from_compute<R>(op(to_compute(in[u].a.v[j]), to_compute(in[u].b.v[j])));
+        *reinterpret_cast<Vec<R, N>*>(ro + c) = res;
+      }
+    }
+  }
+}
+
+// The general in-place binary op: out[i] = op(a[offset], b[offset]), one output per thread.
+template <typename T, typename R, typename Op>
+__global__ void binary_strided(const T* __restrict__ a, const T* __restrict__ b, R* __restrict__ out,
+                               Strided<2> l, int64_t n, Op op) {
+  for (int64_t i = thread_index(); i < n; i += thread_count()) {
+    int64_t off[2];
+    offsets_of<uint32_t>(l, static_cast<uint32_t>(i), off);
+    out[i] = from_compute<R>(op(to_compute(a[off[0]]), to_compute(b[off[1]])));
   }
 }
 
@@ -201,6 +259,38 @@ void unary_launch(const array& a, array& out, Op op, const Stream& s) {
   check_launch("Unary");
 }
 
+// binary_rows over layout `l` (rows along its last dimension, a multiple of N long; `count`
+// outputs from `out`, aligned for N-element stores): blocks of kEwBlock threads, as many
+// across a row as its vectors fill (at most all of them), the others on further rows.
+template <int N, typename T, typename R, typename Op>
+void launch_rows(const T* a, const T* b, R* out, const Strided<2>& l, int64_t count, Op op,
+                 cudaStream_t stream) {
+  const int last = l.ndim - 1;
+  const int64_t cols = l.shape[last], rows = count / cols;
+  Strided<2> outer;
+  outer.ndim = last;
+  bool outer_vec[2] = {true, true};
+  for (int i = 0; i < last; ++i) {
+    outer.shape[i] = l.shape[i];
+    for (int k = 0; k < 2; ++k) {
+      outer.strides[k][i] = l.strides[k][i];
+      outer_vec[k] = outer_vec[k] && l.strides[k][i] % N == 0;
+    }
+  }
+  auto operand = [&](const T* p, int k) {
+    const int64_t stride = l.strides[k][last];
+    return RowOperand<T>{p, stride, stride == 1 && outer_vec[k] && is_aligned(p, N * sizeof(T))};
+  };
+  int tx = 1;
+  while (tx < kEwBlock && static_cast<int64_t>(tx) * kRowVectors * N < cols) tx *= 2;
+  const int ty = kEwBlock / tx;
+  const int64_t per_block = static_cast<int64_t>(tx) * kRowVectors * N;
+  const dim3 grid(static_cast<unsigned>((cols + per_block - 1) / per_block),
+                  static_cast<unsigned>(std::min<int64_t>((rows + ty - 1) / ty, 65535)));
+  binary_rows<N, T, R>
+      <<<grid, dim3(tx, ty), 0, stream>>>(operand(a, 0), operand(b, 1), out, outer, rows, cols, op);
+}
+
 template <typename T, typename Op>
 void binary_launch(const array& a, const array& b, array& out, Op op, const Stream& s) {
   using C = compute_t<T>;
@@ -222,11 +312,10 @@ void binary_launch(const array& a, const array& b, array& out, Op op, const Stre
                                 int64_t count) {
       R* d = dst + begin;
       if (l.ndim > 0 && l.shape[l.ndim - 1] % N == 0 && is_aligned(d, N * sizeof(R))) {
-        binary_strided<N, T, R><<<grid_for(count / N, kEwBlock), kEwBlock, 0, stream>>>(pa + base[0], pb + base[1],
-                                                                                       d, l, count / N, op);
+        launch_rows<N>(pa + base[0], pb + base[1], d, l, count, op, stream);
       } else {
-        binary_strided<1, T, R><<<grid_for(count, kEwBlock), kEwBlock, 0, stream>>>(pa + base[0], pb + base[1], d,
-                                                                                   l, count, op);
+        binary_strided<T, R>
+            <<<grid_for(count, kEwBlock), kEwBlock, 0, stream>>>(pa + base[0], pb + base[1], d, l, count, op);
       }
       check_launch("Binary");
     });

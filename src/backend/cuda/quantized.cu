@@ -1,13 +1,16 @@
 // Quantization on the GPU (every mode, the mode a template parameter of each kernel): a
 // thread per group for quantize, a thread per element for dequantize, and for
-// quantized_matmul with few rows (and gather_qmm's transposed products) a warp per output
-// column that reads its packed weight row once per eight rows of x.
+// quantized_matmul with few rows the affine gemv of quantized_gemv.cu where it applies; the
+// other few-row products (other modes, 3, 5 and 6 bits, unaligned operands, gather_qmm's
+// transposed products) take a warp per output column that reads its packed weight row once
+// per eight rows of x.
 #include <cstdint>
 #include <vector>
 
 #include "backend/common/quantized.h"
 #include "backend/cuda/copy.h"
 #include "backend/cuda/kernel_utils.cuh"
+#include "backend/cuda/quantized_gemv.h"
 #include "primitives/primitives.h"
 
 namespace braid {
@@ -356,6 +359,11 @@ void QuantizedMatmul::eval_gpu(const std::vector<array>& inputs, array& out) {
   if (out.size() == 0) return;
   const auto ptrs = cuda::contiguous(inputs, stream());
   const int64_t rows = inputs[0].shape(0), k = inputs[0].shape(1), n = inputs[1].shape(0), words = inputs[1].shape(1);
+  if (mode_ == QuantizationMode::affine &&
+      cuda::affine_gemv(out.dtype(), ptrs[0], static_cast<const uint32_t*>(ptrs[1]), ptrs[2], ptrs[3],
+                        out.desc()->data_ptr, rows, n, k, group_size_, bits_, cuda::stream_of(stream()))) {
+    return;
+  }
   cuda::for_float_types(out.dtype(), "quantized_matmul", [&](auto tag) {
     using T = typename decltype(tag)::type;
     common::dispatch_mode(mode_, [&](auto mode_tag) {
