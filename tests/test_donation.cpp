@@ -92,13 +92,24 @@ const std::vector<Update>& updates() {
   return u;
 }
 
+// 0 .. 63 as float32, evaluated, its values in `values`.
+array evaluated_iota(Device d, std::vector<double>& values) {
+  array t = iota(64, d);
+  eval(t);
+  values = test::values(t);
+  return t;
+}
+
+std::string where(const Update& u, Device d) {
+  return std::string(u.name) + (d == Device::gpu ? " on the GPU" : " on the CPU");
+}
+
 TEST(Donation, AnUpdateOfAnArrayNothingElseHoldsWritesIntoItsBuffer) {
   for (Device d : test::test_devices()) {
     for (const auto& u : updates()) {
-      SCOPED_TRACE(std::string(u.name) + (d == Device::gpu ? " on the GPU" : " on the CPU"));
-      array t = iota(64, d);
-      eval(t);
-      const std::vector<double> before = test::values(t);
+      SCOPED_TRACE(where(u, d));
+      std::vector<double> before;
+      array t = evaluated_iota(d, before);
       const detail::Data* buffer = buffer_of(t);
       t = u.apply(t, d);
       eval(t);
@@ -111,10 +122,9 @@ TEST(Donation, AnUpdateOfAnArrayNothingElseHoldsWritesIntoItsBuffer) {
 TEST(Donation, AnInputStillHeldElsewhereIsCopiedAndKeepsItsValues) {
   for (Device d : test::test_devices()) {
     for (const auto& u : updates()) {
-      SCOPED_TRACE(std::string(u.name) + (d == Device::gpu ? " on the GPU" : " on the CPU"));
-      array t = iota(64, d);
-      eval(t);
-      const std::vector<double> before = test::values(t);
+      SCOPED_TRACE(where(u, d));
+      std::vector<double> before;
+      array t = evaluated_iota(d, before);
       array kept = t;  // another handle
       array updated = u.apply(t, d);
       eval(updated);
