@@ -119,12 +119,11 @@ void launch(const OptimizerUpdate& prim, const std::vector<array>& in, array& ou
   const Coefficients k{prim.a(), prim.b(), prim.eps()};
   auto run = [&](auto vec) {
     constexpr int V = decltype(vec)::value;
-    const unsigned grid = flat_grid(n, V, kBlock);
     switch (prim.kind()) {
       case OptimizerUpdate::Kind::moment:
       case OptimizerUpdate::Kind::moment_square:
-        moment_kernel<V, T><<<grid, kBlock, 0, stream>>>(ptr(in[0]), ptr(in[1]), dst, n, k,
-                                                         prim.kind() == OptimizerUpdate::Kind::moment_square);
+        moment_kernel<V, T><<<flat_grid(n, V, kBlock), kBlock, 0, stream>>>(ptr(in[0]), ptr(in[1]), dst, n, k,
+                                                                            prim.kind() == OptimizerUpdate::Kind::moment_square);
         return;
       case OptimizerUpdate::Kind::adam: {
         size_t next = 4;
