@@ -662,6 +662,38 @@ TEST(OpsArgReduce, RowsAndColumnsOfEveryWidthAndAlignment) {
   }
 }
 
+// The ends of each dtype's range (-inf and inf for floats): a chunk of the axis holding only the
+// worst value for its op, or only NaNs, must not hide a later better element, and a whole axis
+// of the worst value gives index 0. Long axes, so the GPU splits both rows and columns.
+TEST(OpsArgReduce, RangeEndsAcrossChunks) {
+  const int n = 70000, cols = 8;
+  for (Dtype dt : {uint8, int8, int32, float32, bfloat16}) {
+    const bool fl = issubdtype(dt, floating);
+    const double lo = fl ? -kInf : (dt == uint8 ? 0.0 : dt == int8 ? -128.0 : -2147483648.0);
+    const double hi = fl ? kInf : (dt == uint8 ? 255.0 : dt == int8 ? 127.0 : 2147483647.0);
+    std::vector<double> v(static_cast<size_t>(n) * cols);
+    for (int r = 0; r < n; ++r) {
+      double* row = &v[static_cast<size_t>(r) * cols];
+      row[0] = lo;
+      row[1] = r == 65000 ? 0.0 : lo;
+      row[2] = hi;
+      row[3] = r == 65000 ? 0.0 : hi;
+      row[4] = r % 2 == 0 ? lo : hi;
+      row[5] = fl && r > 0 && r < 40000 ? kNaN : (r == 50000 ? 1.0 : lo);  // NaNs skipped, then a later 1
+      row[6] = r == n - 1 ? hi : lo;
+      row[7] = r == n - 1 ? lo : hi;
+    }
+    array a = make(v, {n, cols}, dt);
+    for (const Device& dev : test_devices()) {
+      for (const auto& row : kArgRows) {
+        check_arg(row, a, 0, dev, "range ends, columns");
+        check_arg(row, transpose(a), 1, dev, "range ends, strided rows");
+        check_arg(row, contiguous(transpose(a)), 1, dev, "range ends, rows");
+      }
+    }
+  }
+}
+
 TEST(OpsArgReduce, FlattenedOverloads) {
   for (const Device& dev : test_devices()) {
     array a = array({3, 9, 2, 9, 1, 1}, {2, 3});

@@ -24,6 +24,8 @@ constexpr int kWarp = 32;
 constexpr int kBlock = 256;
 constexpr int64_t kMinChunk = 8192;     // elements per block when a row is split
 constexpr int64_t kMinColumnChunk = 32;  // elements per thread when a column walk is split
+constexpr int64_t kMaxColumnSplits = 65535;  // chunks of a column walk (gridDim.y)
+constexpr int64_t kMaxColumnBlocks = 1 << 20;  // blocks of column walkers (gridDim.x)
 constexpr int64_t kFewOutputs = 2048;   // fewer outputs than this take a block each
 constexpr uint32_t kNone = UINT32_MAX;  // index of an empty partial
 
@@ -36,6 +38,14 @@ struct ArgOp {
       return b > a;
     } else {
       return b < a;
+    }
+  }
+  // The value every real element is at least as good as (a share starts from it).
+  __device__ static C worst() {
+    if constexpr (is_complex_v<C>) {
+      return C();
+    } else {
+      return kMax ? lowest<C>() : highest<C>();
     }
   }
   // complex64 keeps MLX's lexicographic comparisons as they are (no NaN skipping).
@@ -65,14 +75,24 @@ __device__ __forceinline__ T shfl_down(T v, int delta) {
   }
 }
 
-// Visits element r (value x) of a thread's share of one output: the best (bv, bi) so far
-// moves to x when x is not NaN and takes its place.
+// Visits element r (value x) of a thread's share of one output. Every caller visits its share in
+// increasing r, so for real types a strictly better value is all it takes (a tie keeps the
+// earlier index), and NaN never compares better: a compare and two selects per element, no
+// branch. The best starts at Op::worst() with index kNone; a share whose every element is
+// NaN or the worst value itself keeps kNone, which the combining steps pass over (the
+// output's answer is then index 0 either way). complex64 keeps the general rule.
 template <typename Op, typename T>
 __device__ __forceinline__ void visit(T x, int64_t r, compute_t<T>& bv, uint32_t& bi) {
   const compute_t<T> c = Op::load(x);
-  if (!Op::is_nan(c) && Op::takes(c, static_cast<uint32_t>(r), bv, bi)) {
-    bv = c;
-    bi = static_cast<uint32_t>(r);
+  if constexpr (is_complex_v<compute_t<T>>) {
+    if (!Op::is_nan(c) && Op::takes(c, static_cast<uint32_t>(r), bv, bi)) {
+      bv = c;
+      bi = static_cast<uint32_t>(r);
+    }
+  } else {
+    const bool take = Op::better(c, bv);
+    bv = take ? c : bv;
+    bi = take ? static_cast<uint32_t>(r) : bi;
   }
 }
 
@@ -148,7 +168,7 @@ __global__ void arg_rows(const T* __restrict__ src, uint32_t* __restrict__ dst, 
   for (int64_t first = static_cast<int64_t>(blockIdx.x) * per_block; first < tasks;
        first += static_cast<int64_t>(gridDim.x) * per_block) {
     const int64_t task = first + static_cast<int>(threadIdx.x) / group;
-    C bv = C();
+    C bv = Op::worst();
     uint32_t bi = kNone;
     int64_t off[2] = {0, 0};
     if (task < tasks) {
@@ -220,71 +240,51 @@ __global__ void arg_combine(const T* __restrict__ src, uint32_t* __restrict__ ds
   }
 }
 
-// A thread per `width` adjacent outputs, walking (a chunk of) the axis in order; adjacent
-// threads on adjacent outputs. width is 1, or a 16-byte vector's elements when the outputs'
-// columns are adjacent and every row of them starts 16-byte aligned (kRows vector loads in
-// flight per thread). With splits == 1 and width 1 it is MLX's loop itself; otherwise chunk
-// c's best goes to pv/pi[c * outputs + o] for arg_combine.
-template <typename T, bool kMax>
+// A thread per W adjacent outputs, walking (a chunk of) the axis in order, kRows loads in
+// flight; adjacent threads on adjacent outputs. W is 1, or a 16-byte vector's elements when the
+// outputs' columns are adjacent and every row of them starts 16-byte aligned. Chunk
+// y = blockIdx.y of the axis; with one chunk the result goes to dst, otherwise chunk y's best
+// goes to pv/pi[y * outputs + o] for arg_combine (coalesced there too).
+template <typename T, bool kMax, int W>
 __global__ void arg_columns(const T* __restrict__ src, uint32_t* __restrict__ dst, compute_t<T>* __restrict__ pv,
                             uint32_t* __restrict__ pi, Strided<2> kept, int64_t outputs, int64_t n,
-                            int64_t stride, int64_t chunk, int64_t splits, bool vectors) {
+                            int64_t stride, int64_t chunk) {
   using Op = ArgOp<T, kMax>;
   using C = compute_t<T>;
-  constexpr int V = vec_width_v<T>;
   constexpr int kRows = 4;
-  using Vector = Vec<T, V>;
-  const int width = vectors ? V : 1;
-  const int64_t groups = outputs / width;
-  for (int64_t task = thread_index(); task < groups * splits; task += thread_count()) {
-    const int64_t split = task / groups, o = (task - split * groups) * width;
+  using Vector = Vec<T, W>;
+  const int64_t split = blockIdx.y, splits = gridDim.y;
+  const int64_t begin = split * chunk, end = min64(n, begin + chunk);
+  for (int64_t g = thread_index(); g < outputs / W; g += thread_count()) {
+    const int64_t o = g * W;
     int64_t off[2];
     offsets_of<uint64_t>(kept, static_cast<uint64_t>(o), off);
     const T* p = src + off[0];
-    if (splits == 1 && !vectors) {
-      C best = Op::load(p[0]);
-      uint32_t idx = 0;
-      for (int64_t r = 1; r < n; ++r) {
-        const C x = Op::load(p[r * stride]);
-        if (Op::better(x, best)) {
-          best = x;
-          idx = static_cast<uint32_t>(r);
-        }
-      }
-      dst[off[1]] = idx;
-      continue;
-    }
-    const int64_t begin = split * chunk, end = min64(n, begin + chunk);
-    if (!vectors) {
-      C bv = C();
-      uint32_t bi = kNone;
-      for (int64_t r = begin; r < end; ++r) visit<Op>(p[r * stride], r, bv, bi);
-      pv[split * outputs + o] = bv;
-      pi[split * outputs + o] = bi;
-      continue;
-    }
-    C bv[V];
-    uint32_t bi[V];
+    C bv[W];
+    uint32_t bi[W];
 #pragma unroll
-    for (int e = 0; e < V; ++e) {
-      bv[e] = C();
+    for (int e = 0; e < W; ++e) {
+      bv[e] = Op::worst();
       bi[e] = kNone;
     }
-    for (int64_t r0 = begin; r0 < end; r0 += kRows) {
+    int64_t r0 = begin;
+    for (; r0 + kRows <= end; r0 += kRows) {
       Vector x[kRows];
 #pragma unroll
-      for (int u = 0; u < kRows; ++u) {
-        if (r0 + u < end) x[u] = *reinterpret_cast<const Vector*>(p + (r0 + u) * stride);
-      }
+      for (int u = 0; u < kRows; ++u) x[u] = *reinterpret_cast<const Vector*>(p + (r0 + u) * stride);
 #pragma unroll
       for (int u = 0; u < kRows; ++u) {
-        if (r0 + u >= end) break;
 #pragma unroll
-        for (int e = 0; e < V; ++e) visit<Op>(x[u].v[e], r0 + u, bv[e], bi[e]);
+        for (int e = 0; e < W; ++e) visit<Op>(x[u].v[e], r0 + u, bv[e], bi[e]);
       }
     }
+    for (; r0 < end; ++r0) {
+      const Vector x = *reinterpret_cast<const Vector*>(p + r0 * stride);
 #pragma unroll
-    for (int e = 0; e < V; ++e) {
+      for (int e = 0; e < W; ++e) visit<Op>(x.v[e], r0, bv[e], bi[e]);
+    }
+#pragma unroll
+    for (int e = 0; e < W; ++e) {
       if (splits == 1) {
         dst[off[1] + e] = (Op::is_nan(Op::load(p[e])) || bi[e] == kNone) ? 0u : bi[e];
       } else {
@@ -339,7 +339,7 @@ void arg_reduce(const array& in, array& out, int axis, const Stream& s) {
     const int64_t threads = static_cast<int64_t>(sms) * 2048;
     const int64_t walkers = vectors ? outputs / V : outputs;
     if (walkers < threads && n >= 2 * kMinColumnChunk)
-      splits = std::clamp<int64_t>(threads / walkers, 1, n / kMinColumnChunk);
+      splits = std::clamp<int64_t>(threads / walkers, 1, std::min(n / kMinColumnChunk, kMaxColumnSplits));
   }
   const int64_t chunk = ceil_div(n, splits);
   splits = ceil_div(n, chunk);
@@ -380,8 +380,13 @@ void arg_reduce(const array& in, array& out, int axis, const Stream& s) {
     return;
   }
   const int64_t walkers = vectors ? outputs / V : outputs;
-  arg_columns<T, kMax><<<grid_for(walkers * splits, kBlock), kBlock, 0, cs>>>(src, dst, pv, pi, k, outputs, n,
-                                                                             stride, chunk, splits, vectors);
+  const dim3 grid(static_cast<unsigned>(std::min<int64_t>(ceil_div(walkers, kBlock), kMaxColumnBlocks)),
+                  static_cast<unsigned>(splits));
+  if (vectors) {
+    arg_columns<T, kMax, V><<<grid, kBlock, 0, cs>>>(src, dst, pv, pi, k, outputs, n, stride, chunk);
+  } else {
+    arg_columns<T, kMax, 1><<<grid, kBlock, 0, cs>>>(src, dst, pv, pi, k, outputs, n, stride, chunk);
+  }
   check_launch("ArgReduce");
   if (splits > 1) {
     arg_combine<T, kMax>

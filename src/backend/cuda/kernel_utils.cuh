@@ -86,6 +86,33 @@ inline constexpr bool is_float_v = is_half_v<T> || std::is_floating_point_v<T>;
 template <typename T>
 using compute_t = std::conditional_t<is_half_v<T>, float, T>;
 
+/// The least and greatest values of a compute type: -inf and +inf for floating types, the
+/// ends of the range for integers, false and true for bool.
+template <typename T>
+__device__ __forceinline__ T lowest() {
+  if constexpr (std::is_same_v<T, bool>) {
+    return false;
+  } else if constexpr (std::is_integral_v<T>) {
+    // The most negative value: the sign bit alone for signed types, 0 for unsigned ones.
+    return std::is_signed_v<T>
+               ? static_cast<T>(static_cast<std::make_unsigned_t<T>>(1) << (sizeof(T) * 8 - 1))
+               : T(0);
+  } else {
+    return static_cast<T>(-INFINITY);
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T highest() {
+  if constexpr (std::is_same_v<T, bool>) {
+    return true;
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(~lowest<T>());
+  } else {
+    return static_cast<T>(INFINITY);
+  }
+}
+
 template <typename T>
 __device__ __forceinline__ compute_t<T> to_compute(T x) {
   if constexpr (std::is_same_v<T, __half>) {

@@ -38,31 +38,6 @@ constexpr int kStage = 128;      // column sums add this many values before fold
 
 // ---- operations ----
 
-template <typename T>
-__device__ __forceinline__ T lowest() {
-  if constexpr (std::is_same_v<T, bool>) {
-    return false;
-  } else if constexpr (std::is_integral_v<T>) {
-    // The most negative value: the sign bit alone for signed types, 0 for unsigned ones.
-    return std::is_signed_v<T>
-               ? static_cast<T>(static_cast<std::make_unsigned_t<T>>(1) << (sizeof(T) * 8 - 1))
-               : T(0);
-  } else {
-    return static_cast<T>(-INFINITY);
-  }
-}
-
-template <typename T>
-__device__ __forceinline__ T highest() {
-  if constexpr (std::is_same_v<T, bool>) {
-    return true;
-  } else if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(~lowest<T>());
-  } else {
-    return static_cast<T>(INFINITY);
-  }
-}
-
 // Sums and products accumulate in float when either side is a float, in complex64 for
 // complex64, and integers in the unsigned type of the output's width, so overflow wraps
 // exactly as the CPU's uint64 total cast to the output.
