@@ -678,6 +678,33 @@ TEST(OpsShapeConcatenate, LargeInputsTakeTheParallelCopyPaths) {
   }
 }
 
+// Pieces of 16 MiB or more: the CPU writes them around the cache (streamed stores straight from
+// the source), with rows that start unaligned in the result (the second piece starts 2049
+// elements into each row), so every head, body and tail of a run is exercised.
+TEST(OpsShapeConcatenate, PiecesLargeEnoughToStream) {
+  for (Device d : test_devices()) {
+    for (Dtype dt : {uint8, float32}) {
+      // Each piece 16 MiB or more; the second starts w1 elements into each row of the result.
+      const int rows = dt == uint8 ? 4100 : 2100, w1 = dt == uint8 ? 4097 : 2049, w2 = w1 - 2;
+      array x = reshape(astype(remainder(arange(0, rows * w1, 1, int32), array(251)), dt), {rows, w1});
+      array y = reshape(astype(remainder(arange(7, 7 + rows * w2, 1, int32), array(241)), dt), {rows, w2});
+      array c = concatenate({x, y}, 1, d);
+      EXPECT_EQ(c.shape(), (Shape{rows, w1 + w2})) << tag(d, dt);
+      EXPECT_TRUE(array_equal(slice(c, {0, 0}, {rows, w1}), x).item<bool>()) << tag(d, dt);
+      EXPECT_TRUE(array_equal(slice(c, {0, w1}, {rows, w1 + w2}), y).item<bool>()) << tag(d, dt);
+      EXPECT_EQ(values(slice(c, {rows - 1, w1 - 1}, {rows, w1 + 2})),
+                (std::vector<double>{static_cast<double>((rows * w1 - 1) % 251),
+                                     static_cast<double>((7 + (rows - 1) * w2) % 241),
+                                     static_cast<double>((8 + (rows - 1) * w2) % 241)}))
+          << tag(d, dt);
+      // Whole pieces, one run each, the second starting at an odd offset.
+      array z = concatenate({flatten(x), flatten(y)}, 0, d);
+      EXPECT_TRUE(array_equal(slice(z, {0}, {rows * w1}), flatten(x)).item<bool>()) << tag(d, dt);
+      EXPECT_TRUE(array_equal(slice(z, {rows * w1}, {rows * (w1 + w2)}), flatten(y)).item<bool>()) << tag(d, dt);
+    }
+  }
+}
+
 // Pieces whose rows are several thousand elements (more than one block of the GPU's row copy
 // across each row, the last one partial) and pieces of a few rows.
 TEST(OpsShapeConcatenate, WideAndShortRowsAlongTheLastAxis) {
