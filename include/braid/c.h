@@ -20,6 +20,7 @@
 #include "braid/c/fast.h"
 #include "braid/c/half.h"
 #include "braid/c/io.h"
+#include "braid/c/io_gguf.h"
 #include "braid/c/io_types.h"
 #include "braid/c/map.h"
 #include "braid/c/memory.h"

@@ -17,6 +17,7 @@
 #include "braid/c/closure.h"
 #include "braid/c/device.h"
 #include "braid/c/error.h"
+#include "braid/c/io_gguf.h"
 #include "braid/c/io_types.h"
 #include "braid/c/map.h"
 #include "braid/c/optional.h"
@@ -61,6 +62,8 @@ BRAID_C_HANDLE(mlx_closure_custom_jvp, CustomJvpFn)
 BRAID_C_HANDLE(mlx_closure_custom_vmap, CustomVmapFn)
 BRAID_C_HANDLE(mlx_io_reader, std::shared_ptr<io::Reader>)
 BRAID_C_HANDLE(mlx_io_writer, std::shared_ptr<io::Writer>)
+BRAID_C_HANDLE(mlx_gguf_metadata, GGUFMetaData)
+BRAID_C_HANDLE(mlx_map_string_to_gguf_metadata, std::unordered_map<std::string, GGUFMetaData>)
 #undef BRAID_C_HANDLE
 
 template <typename Handle>

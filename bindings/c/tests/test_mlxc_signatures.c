@@ -1,5 +1,5 @@
 /* mlx-c's interface, as a compile-time check: every function of mlx-c (its public headers, up to
- * version 0.4) that braid provides is declared again here with mlx-c's own prototype, so a
+ * version 0.4, and io_gguf.h) that braid provides is declared again here with mlx-c's own prototype, so a
  * signature that differs fails to compile ("conflicting types"), and referenced, so a missing
  * function fails to link. mlx-c functions that braid does not provide, and why, are listed in
  * docs/porting-from-mlx.md (C API); mlx_einsum is the one op among them. */
@@ -143,6 +143,29 @@ int mlx_save_writer(mlx_io_writer out_stream, const mlx_array a);
 int mlx_save(const char* file, const mlx_array a);
 int mlx_save_safetensors_writer(mlx_io_writer in_stream, const mlx_map_string_to_array param, const mlx_map_string_to_string metadata);
 int mlx_save_safetensors(const char* file, const mlx_map_string_to_array param, const mlx_map_string_to_string metadata);
+
+/* io_gguf.h */
+_Static_assert(MLX_GGUF_METADATA_NONE == 0 && MLX_GGUF_METADATA_ARRAY == 1 && MLX_GGUF_METADATA_STRING == 2 &&
+                   MLX_GGUF_METADATA_STRING_VECTOR == 3,
+               "mlx-c's metadata type values");
+mlx_gguf_metadata mlx_gguf_metadata_new_string(const char* value);
+mlx_gguf_metadata mlx_gguf_metadata_new_array(const mlx_array value);
+mlx_gguf_metadata mlx_gguf_metadata_new_string_vector(const mlx_vector_string value);
+mlx_gguf_metadata_type mlx_gguf_metadata_get_type(const mlx_gguf_metadata metadata);
+int mlx_gguf_metadata_get_string(mlx_string* res, const mlx_gguf_metadata metadata);
+int mlx_gguf_metadata_get_array(mlx_array* res, const mlx_gguf_metadata metadata);
+int mlx_gguf_metadata_get_string_vector(mlx_vector_string* res, const mlx_gguf_metadata metadata);
+int mlx_gguf_metadata_free(mlx_gguf_metadata metadata);
+mlx_map_string_to_gguf_metadata mlx_map_string_to_gguf_metadata_new(void);
+int mlx_map_string_to_gguf_metadata_set(mlx_map_string_to_gguf_metadata* map, const mlx_map_string_to_gguf_metadata src);
+int mlx_map_string_to_gguf_metadata_insert(mlx_map_string_to_gguf_metadata map, const char* key, const mlx_gguf_metadata value);
+int mlx_map_string_to_gguf_metadata_get(mlx_gguf_metadata* res, const mlx_map_string_to_gguf_metadata map, const char* key);
+int mlx_map_string_to_gguf_metadata_free(mlx_map_string_to_gguf_metadata map);
+mlx_map_string_to_gguf_metadata_iterator mlx_map_string_to_gguf_metadata_iterator_new(mlx_map_string_to_gguf_metadata map);
+int mlx_map_string_to_gguf_metadata_iterator_free(mlx_map_string_to_gguf_metadata_iterator it);
+int mlx_map_string_to_gguf_metadata_iterator_next(const char** key, mlx_gguf_metadata* value, mlx_map_string_to_gguf_metadata_iterator it);
+int mlx_load_gguf(mlx_map_string_to_array* res_arrays, mlx_map_string_to_gguf_metadata* res_metadata, const char* file, const mlx_stream s);
+int mlx_save_gguf(const char* file, const mlx_map_string_to_array arrays, const mlx_map_string_to_gguf_metadata metadata);
 
 /* map.h */
 mlx_map_string_to_array mlx_map_string_to_array_new(void);
@@ -645,6 +668,24 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_save,
     (any_function)mlx_save_safetensors_writer,
     (any_function)mlx_save_safetensors,
+    (any_function)mlx_gguf_metadata_new_string,
+    (any_function)mlx_gguf_metadata_new_array,
+    (any_function)mlx_gguf_metadata_new_string_vector,
+    (any_function)mlx_gguf_metadata_get_type,
+    (any_function)mlx_gguf_metadata_get_string,
+    (any_function)mlx_gguf_metadata_get_array,
+    (any_function)mlx_gguf_metadata_get_string_vector,
+    (any_function)mlx_gguf_metadata_free,
+    (any_function)mlx_map_string_to_gguf_metadata_new,
+    (any_function)mlx_map_string_to_gguf_metadata_set,
+    (any_function)mlx_map_string_to_gguf_metadata_insert,
+    (any_function)mlx_map_string_to_gguf_metadata_get,
+    (any_function)mlx_map_string_to_gguf_metadata_free,
+    (any_function)mlx_map_string_to_gguf_metadata_iterator_new,
+    (any_function)mlx_map_string_to_gguf_metadata_iterator_free,
+    (any_function)mlx_map_string_to_gguf_metadata_iterator_next,
+    (any_function)mlx_load_gguf,
+    (any_function)mlx_save_gguf,
     (any_function)mlx_map_string_to_array_new,
     (any_function)mlx_map_string_to_array_set,
     (any_function)mlx_map_string_to_array_free,

@@ -68,7 +68,8 @@ std::string repr(array a) {
 }  // namespace
 
 BRAID_PYTHON_INIT(kInitArray) {
-  py::class_<array> cls(m, "array", "An N-dimensional array, computed lazily (mlx.core.array).");
+  py::class_<array> cls(m, "array", "An N-dimensional array, computed lazily (mlx.core.array).",
+                        py::custom_type_setup(&enable_array_buffer));
   cls.def(py::init([](py::object val, std::optional<Dtype> dtype) { return to_array(val, dtype); }), "val"_a,
           "dtype"_a = py::none(),
           "An array from a Python scalar, a nested list or tuple, an array or a NumPy array.")

@@ -45,6 +45,9 @@ inline constexpr int kInitFunctions = 50;     // ops, transforms, random, io, me
 /// The bound array class, to add methods from other files:
 ///   array_class(m).def("sum", ...);
 py::class_<array> array_class(py::module_& m);
+/// Gives the array type the buffer protocol (array_export.cpp): memoryview(a) and NumPy read
+/// the evaluated buffer in place. Passed to the class as py::custom_type_setup.
+void enable_array_buffer(PyHeapTypeObject* heap_type);
 
 // --- Python values to arrays ----------------------------------------------------------------
 
