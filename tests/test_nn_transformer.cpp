@@ -1,18 +1,20 @@
 // Attention and transformer layers, RoPE and sinusoidal encodings: MLX's parameter names,
 // values against float64 formulas written here from the layers' parameters, the causal mask,
-// gradients through nn::value_and_grad, bad input.
+// gradients through nn::value_and_grad, checkpointed layers (nn::checkpoint), bad input.
 #include <gtest/gtest.h>
 
 #include <cfloat>
 #include <cmath>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "braid/fast.h"
 #include "braid/nn.h"
 #include "nn_layers_support.h"
 #include "support.h"
+#include "watchdog.h"
 
 using namespace braid;
 using test::draw;
@@ -265,6 +267,99 @@ TEST(NnTransformer, StackGradientsReachEveryLayer) {
     for (double v : values(g)) norm += v * v;
     EXPECT_GT(norm, 0.0) << name;
   }
+}
+
+// MLX's checkpoint flag: each layer's activations are computed again in the backward pass
+// (the activation runs once per layer more), and the loss and every gradient, through all
+// three masks and through the memory into the encoder, are those of the same model without it
+// (up to the rounding of sums taken in another order).
+TEST(NnTransformer, CheckpointedLayersGiveTheSameGradientsAndRunAgainInTheBackwardPass) {
+  StreamContext on_cpu(Device::cpu);
+  const int B = 2, Ls = 3, Lt = 2, dims = 4, heads = 2, layers = 2;
+  int activation_calls = 0;
+  auto counting_relu = [&activation_calls](const array& x) {
+    ++activation_calls;
+    return nn::relu(x);
+  };
+  for (bool norm_first : {true, false}) {
+    nn::Transformer plain(dims, heads, layers, layers, 8, 0.0f, counting_relu, nullptr, nullptr, norm_first);
+    nn::Transformer checkpointed(dims, heads, layers, layers, 8, 0.0f, counting_relu, nullptr, nullptr,
+                                 norm_first, /*checkpoint=*/true);
+    randomize_norms(plain, 21);
+    checkpointed.update(plain.parameters());
+    array src = make(draw(B * Ls * dims, 22), {B, Ls, dims}, float32);
+    array tgt = make(draw(B * Lt * dims, 23), {B, Lt, dims}, float32);
+    array src_mask = make(draw(Ls * Ls, 24, -0.5, 0.5), {Ls, Ls}, float32);
+    array tgt_mask = nn::MultiHeadAttention::create_additive_causal_mask(Lt);
+    array memory_mask = make(draw(Lt * Ls, 25, -0.5, 0.5), {Lt, Ls}, float32);
+    auto gradients = [&](nn::Transformer& model) {
+      activation_calls = 0;
+      auto [loss, grads] = nn::value_and_grad(model, [&](const std::vector<array>&) {
+        return sum(square(model(src, tgt, src_mask, tgt_mask, memory_mask)));
+      })({});
+      auto flat = tree_flatten(grads);
+      std::vector<std::pair<std::string, std::vector<double>>> out{{"loss", values(loss)}};
+      for (auto& [name, g] : flat) out.emplace_back(name, values(g));
+      return std::make_pair(out, activation_calls);
+    };
+    const auto [want, plain_calls] = gradients(plain);
+    const auto [got, checkpointed_calls] = gradients(checkpointed);
+    const std::string what = norm_first ? "norm first" : "norm last";
+    EXPECT_EQ(plain_calls, 2 * layers) << what;
+    EXPECT_EQ(checkpointed_calls, 4 * layers) << what;
+    ASSERT_EQ(got.size(), want.size()) << what;
+    EXPECT_EQ(want.size(), leaf_names(plain.trainable_parameters()).size() + 1) << what;
+    EXPECT_EQ(got[0].second, want[0].second) << what << ", the loss";  // the same forward ops
+    for (size_t i = 1; i < want.size(); ++i) {
+      // The recomputed layers' cotangents reach a shared input (the memory, a residual) in
+      // another order than the plain graph's, so sums may round differently in the last bit.
+      EXPECT_EQ(got[i].first, want[i].first) << what;
+      expect_close(got[i].second, want[i].second, 1e-5, 1e-7, what + ", " + want[i].first);
+    }
+  }
+}
+
+// nn::checkpoint of a module's one-array call: the forward value, and the gradients of its
+// parameters inside nn::value_and_grad, are those without it.
+TEST(NnTransformer, CheckpointOfAModuleKeepsItsValueAndGradients) {
+  StreamContext on_cpu(Device::cpu);
+  nn::TransformerEncoderLayer layer(4, 2, 8);
+  randomize_norms(layer, 31);
+  array x = make(draw(2 * 3 * 4, 32), {2, 3, 4}, float32);
+  auto plain =
+      nn::value_and_grad(layer, [&](const std::vector<array>&) { return sum(square(layer(x))); })({});
+  auto checkpointed = nn::value_and_grad(
+      layer, [&](const std::vector<array>&) { return sum(square(nn::checkpoint(layer)({x})[0])); })({});
+  EXPECT_EQ(values(checkpointed.first), values(plain.first));
+  auto want = tree_flatten(plain.second), got = tree_flatten(checkpointed.second);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].first, want[i].first);
+    EXPECT_EQ(values(got[i].second), values(want[i].second)) << want[i].first;
+  }
+}
+
+// The recomputation reads the parameters through its own table on whichever thread runs the
+// backward pass: threads differentiating one checkpointed model at once all get its gradients.
+TEST(NnTransformer, CheckpointedEncoderDifferentiatesOnManyThreadsAtOnce) {
+  braid_test::Watchdog watchdog;
+  constexpr int kThreads = 4;
+  nn::TransformerEncoder encoder(2, 4, 2, 8, 0.0f, {}, true, /*checkpoint=*/true);
+  randomize_norms(encoder, 41);
+  array x = make(draw(2 * 3 * 4, 42), {2, 3, 4}, float32);
+  auto vg = nn::value_and_grad(
+      encoder, [&](const std::vector<array>& in) { return sum(square(encoder(in[0], std::nullopt))); });
+  auto gradients = [&] {
+    std::vector<std::vector<double>> out;
+    for (const auto& g : tree_leaves(vg({x}).second)) out.push_back(values(g));
+    return out;
+  };
+  const auto want = gradients();
+  std::vector<std::vector<std::vector<double>>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) threads.emplace_back([&, t] { got[t] = gradients(); });
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(got[t], want) << "thread " << t;
 }
 
 TEST(NnRoPE, AppliesFastRopeWithItsSettings) {

@@ -1,18 +1,20 @@
 // braid::optimizers: each update rule against a double-precision statement of its formula over
-// three steps, the state's layout, schedules, clip_grad_norm, state files, bad arguments, and
-// a small model trained to a lower loss.
+// three steps, the state's layout, schedules, clip_grad_norm, state files, optimizers on many
+// threads, bad arguments, and a small model trained to a lower loss.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <numbers>
+#include <thread>
 
 #include "braid/braid.h"
 #include "braid/nn.h"
 #include "braid/optimizers.h"
 #include "optimizers/fused.h"
 #include "support.h"
+#include "watchdog.h"
 
 using namespace braid;
 using braid::test::expect_close;
@@ -176,6 +178,103 @@ RefStep adafactor_reference(AdafactorOptions o) {
   };
 }
 
+// A row-major matrix in double.
+struct Matrix {
+  int64_t rows, cols;
+  Vec v;
+  double at(int64_t r, int64_t c) const { return v[r * cols + c]; }
+};
+
+Matrix transposed(const Matrix& m) {
+  Matrix t{m.cols, m.rows, Vec(m.v.size())};
+  for (int64_t r = 0; r < m.rows; ++r)
+    for (int64_t c = 0; c < m.cols; ++c) t.v[c * m.rows + r] = m.at(r, c);
+  return t;
+}
+
+Matrix product(const Matrix& a, const Matrix& b) {
+  Matrix out{a.rows, b.cols, Vec(a.rows * b.cols, 0.0)};
+  for (int64_t r = 0; r < a.rows; ++r)
+    for (int64_t k = 0; k < a.cols; ++k)
+      for (int64_t c = 0; c < b.cols; ++c) out.v[r * b.cols + c] += a.at(r, k) * b.at(k, c);
+  return out;
+}
+
+// x <- a x + (b G + c G G) x with G = x x^T, on the wide orientation of x / ||x||_F.
+Matrix orthogonalized(Matrix x, int steps) {
+  const bool tall = x.rows > x.cols;
+  if (tall) x = transposed(x);
+  double norm = 0;
+  for (double e : x.v) norm += e * e;
+  norm = std::sqrt(norm);
+  for (double& e : x.v) e /= norm + 1e-7;
+  for (int i = 0; i < steps; ++i) {
+    Matrix gram = product(x, transposed(x));
+    Matrix gram2 = product(gram, gram);
+    Matrix poly = gram;
+    for (size_t j = 0; j < poly.v.size(); ++j) poly.v[j] = -4.7750 * gram.v[j] + 2.0315 * gram2.v[j];
+    Matrix px = product(poly, x);
+    for (size_t j = 0; j < x.v.size(); ++j) x.v[j] = 3.4445 * x.v[j] + px.v[j];
+  }
+  return tall ? transposed(x) : x;
+}
+
+struct MuonOptions {
+  double lr = 0.05, momentum = 0.95, weight_decay = 0.01;
+  bool nesterov = true;
+  int ns_steps = 5;
+};
+
+// One Muon step on a parameter of `shape`: momentum on g + wd w; above one axis the update is
+// orthogonalized as a [shape[0], -1] matrix and lr scaled by sqrt(max(1, shape[-2] / shape[-1])).
+void muon_reference(const MuonOptions& o, const Shape& shape, Vec& p, const Vec& g0, RefState& s) {
+  Vec& v = slot(s, "v", p.size());
+  Vec update(p.size());
+  for (size_t i = 0; i < p.size(); ++i) {
+    double g = g0[i] + o.weight_decay * p[i];
+    v[i] = o.momentum * v[i] + (1 - o.momentum) * g;
+    update[i] = o.nesterov ? g * (1 - o.momentum) + o.momentum * v[i] : v[i];
+  }
+  double lr = o.lr;
+  if (shape.size() >= 2) {
+    const int64_t rows = shape[0];
+    update = orthogonalized(Matrix{rows, static_cast<int64_t>(p.size()) / rows, update}, o.ns_steps).v;
+    lr *= std::sqrt(std::max(1.0, double(shape[shape.size() - 2]) / double(shape.back())));
+  }
+  for (size_t i = 0; i < p.size(); ++i) p[i] -= lr * update[i];
+}
+
+// Three Muon steps on parameters of each shape, on every device, against muon_reference.
+void expect_muon_matches(const MuonOptions& o, const std::vector<Shape>& shapes) {
+  for (const auto& device : test_devices()) {
+    StreamContext context(device);
+    optim::Muon optimizer(o.lr, o.momentum, o.weight_decay, o.nesterov, o.ns_steps);
+    Tree parameters;
+    std::vector<Vec> want;
+    std::vector<RefState> ref_state(shapes.size());
+    for (size_t k = 0; k < shapes.size(); ++k) {
+      parameters.set("p" + std::to_string(k),
+                     array(initial_parameter(shapes[k]).begin(), shapes[k], float32));
+      want.push_back(rounded(initial_parameter(shapes[k])));
+    }
+    for (int t = 1; t <= 3; ++t) {
+      Tree gradients;
+      for (size_t k = 0; k < shapes.size(); ++k) {
+        gradients.set("p" + std::to_string(k), array(gradient_at(shapes[k], t).begin(), shapes[k], float32));
+        muon_reference(o, shapes[k], want[k], rounded(gradient_at(shapes[k], t)), ref_state[k]);
+      }
+      parameters = optimizer.apply_gradients(gradients, parameters);
+      for (size_t k = 0; k < shapes.size(); ++k) {
+        const array& got = parameters.at("p" + std::to_string(k)).leaf();
+        std::string what = "Muon on " + test::device_name(device) + ", shape " + std::to_string(k) +
+                           ", step " + std::to_string(t);
+        EXPECT_EQ(got.shape(), shapes[k]) << what;
+        expect_close(values(got), want[k], 1e-4, 1e-5, what);
+      }
+    }
+  }
+}
+
 template <class T, class... Args>
 std::function<std::unique_ptr<optim::Optimizer>()> factory(Args... args) {
   return [=] { return std::make_unique<T>(args...); };
@@ -332,6 +431,56 @@ TEST(Optimizers, AdafactorFactorsMomentsOfEveryParameterAboveOneDimension) {
   for (double v : values(updated.at("cube").leaf())) EXPECT_TRUE(std::isfinite(v));
 }
 
+TEST(Optimizers, MuonMatchesItsFormulaForEveryKindOfParameter) {
+  // A scalar and a vector (momentum only); a wide and a tall matrix (the tall one is
+  // orthogonalized transposed and its step scaled by sqrt(3 / 2)); parameters above two axes,
+  // flattened to [shape[0], -1], scaled by their own last two axes: (2, 6, 2) by sqrt(3),
+  // (8, 1, 1, 2) and (4, 3, 1, 5) not at all.
+  const std::vector<Shape> shapes = {{}, {5}, {2, 3}, {3, 2}, {2, 6, 2}, {8, 1, 1, 2}, {4, 3, 1, 5}};
+  expect_muon_matches({}, shapes);
+  expect_muon_matches({.lr = 0.02, .momentum = 0.9, .weight_decay = 0.0, .nesterov = false, .ns_steps = 3},
+                      shapes);
+  expect_muon_matches({.lr = 0.1, .momentum = 0.8, .weight_decay = 0.1, .nesterov = true, .ns_steps = 0},
+                      shapes);
+}
+
+// The same numbers as test_muon_agrees_with_the_cpp_optimizer in bindings/python/tests: one
+// problem whose result both implementations must reach (a tall [4, 3] matrix after
+// flattening, scaled by sqrt(3 / 1) from the parameter's last two axes).
+TEST(Optimizers, MuonGivesThePythonModulesNumbers) {
+  const Shape shape = {4, 3, 1};
+  Vec w0(12);
+  for (size_t i = 0; i < w0.size(); ++i) w0[i] = 0.5 - 0.1 * static_cast<double>(i);
+  optim::Muon optimizer(0.05, 0.9, 0.1, true, 5);
+  array w = array(w0.begin(), shape, float32);
+  for (int t = 1; t <= 2; ++t) {
+    Vec g(12);
+    for (size_t i = 0; i < g.size(); ++i)
+      g[i] = 0.7 * std::sin(1.3 * static_cast<double>(i) + t) + 0.1 * t - 0.05;
+    Tree gradients;
+    gradients.set("w", array(g.begin(), shape, float32));
+    Tree parameters;
+    parameters.set("w", w);
+    w = optimizer.apply_gradients(gradients, parameters).at("w").leaf();
+  }
+  const Vec want = {0.361359604,  0.363284262,  0.311751893,  0.212407722,  0.0866715304, -0.155399341,
+                    -0.172099802, -0.103136544, -0.282874375, -0.431190432, -0.605691017, -0.593170259};
+  expect_close(values(w), want, 0, 2e-5, "Muon");
+}
+
+TEST(Optimizers, MuonKeepsOneMomentumArrayPerParameter) {
+  optim::Muon optimizer(0.02);
+  Tree parameters;
+  parameters.set("conv", ones({4, 3, 3, 2}));
+  parameters.set("bias", ones({4}));
+  optimizer.init(parameters);
+  EXPECT_EQ(optimizer.state().at("conv").at("v").leaf().shape(), (Shape{4, 3, 3, 2}));
+  EXPECT_EQ(optimizer.state().at("bias").at("v").leaf().shape(), (Shape{4}));
+  EXPECT_EQ(optimizer.state().at("conv").size(), 1u);
+  EXPECT_EQ(optimizer.name(), "Muon");
+}
+
+// ---- state ----
 // ---- state ----
 
 TEST(Optimizers, StateHasMlxLayoutAndNames) {
@@ -356,7 +505,8 @@ TEST(Optimizers, StateKeepsTheParameterDtype) {
   for (Dtype dtype : {float16, bfloat16, float32}) {
     for (auto& make : {factory<optim::SGD>(0.1, 0.9),
                        factory<optim::Adam>(0.1, std::array<double, 2>{0.9, 0.999}, 1e-8, true),
-                       factory<optim::AdamW>(0.1), factory<optim::Lion>(0.1), factory<optim::Adafactor>()}) {
+                       factory<optim::AdamW>(0.1), factory<optim::Lion>(0.1), factory<optim::Adafactor>(),
+                       factory<optim::Muon>(0.1)}) {
       auto optimizer = make();
       Tree parameters;
       parameters.set("w", astype(full({2, 3}, 0.5f), dtype));
@@ -392,34 +542,118 @@ TEST(Optimizers, SavedAndRestoredStateContinuesBitIdentically) {
         Tree::List{Tree(Tree::Dict{{"b", Tree(array(gradient_at(kVector, t).begin(), kVector, float32))}})});
     return optimizer.apply_gradients(gradients, parameters);
   };
+  const std::vector<std::function<std::unique_ptr<optim::Optimizer>()>> makers = {
+      [] {
+        return std::make_unique<optim::Adam>(optim::cosine_decay(0.1, 10), std::array<double, 2>{0.9, 0.99},
+                                             1e-8, true);
+      },
+      [] { return std::make_unique<optim::Muon>(optim::cosine_decay(0.05, 10), 0.9, 0.01, true, 5); },
+      factory<optim::SGD>(0.1, 0.9),
+      factory<optim::Lion>(0.01),
+      factory<optim::AdamW>(0.01),
+      factory<optim::Adafactor>(std::nullopt, std::array<double, 2>{1e-30, 1e-3}, 1.0, -0.8, 0.9)};
+  for (const auto& make : makers) {
+    Tree parameters;
+    parameters.set("w", array(initial_parameter(kMatrix).begin(), kMatrix, float32));
+    parameters["layers"] = Tree(Tree::List{
+        Tree(Tree::Dict{{"b", Tree(array(initial_parameter(kVector).begin(), kVector, float32))}})});
+    auto original = make();
+    const std::string name = original->name();
+    for (int t = 1; t <= 2; ++t) parameters = run_step(*original, parameters, t);
+    std::string file = testing::TempDir() + "braid_optimizer_state.safetensors";
+    original->save_state(file);
+
+    auto restored = make();
+    restored->load_state(file);
+    std::remove(file.c_str());
+    EXPECT_EQ(restored->step().item<uint64_t>(), 2u) << name;
+    for (int t = 3; t <= 4; ++t) {
+      Tree a = run_step(*original, parameters, t);
+      Tree b = run_step(*restored, parameters, t);
+      EXPECT_EQ(values(a.at("w").leaf()), values(b.at("w").leaf())) << name << ", step " << t;
+      EXPECT_EQ(values(a.at("layers").at(0).at("b").leaf()), values(b.at("layers").at(0).at("b").leaf()))
+          << name << ", step " << t;
+      parameters = a;
+    }
+    auto original_state = tree_flatten(original->state());
+    std::map<std::string, array> restored_state;
+    for (const auto& [path, leaf] : tree_flatten(restored->state())) restored_state.emplace(path, leaf);
+    ASSERT_EQ(original_state.size(), restored_state.size()) << name;
+    for (const auto& [path, leaf] : original_state) {
+      ASSERT_TRUE(restored_state.count(path)) << name << " " << path;
+      EXPECT_EQ(leaf.dtype(), restored_state.at(path).dtype()) << name << " " << path;
+      EXPECT_EQ(values(leaf), values(restored_state.at(path))) << name << " " << path;
+    }
+  }
+}
+
+// ---- threads ----
+
+// Every optimizer, stepped on several threads at once (each thread its own optimizer, all
+// reading the same parameters and gradients), its lazy results evaluated on another thread
+// than the one that built them, and its const members read from every thread at once: each
+// thread gets the single-threaded numbers.
+TEST(Optimizers, OptimizersSteppedOnManyThreadsGiveTheSingleThreadedNumbers) {
+  braid_test::Watchdog watchdog;
+  constexpr int kThreads = 4;
+  const std::vector<std::function<std::unique_ptr<optim::Optimizer>()>> makers = {
+      factory<optim::SGD>(0.1, 0.9), factory<optim::RMSprop>(0.01), factory<optim::Adagrad>(0.1),
+      factory<optim::AdaDelta>(1.0), factory<optim::Adam>(0.01),    factory<optim::AdamW>(0.01),
+      factory<optim::Adamax>(0.02),  factory<optim::Lion>(0.01),    factory<optim::Adafactor>(),
+      factory<optim::Muon>(0.05)};
   Tree parameters;
   parameters.set("w", array(initial_parameter(kMatrix).begin(), kMatrix, float32));
-  parameters["layers"] = Tree(
-      Tree::List{Tree(Tree::Dict{{"b", Tree(array(initial_parameter(kVector).begin(), kVector, float32))}})});
-  optim::Adam original(optim::cosine_decay(0.1, 10), {0.9, 0.99}, 1e-8, true);
-  for (int t = 1; t <= 2; ++t) parameters = run_step(original, parameters, t);
-  std::string file = testing::TempDir() + "braid_optimizer_state.safetensors";
-  original.save_state(file);
-
-  optim::Adam restored(optim::cosine_decay(0.1, 10), {0.9, 0.99}, 1e-8, true);
-  restored.load_state(file);
-  std::remove(file.c_str());
-  EXPECT_EQ(restored.step().item<uint64_t>(), 2u);
-  for (int t = 3; t <= 4; ++t) {
-    Tree a = run_step(original, parameters, t);
-    Tree b = run_step(restored, parameters, t);
-    EXPECT_EQ(values(a.at("w").leaf()), values(b.at("w").leaf())) << "step " << t;
-    EXPECT_EQ(values(a.at("layers").at(0).at("b").leaf()), values(b.at("layers").at(0).at("b").leaf()));
-    parameters = a;
+  parameters["layer"].set("b", array(initial_parameter(kVector).begin(), kVector, float32));
+  std::vector<Tree> gradients(3);
+  for (int t = 1; t <= 3; ++t) {
+    gradients[t - 1].set("w", array(gradient_at(kMatrix, t).begin(), kMatrix, float32));
+    gradients[t - 1]["layer"].set("b", array(gradient_at(kVector, t).begin(), kVector, float32));
   }
-  auto original_state = tree_flatten(original.state());
-  std::map<std::string, array> restored_state;
-  for (const auto& [path, leaf] : tree_flatten(restored.state())) restored_state.emplace(path, leaf);
-  ASSERT_EQ(original_state.size(), restored_state.size());
-  for (const auto& [path, leaf] : original_state) {
-    ASSERT_TRUE(restored_state.count(path)) << path;
-    EXPECT_EQ(leaf.dtype(), restored_state.at(path).dtype()) << path;
-    EXPECT_EQ(values(leaf), values(restored_state.at(path))) << path;
+  // The updated parameters and the state after three steps, unevaluated.
+  auto build = [&](optim::Optimizer& optimizer) {
+    Tree current = parameters;
+    for (const Tree& g : gradients) current = optimizer.apply_gradients(g, current);
+    std::vector<array> out = tree_leaves(current);
+    for (const auto& leaf : tree_leaves(optimizer.state())) out.push_back(leaf);
+    return out;
+  };
+  auto read = [](const std::vector<array>& arrays) {
+    std::vector<Vec> out;
+    for (const auto& a : arrays) out.push_back(values(a));
+    return out;
+  };
+  for (const auto& make : makers) {
+    auto single = make();
+    const std::string name = single->name();
+    const std::vector<Vec> want = read(build(*single));
+
+    std::vector<std::unique_ptr<optim::Optimizer>> optimizers;
+    for (int i = 0; i < kThreads; ++i) optimizers.push_back(make());
+    std::vector<std::vector<array>> built(kThreads);
+    std::vector<std::vector<Vec>> got(kThreads), shared_reads(kThreads);
+    {
+      std::vector<std::thread> threads;
+      for (int i = 0; i < kThreads; ++i) threads.emplace_back([&, i] { built[i] = build(*optimizers[i]); });
+      for (auto& th : threads) th.join();
+    }
+    {
+      std::vector<std::thread> threads;
+      for (int i = 0; i < kThreads; ++i) {
+        threads.emplace_back([&, i] {
+          got[i] = read(built[(i + 1) % kThreads]);
+          shared_reads[i] = read(tree_leaves(single->state()));
+          shared_reads[i].push_back(values(single->step()));
+        });
+      }
+      for (auto& th : threads) th.join();
+    }
+    const std::vector<Vec> single_state = read(tree_leaves(single->state()));
+    for (int i = 0; i < kThreads; ++i) {
+      EXPECT_EQ(got[i], want) << name << ", built on thread " << (i + 1) % kThreads << ", read on " << i;
+      ASSERT_EQ(shared_reads[i].size(), single_state.size() + 1) << name;
+      EXPECT_EQ(std::vector<Vec>(shared_reads[i].begin(), shared_reads[i].end() - 1), single_state) << name;
+      EXPECT_EQ(shared_reads[i].back(), Vec{3}) << name;
+    }
   }
 }
 
@@ -635,8 +869,8 @@ TEST(Optimizers, BadArgumentsThrowBeforeAnyUpdate) {
 TEST(Optimizers, TrainingATinyLinearModelReducesALeastSquaresLoss) {
   for (const auto& device : test_devices()) {
     StreamContext context(device);
-    for (auto& make :
-         {factory<optim::SGD>(0.1, 0.9), factory<optim::Adam>(0.05), factory<optim::AdamW>(0.05)}) {
+    for (auto& make : {factory<optim::SGD>(0.1, 0.9), factory<optim::Adam>(0.05), factory<optim::AdamW>(0.05),
+                       factory<optim::Muon>(optim::cosine_decay(0.1, 60))}) {
       auto model = std::make_shared<TinyLinear>(3, 2);
       auto optimizer = make();
       Vec xs, ys;

@@ -310,6 +310,27 @@ class Adafactor : public Optimizer {
   bool scale_parameter_, relative_step_, warmup_init_;
 };
 
+/// Muon: momentum (Nesterov by default) on the gradient plus weight_decay * w; for a parameter
+/// of 2 or more axes (flattened to [rows, -1] above 2) the update is replaced by an almost
+/// orthogonal matrix from ns_steps quintic Newton-Schulz iterations and the learning rate is
+/// scaled by sqrt(max(1, shape[-2] / shape[-1])) of the parameter's own shape, as MLX's. Other
+/// parameters take the momentum update. State: "v".
+class Muon : public Optimizer {
+ public:
+  explicit Muon(LearningRate learning_rate, double momentum = 0.95, double weight_decay = 0.01,
+                bool nesterov = true, int ns_steps = 5);
+  std::string name() const override { return "Muon"; }
+
+ protected:
+  void init_single(const array& parameter, Tree& state) override;
+  array apply_single(const array& gradient, const array& parameter, Tree& state) override;
+
+ private:
+  double momentum_, weight_decay_;
+  bool nesterov_;
+  int ns_steps_;
+};
+
 /// init * decay_rate^step.
 Schedule exponential_decay(double init, double decay_rate);
 /// init * decay_rate^(step / step_size), the division rounding down.

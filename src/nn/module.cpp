@@ -37,6 +37,15 @@ std::string joined(const std::string& path, const std::string& name) {
   return path.empty() ? name : path + "." + name;
 }
 
+// What Module::param hands out for the stored array `value` on this thread.
+array substituted(const array& value) {
+  for (auto it = active_substitutions.rbegin(); it != active_substitutions.rend(); ++it) {
+    auto found = (*it)->find(value.id());
+    if (found != (*it)->end()) return found->second;
+  }
+  return value;
+}
+
 std::string shape_string(const Shape& shape) {
   std::string out = "(";
   for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
@@ -77,12 +86,7 @@ bool Module::has_param(const std::string& key) const {
 array Module::param(const std::string& key) const {
   const Entry* entry = find(key);
   if (entry == nullptr || !entry->value) fail("No parameter named '" + key + "'.");
-  const array& value = *entry->value;
-  for (auto it = active_substitutions.rbegin(); it != active_substitutions.rend(); ++it) {
-    auto found = (*it)->find(value.id());
-    if (found != (*it)->end()) return found->second;
-  }
-  return value;
+  return substituted(*entry->value);
 }
 
 void Module::add_child(const std::string& key, std::shared_ptr<Module> child) {
@@ -310,6 +314,29 @@ std::function<std::pair<array, Tree>(const std::vector<array>&)> value_and_grad(
   return [vg](const std::vector<array>& inputs) {
     auto [values, grads] = vg(inputs);
     return std::make_pair(values[0], std::move(grads));
+  };
+}
+
+std::function<std::vector<array>(const std::vector<array>&)> checkpoint(
+    Module& module, std::function<std::vector<array>(const std::vector<array>&)> fn) {
+  if (!fn) {
+    fn = [&module](const std::vector<array>& inputs) { return std::vector<array>{module(inputs.at(0))}; };
+  }
+  return [&module, fn = std::move(fn)](const std::vector<array>& inputs) {
+    // The recomputation runs in the backward pass, after this call returned: it gets its own
+    // table from the stored parameters (kept alive here) to the arrays that stand for them.
+    std::vector<array> stored = tree_leaves(module.trainable_parameters());
+    std::vector<array> args;
+    args.reserve(stored.size() + inputs.size());
+    for (const auto& p : stored) args.push_back(substituted(p));
+    args.insert(args.end(), inputs.begin(), inputs.end());
+    auto body = [stored, fn](const std::vector<array>& all) {
+      Substitution table;
+      for (size_t i = 0; i < stored.size(); ++i) table.emplace(stored[i].id(), all[i]);
+      SubstitutionScope scope(table);
+      return fn(std::vector<array>(all.begin() + static_cast<std::ptrdiff_t>(stored.size()), all.end()));
+    };
+    return braid::checkpoint(std::move(body))(args);
   };
 }
 

@@ -107,7 +107,9 @@ array TransformerEncoderLayer::operator()(const array& x_in, const std::optional
 }
 
 TransformerEncoder::TransformerEncoder(int num_layers, int dims, int num_heads, std::optional<int> mlp_dims,
-                                       float dropout, UnaryFunction activation, bool norm_first) {
+                                       float dropout, UnaryFunction activation, bool norm_first,
+                                       bool checkpoint)
+    : checkpoint_(checkpoint) {
   if (num_layers < 0) fail("num_layers must be non-negative.");
   std::vector<std::shared_ptr<TransformerEncoderLayer>> layers;
   for (int i = 0; i < num_layers; ++i) {
@@ -120,7 +122,19 @@ TransformerEncoder::TransformerEncoder(int num_layers, int dims, int num_heads, 
 
 array TransformerEncoder::operator()(const array& x_in, const std::optional<array>& mask) {
   array x = x_in;
-  for (auto& layer : layers_) x = (*layer)(x, mask);
+  for (auto& layer : layers_) {
+    if (!checkpoint_) {
+      x = (*layer)(x, mask);
+      continue;
+    }
+    // The mask is an input too (as in MLX), so that nothing traced is captured as a constant.
+    std::vector<array> inputs = {x};
+    if (mask) inputs.push_back(*mask);
+    auto call = [layer](const std::vector<array>& in) {
+      return std::vector<array>{(*layer)(in[0], in.size() > 1 ? std::optional<array>(in[1]) : std::nullopt)};
+    };
+    x = checkpoint(*layer, call)(inputs)[0];
+  }
   return (*ln_)(x);
 }
 
@@ -163,7 +177,9 @@ array TransformerDecoderLayer::operator()(const array& x_in, const array& memory
 }
 
 TransformerDecoder::TransformerDecoder(int num_layers, int dims, int num_heads, std::optional<int> mlp_dims,
-                                       float dropout, UnaryFunction activation, bool norm_first) {
+                                       float dropout, UnaryFunction activation, bool norm_first,
+                                       bool checkpoint)
+    : checkpoint_(checkpoint) {
   if (num_layers < 0) fail("num_layers must be non-negative.");
   std::vector<std::shared_ptr<TransformerDecoderLayer>> layers;
   for (int i = 0; i < num_layers; ++i) {
@@ -178,22 +194,41 @@ array TransformerDecoder::operator()(const array& x_in, const array& memory,
                                      const std::optional<array>& x_mask,
                                      const std::optional<array>& memory_mask) {
   array x = x_in;
-  for (auto& layer : layers_) x = (*layer)(x, memory, x_mask, memory_mask);
+  for (auto& layer : layers_) {
+    if (!checkpoint_) {
+      x = (*layer)(x, memory, x_mask, memory_mask);
+      continue;
+    }
+    // memory and the masks are inputs, so that gradients reach the encoder through memory.
+    std::vector<array> inputs = {x, memory};
+    if (x_mask) inputs.push_back(*x_mask);
+    if (memory_mask) inputs.push_back(*memory_mask);
+    const bool has_x_mask = x_mask.has_value(), has_memory_mask = memory_mask.has_value();
+    auto call = [layer, has_x_mask, has_memory_mask](const std::vector<array>& in) {
+      size_t next = 2;
+      std::optional<array> x_mask_in, memory_mask_in;
+      if (has_x_mask) x_mask_in = in[next++];
+      if (has_memory_mask) memory_mask_in = in[next++];
+      return std::vector<array>{(*layer)(in[0], in[1], x_mask_in, memory_mask_in)};
+    };
+    x = checkpoint(*layer, call)(inputs)[0];
+  }
   return (*ln_)(x);
 }
 
 Transformer::Transformer(int dims, int num_heads, int num_encoder_layers, int num_decoder_layers,
                          std::optional<int> mlp_dims, float dropout, UnaryFunction activation,
                          std::shared_ptr<TransformerEncoder> custom_encoder,
-                         std::shared_ptr<TransformerDecoder> custom_decoder, bool norm_first) {
+                         std::shared_ptr<TransformerDecoder> custom_decoder, bool norm_first,
+                         bool checkpoint) {
   encoder_ = register_module("encoder", custom_encoder ? std::move(custom_encoder)
                                                        : std::make_shared<TransformerEncoder>(
                                                              num_encoder_layers, dims, num_heads, mlp_dims,
-                                                             dropout, activation, norm_first));
+                                                             dropout, activation, norm_first, checkpoint));
   decoder_ = register_module("decoder", custom_decoder ? std::move(custom_decoder)
                                                        : std::make_shared<TransformerDecoder>(
                                                              num_decoder_layers, dims, num_heads, mlp_dims,
-                                                             dropout, activation, norm_first));
+                                                             dropout, activation, norm_first, checkpoint));
 }
 
 array Transformer::operator()(const array& src, const array& tgt, const std::optional<array>& src_mask,

@@ -2,6 +2,7 @@
 // that results round alike; Python numbers become arrays through python_scalars.h.
 #include "braid/optimizers.h"
 
+#include <cmath>
 #include <stdexcept>
 
 #include "braid/ops.h"
@@ -29,6 +30,23 @@ array power_of_step(double base, const array& step) {
 array one_minus(const array& x) { return py_float(1.0, x) - x; }
 
 array root_mean_square(const array& x) { return sqrt(mean(square(x))); }
+
+// MLX's quintic Newton-Schulz iteration: an almost orthogonal matrix with the singular vectors
+// of the 2-d `x`, computed on its wide orientation (the Gram matrix is the smaller one).
+array newton_schulz5(array x, int steps) {
+  constexpr double a = 3.4445, b = -4.7750;
+  constexpr float c = 2.0315f;
+  const bool tall = x.shape(0) > x.shape(1);
+  if (tall) x = transpose(x);
+  array norm = sqrt(sum(square(x), /*keepdims=*/true));  // MLX's linalg.norm of a matrix
+  x = x / (norm + py_float(1e-7, norm));
+  for (int i = 0; i < steps; ++i) {
+    array gram = matmul(x, transpose(x));
+    array poly = addmm(py_float(b, gram) * gram, gram, gram, /*alpha=*/c, /*beta=*/1.0f);
+    x = addmm(py_float(a, x) * x, poly, x, /*alpha=*/1.0f, /*beta=*/1.0f);
+  }
+  return tall ? transpose(x) : x;
+}
 
 }  // namespace
 
@@ -315,6 +333,42 @@ array Adafactor::apply_single(const array& gradient, const array& parameter, Tre
   array p = parameter;
   if (weight_decay_ != 0) p = p + p * (py_float(-weight_decay_, lr) * lr);
   return p - update;
+}
+
+// ---- Muon ----
+
+Muon::Muon(LearningRate learning_rate, double momentum, double weight_decay, bool nesterov, int ns_steps)
+    : Optimizer(std::move(learning_rate)),
+      momentum_(momentum),
+      weight_decay_(weight_decay),
+      nesterov_(nesterov),
+      ns_steps_(ns_steps) {}
+
+void Muon::init_single(const array& parameter, Tree& state) { state.set("v", zeros_like(parameter)); }
+
+array Muon::apply_single(const array& gradient, const array& parameter, Tree& state) {
+  array g = gradient;
+  if (weight_decay_ != 0) g = g + py_float(weight_decay_, parameter) * parameter;
+  array v = state.at("v").leaf();
+  v = py_float(momentum_, v) * v;
+  v = v + py_float(1 - momentum_, g) * g;
+  state.set("v", v);
+  array update = nesterov_ ? g * py_float(1 - momentum_, g) + py_float(momentum_, v) * v : v;
+
+  array lr = astype(learning_rate(), gradient.dtype());
+  if (update.ndim() >= 2) {
+    const Shape shape = update.shape();
+    if (update.ndim() > 2) {
+      update = reshape(newton_schulz5(reshape(update, {shape[0], -1}), ns_steps_), shape);
+    } else {
+      update = newton_schulz5(update, ns_steps_);
+    }
+    // MLX takes the ratio of the last two axes of the parameter's shape, not of the flattened
+    // matrix; scaling by max(1, ratio) ** 0.5 == 1 leaves lr as it is.
+    const double ratio = static_cast<double>(shape[shape.size() - 2]) / static_cast<double>(shape.back());
+    if (ratio > 1) lr = lr * py_float(std::pow(ratio, 0.5), lr);
+  }
+  return parameter - lr * update;
 }
 
 }  // namespace braid::optimizers

@@ -194,8 +194,9 @@ def test_adafactor_matches_numpy():
           adafactor_update(warmup_init=True, scale_parameter=False, clip=0.5), atol=1e-6)
 
 
-def test_muon_matches_numpy():
-    lr, mu, wd, steps = 0.02, 0.95, 0.01, 5
+def muon_update(lr, mu=0.95, wd=0.01, nesterov=True, steps=5):
+    """One Muon step in float64: above one axis the update is orthogonalized as a
+    ``[shape[0], -1]`` matrix and lr scaled by the parameter's own last two axes (MLX's rule)."""
 
     def orthogonalize(x):
         a, b, c = 3.4445, -4.7750, 2.0315
@@ -211,14 +212,46 @@ def test_muon_matches_numpy():
     def update(w, g, s, t):
         g = g + wd * w
         s["v"] = mu * s.get("v", 0) + (1 - mu) * g
-        u = g * (1 - mu) + s["v"] * mu
+        u = g * (1 - mu) + s["v"] * mu if nesterov else s["v"]
         scale = lr
         if u.ndim >= 2:
-            u = orthogonalize(u)
-            scale = lr * max(1, u.shape[0] / u.shape[1]) ** 0.5
+            shape = u.shape
+            u = orthogonalize(u.reshape(shape[0], -1)).reshape(shape)
+            scale = lr * max(1, shape[-2] / shape[-1]) ** 0.5
         return w - scale * u
 
-    check(optim.Muon(lr), update, atol=1e-4)
+    return update
+
+
+def test_muon_matches_numpy():
+    check(optim.Muon(0.02), muon_update(0.02), atol=1e-4)
+    check(optim.Muon(0.05, momentum=0.9, weight_decay=0.0, nesterov=False, ns_steps=3),
+          muon_update(0.05, mu=0.9, wd=0.0, nesterov=False, steps=3), atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(3, 2), (2, 6, 2), (8, 1, 1, 2), (4, 3, 1, 5), ()])
+def test_muon_flattens_parameters_above_two_axes_and_scales_by_their_last_two(shape):
+    rng = np.random.default_rng(7)
+    params = {"w": rng.standard_normal(shape).astype(np.float32)}
+    grads = [{"w": rng.standard_normal(shape).astype(np.float32)} for _ in range(STEPS)]
+    got = run_braid(optim.Muon(0.05), params, grads)["w"]
+    want = run_numpy(muon_update(0.05), params, grads)[0]
+    assert got.shape == shape
+    np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
+
+
+def test_muon_agrees_with_the_cpp_optimizer():
+    # Optimizers.MuonGivesThePythonModulesNumbers in tests/test_optimizers.cpp checks
+    # braid::optimizers::Muon against the same numbers on the same problem.
+    i = np.arange(12)
+    w = mx.array(np.float32(0.5 - 0.1 * i).reshape(4, 3, 1))
+    opt = optim.Muon(0.05, momentum=0.9, weight_decay=0.1, nesterov=True, ns_steps=5)
+    for t in (1, 2):
+        g = mx.array(np.float32(0.7 * np.sin(1.3 * i + t) + 0.1 * t - 0.05).reshape(4, 3, 1))
+        w = opt.apply_gradients({"w": g}, {"w": w})["w"]
+    want = [0.361359604, 0.363284262, 0.311751893, 0.212407722, 0.0866715304, -0.155399341,
+            -0.172099802, -0.103136544, -0.282874375, -0.431190432, -0.605691017, -0.593170259]
+    np.testing.assert_allclose(np.array(w).ravel(), want, atol=2e-5, rtol=0)
 
 
 def test_optimizer_state_step_and_learning_rate():

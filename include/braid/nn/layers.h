@@ -367,12 +367,15 @@ class TransformerEncoderLayer : public Module {
   bool norm_first_;
 };
 
-/// num_layers encoder layers ("layers.i"), then a LayerNorm ("ln"). MLX's `checkpoint` flag
-/// is not offered yet (see docs/porting-from-mlx.md).
+/// num_layers encoder layers ("layers.i"), then a LayerNorm ("ln"). With `checkpoint`, each
+/// layer runs under nn::checkpoint: its intermediates are computed again in the backward pass
+/// instead of kept (less memory, more compute; the same gradients, unless dropout draws new
+/// masks in the recomputation).
 class TransformerEncoder : public Module {
  public:
   TransformerEncoder(int num_layers, int dims, int num_heads, std::optional<int> mlp_dims = std::nullopt,
-                     float dropout = 0.0f, UnaryFunction activation = {}, bool norm_first = true);
+                     float dropout = 0.0f, UnaryFunction activation = {}, bool norm_first = true,
+                     bool checkpoint = false);
   std::string name() const override { return "TransformerEncoder"; }
   array operator()(const array& x) override { return (*this)(x, std::nullopt); }
   virtual array operator()(const array& x, const std::optional<array>& mask);
@@ -380,6 +383,7 @@ class TransformerEncoder : public Module {
  private:
   std::vector<std::shared_ptr<TransformerEncoderLayer>> layers_;
   std::shared_ptr<LayerNorm> ln_;
+  bool checkpoint_;
 };
 
 /// Self-attention, cross-attention over `memory` and MLP block (children self_attention,
@@ -401,11 +405,13 @@ class TransformerDecoderLayer : public Module {
   bool norm_first_;
 };
 
-/// num_layers decoder layers ("layers.i"), then a LayerNorm ("ln").
+/// num_layers decoder layers ("layers.i"), then a LayerNorm ("ln"); `checkpoint` as in
+/// TransformerEncoder.
 class TransformerDecoder : public Module {
  public:
   TransformerDecoder(int num_layers, int dims, int num_heads, std::optional<int> mlp_dims = std::nullopt,
-                     float dropout = 0.0f, UnaryFunction activation = {}, bool norm_first = true);
+                     float dropout = 0.0f, UnaryFunction activation = {}, bool norm_first = true,
+                     bool checkpoint = false);
   std::string name() const override { return "TransformerDecoder"; }
   virtual array operator()(const array& x, const array& memory, const std::optional<array>& x_mask,
                            const std::optional<array>& memory_mask);
@@ -413,16 +419,18 @@ class TransformerDecoder : public Module {
  private:
   std::vector<std::shared_ptr<TransformerDecoderLayer>> layers_;
   std::shared_ptr<LayerNorm> ln_;
+  bool checkpoint_;
 };
 
 /// Encoder ("encoder") and decoder ("decoder"), or the given custom ones (subclasses that
-/// override their call operators).
+/// override their call operators); `checkpoint` goes to the encoder and decoder built here.
 class Transformer : public Module {
  public:
   Transformer(int dims = 512, int num_heads = 8, int num_encoder_layers = 6, int num_decoder_layers = 6,
               std::optional<int> mlp_dims = std::nullopt, float dropout = 0.0f, UnaryFunction activation = {},
               std::shared_ptr<TransformerEncoder> custom_encoder = nullptr,
-              std::shared_ptr<TransformerDecoder> custom_decoder = nullptr, bool norm_first = true);
+              std::shared_ptr<TransformerDecoder> custom_decoder = nullptr, bool norm_first = true,
+              bool checkpoint = false);
   std::string name() const override { return "Transformer"; }
   array operator()(const array& src, const array& tgt, const std::optional<array>& src_mask,
                    const std::optional<array>& tgt_mask, const std::optional<array>& memory_mask);

@@ -129,4 +129,13 @@ std::function<std::pair<std::vector<array>, Tree>(const std::vector<array>&)> va
 std::function<std::pair<array, Tree>(const std::vector<array>&)> value_and_grad(
     Module& model, std::function<array(const std::vector<array>&)> fn);
 
+/// MLX's nn.utils.checkpoint: `fn` (by default `module`'s one-array call operator on the first
+/// input) whose intermediates are not kept for the backward pass. `module`'s trainable
+/// parameters become inputs of braid::checkpoint, so gradients with respect to them (inside
+/// nn::value_and_grad) are those without checkpointing; the backward pass calls `fn` again,
+/// so what it captures must outlive the gradient computation. Call the result with the inputs
+/// of `fn` only. It does not modify the module: any number of threads may call it at once.
+std::function<std::vector<array>(const std::vector<array>&)> checkpoint(
+    Module& module, std::function<std::vector<array>(const std::vector<array>&)> fn = {});
+
 }  // namespace braid::nn

@@ -505,10 +505,12 @@ class Adafactor(Optimizer):
 
 class Muon(Optimizer):
     r"""Muon, momentum orthogonalized by Newton-Schulz: the momentum update of a parameter
-    with 2 or more axes (flattened to ``[rows, -1]``) is replaced by an approximately
-    orthogonal matrix (``ns_steps`` quintic Newton-Schulz iterations) and scaled by
-    :math:`\sqrt{\max(1, \text{rows} / \text{cols})}`; other parameters take the plain
-    momentum update. ``weight_decay`` adds :math:`\text{wd} \cdot w` to the gradient."""
+    with 2 or more axes (flattened to ``[shape[0], -1]`` above 2) is replaced by an
+    approximately orthogonal matrix (``ns_steps`` quintic Newton-Schulz iterations) and the
+    learning rate scaled by :math:`\sqrt{\max(1, \text{shape}[-2] / \text{shape}[-1])}`
+    of the parameter's own shape, as MLX's; other parameters take the plain momentum update.
+    ``weight_decay`` adds :math:`\text{wd} \cdot w` to the gradient. The same numbers as
+    ``braid::optimizers::Muon`` in C++."""
 
     def __init__(
         self,
@@ -556,10 +558,10 @@ class Muon(Optimizer):
         if update.ndim >= 2:
             shape = update.shape
             matrix = update.reshape(shape[0], -1) if update.ndim > 2 else update
-            matrix = self._zeropower_via_newtonschulz5(matrix, steps=self.ns_steps)
-            lr = lr * max(1, matrix.shape[-2] / matrix.shape[-1]) ** 0.5
-            update = matrix.reshape(shape)
-        return parameter - lr * update.astype(gradient.dtype)
+            update = self._zeropower_via_newtonschulz5(matrix, steps=self.ns_steps).reshape(shape)
+            # MLX scales by the parameter's last two axes, not by the flattened matrix's.
+            lr = lr * max(1, shape[-2] / shape[-1]) ** 0.5
+        return parameter - lr * update
 
 
 def clip_grad_norm(grads, max_norm):
