@@ -62,7 +62,7 @@ void copy_same(const T* src, T* dst, const StridedLayout<2>& layout) {
       if (is == 1 && os == 1) {
         const size_t bytes = static_cast<size_t>(len) * sizeof(T);
         if (stream && bytes >= kStreamMinRunBytes) {
-          stream_out(d, 0, len, [&](int64_t i) { return s[i]; });
+          stream_copy(d, s, bytes);
         } else if (len >= kMemcpyMinRun) {
           std::memcpy(d, s, static_cast<size_t>(len) * sizeof(T));
         } else {

@@ -3,8 +3,10 @@
 // (stream_output), where a normal store first reads each line it writes.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -45,6 +47,32 @@ void stream_out(R* dst, int64_t b, int64_t e, F&& f) {
   for (; i < e; ++i) dst[i] = f(i);
 #else
   for (int64_t i = b; i < e; ++i) dst[i] = f(i);
+#endif
+}
+
+/// dst[0, bytes) = src[0, bytes), written around the cache: unaligned 16-byte loads straight
+/// into non-temporal stores, four in flight. A copy staged through stream_out's buffer is a
+/// third as fast (the staging copy, 64 MiB on the 2-core EPYC: 18 GB/s against 63).
+inline void stream_copy(void* dst, const void* src, size_t bytes) {
+  auto* d = static_cast<char*>(dst);
+  const auto* s = static_cast<const char*>(src);
+#if defined(__SSE2__)
+  const size_t head = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(d) % 16) % 16);
+  std::memcpy(d, s, head);
+  size_t i = head;
+  for (; i + 64 <= bytes; i += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
+    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 48), e);
+  }
+  std::memcpy(d + i, s + i, bytes - i);
+#else
+  std::memcpy(d, s, bytes);
 #endif
 }
 
