@@ -75,25 +75,23 @@ struct SumOp {
       return static_cast<Out>(a);
     }
   }
+  // Column rows of floats, a tile at a time (reduce_simd.h).
+  static void stage_rows(Stage* stage, const In* p, int64_t stride, int64_t rows,
+                         int64_t n) requires is_float_v<In> {
+    if constexpr (std::is_same_v<In, float>) {
+      if (const cpu::simd::Kernels* k = cpu::simd::kernels()) return k->sum_rows(stage, p, stride, rows, n);
+    }
+    cpu::simd::sum_rows<Real>(stage, p, stride, rows, n);
+  }
   static Acc run(const In* p, int64_t n, int64_t stride) {
     if constexpr (is_float_v<In>) {
-      // Blocks of float lanes: fast, and exact for integers up to 2^24 per lane and block.
+      // Blocks of float lanes (lane_sum's fixed order): fast, and exact for integers up to
+      // 2^24 per lane and block.
       if (stride == 1) {
-        constexpr int64_t kBlock = 2048;
-        double total = 0;
-        for (int64_t b = 0; b < n; b += kBlock) {
-          const int64_t e = std::min(n, b + kBlock);
-          Real lanes[kLanes] = {};
-          int64_t i = b;
-          for (; i + kLanes <= e; i += kLanes) {
-            for (int j = 0; j < kLanes; ++j) lanes[j] += static_cast<Real>(p[i + j]);
-          }
-          double block = 0;
-          for (; i < e; ++i) block += static_cast<Real>(p[i]);
-          for (int j = 0; j < kLanes; ++j) block += lanes[j];
-          total += block;
+        if constexpr (std::is_same_v<In, float>) {
+          if (const cpu::simd::Kernels* k = cpu::simd::kernels()) return k->sum(p, n);
         }
-        return total;
+        return cpu::simd::lane_sum<Real>(p, n);
       }
     }
     Acc acc = init();
@@ -171,20 +169,18 @@ struct ExtremeOp {
   static Stage stage_init() { return init(); }
   static Stage stage_add(Stage s, In x) { return combine(s, load(x)); }
   static Acc to_acc(Stage s) { return s; }
-  // Column rows of float and double in SSE2 (GCC leaves a NaN-aware select scalar).
-  static void stage_row(Stage* stage, const In* p, int64_t n) requires cpu::simd::has_v<In> {
+  // Column rows of float and double in vectors, a tile at a time (reduce_simd.h).
+  static void stage_rows(Stage* stage, const In* p, int64_t stride, int64_t rows,
+                         int64_t n) requires cpu::simd::has_v<In> {
     if constexpr (std::is_same_v<In, float>) {
-      if (const cpu::simd::Kernels* k = cpu::simd::kernels()) return k->extreme_row[kMax](stage, p, n);
+      if (const cpu::simd::Kernels* k = cpu::simd::kernels())
+        return k->extreme_rows[kMax](stage, p, stride, rows, n);
     }
-    cpu::simd::extreme_row<In, kMax>(stage, p, n);
+    cpu::simd::extreme_rows<In, kMax>(stage, p, stride, rows, n);
   }
   static Acc run(const In* p, int64_t n, int64_t stride) {
-    if constexpr (std::is_same_v<In, float>) {
-      if (const cpu::simd::Kernels* k = cpu::simd::kernels(); k && stride == 1)
-        return k->extreme[kMax](p, n, init());
-    }
     if constexpr (cpu::simd::has_v<In>) {
-      if (stride == 1) return cpu::simd::extreme<In, kMax>(p, n, init());
+      if (stride == 1) return cpu::simd::extreme_dispatched<In, kMax>(p, n, init());
     }
     Acc acc = init();
     int64_t i = 0;
@@ -385,14 +381,21 @@ class Reducer {
           const int64_t r0 = split * rows_per_split, r1 = std::min(count_, r0 + rows_per_split);
           const int64_t rs = reduced_.back().in_stride;
           for_each_run(reduced_, r0, r1, [&](int64_t off, int64_t, int64_t len) {
-            for (int64_t t = 0; t < len; ++t) {
-              const In* p = src_ + in_base + off + t * rs + c0;
-              if constexpr (requires { Op::stage_row(stage.data(), p, cw); }) {
-                Op::stage_row(stage.data(), p, cw);
-              } else {
-                for (int64_t j = 0; j < cw; ++j) stage[j] = Op::stage_add(stage[j], p[j]);
+            const In* p = src_ + in_base + off + c0;
+            if constexpr (requires { Op::stage_rows(stage.data(), p, rs, len, cw); }) {
+              // As many rows at once as the stage takes before its next flush.
+              for (int64_t t = 0; t < len;) {
+                const int64_t take = std::min(len - t, Op::kStageRows - staged);
+                Op::stage_rows(stage.data(), p + t * rs, rs, take, cw);
+                t += take;
+                staged += take;
+                if (staged == Op::kStageRows) flush();
               }
-              if (++staged == Op::kStageRows) flush();
+            } else {
+              for (int64_t t = 0; t < len; ++t, p += rs) {
+                for (int64_t j = 0; j < cw; ++j) stage[j] = Op::stage_add(stage[j], p[j]);
+                if (++staged == Op::kStageRows) flush();
+              }
             }
           });
           flush();
