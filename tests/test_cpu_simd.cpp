@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/cpu/reduce_simd.h"
+#include "backend/cpu/vector_arith.h"
 
 using namespace braid;
 
@@ -195,6 +196,52 @@ TEST(CpuSimd, Avx2SumsGiveThePortableLoopsBits) {
       k->sum_rows(got.data(), p.data(), stride, rows, n);
       cpu::simd::sum_rows<float>(want.data(), p.data(), stride, rows, n);
       EXPECT_EQ(first_difference(got, want), -1) << "n " << n << " rows " << rows;
+    }
+  }
+}
+
+TEST(CpuSimd, Avx2ArithmeticGivesTheScalarBits) {
+  const bool forced = scalar_math_forced();
+  for (cpu::Operands operands : {cpu::Operands::runs, cpu::Operands::x_scalar, cpu::Operands::y_scalar}) {
+    for (cpu::ArithOp op :
+         {cpu::ArithOp::add, cpu::ArithOp::subtract, cpu::ArithOp::multiply, cpu::ArithOp::divide}) {
+      const cpu::ArithFn chosen = cpu::vector_arith(op, operands);
+      if (!cpu_has_avx2()) {
+        EXPECT_EQ(chosen, nullptr);
+        continue;
+      }
+      EXPECT_EQ(chosen == nullptr, forced);
+      const cpu::ArithFn k = cpu::avx2::arith_kernel(op, operands);
+      ASSERT_NE(k, nullptr);
+      uint32_t seed = 300;
+      for (int64_t n : kLengths) {
+        std::vector<float> x = tricky_values(n + 1, ++seed, 20), y = tricky_values(n + 1, ++seed, 20);
+        // Of two NaN operands, which payload a commutative operation returns is the
+        // compiler's choice in the scalar loops: no position has two.
+        for (size_t i = 0; i < y.size(); ++i) {
+          if (std::isnan(x[i]) || std::isnan(x[0])) y[i] = 1.5f;
+        }
+        std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n)), in_place = x;
+        for (int64_t i = 0; i < n; ++i) {
+          const float a = operands == cpu::Operands::x_scalar ? x[0] : x[i];
+          const float b = operands == cpu::Operands::y_scalar ? y[0] : y[i];
+          switch (op) {
+            case cpu::ArithOp::add: want[i] = a + b; break;
+            case cpu::ArithOp::subtract: want[i] = a - b; break;
+            case cpu::ArithOp::multiply: want[i] = a * b; break;
+            case cpu::ArithOp::divide: want[i] = a / b; break;
+          }
+        }
+        k(x.data(), y.data(), got.data(), n);
+        EXPECT_EQ(first_difference(got, want), -1)
+            << "op " << static_cast<int>(op) << " operands " << static_cast<int>(operands) << " n " << n;
+        if (operands == cpu::Operands::runs) {  // out may be an input
+          k(in_place.data(), y.data(), in_place.data(), n);
+          in_place.resize(static_cast<size_t>(n));
+          EXPECT_EQ(first_difference(in_place, want), -1)
+              << "in place, op " << static_cast<int>(op) << " n " << n;
+        }
+      }
     }
   }
 }
