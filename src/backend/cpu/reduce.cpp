@@ -57,6 +57,7 @@ struct SumOp {
   // Column sums add whole rows in float (vectorized) and move to double every kStageRows.
   using Stage = std::conditional_t<is_float_v<In>, Real, Acc>;
   static constexpr int64_t kStageRows = is_float_v<In> ? 128 : std::numeric_limits<int64_t>::max();
+  static constexpr bool kStageIsAcc = false;
   static Stage stage_init() { return Stage(0); }
   static Stage stage_add(Stage s, In x) {
     if constexpr (is_float_v<In>) {
@@ -110,6 +111,7 @@ struct ProdOp {
   static Acc combine(Acc a, Acc b) { return a * b; }
   using Stage = Acc;
   static constexpr int64_t kStageRows = std::numeric_limits<int64_t>::max();
+  static constexpr bool kStageIsAcc = false;  // combine(1, s) is not s for every complex s
   static Stage stage_init() { return init(); }
   static Stage stage_add(Stage s, In x) { return s * load(x); }
   static Acc to_acc(Stage s) { return s; }
@@ -166,6 +168,7 @@ struct ExtremeOp {
   static In finish(Acc a) { return static_cast<In>(a); }
   using Stage = Acc;
   static constexpr int64_t kStageRows = std::numeric_limits<int64_t>::max();
+  static constexpr bool kStageIsAcc = true;  // combine(init(), s) is s
   static Stage stage_init() { return init(); }
   static Stage stage_add(Stage s, In x) { return combine(s, load(x)); }
   static Acc to_acc(Stage s) { return s; }
@@ -367,13 +370,22 @@ class Reducer {
       for (int64_t task = b; task < e; ++task) {
         const int64_t split = task % splits, blk = (task / splits) % blocks, bt = task / (splits * blocks);
         const int64_t c0 = blk * kColBlock, cw = std::min(kColBlock, column.n - c0);
-        std::fill(acc.begin(), acc.end(), Op::init());
         std::fill(stage.begin(), stage.end(), Op::stage_init());
         int64_t staged = 0;
+        // A stage that is never flushed before the end (max, min) is the accumulator itself.
+        Acc* result;
+        if constexpr (Op::kStageIsAcc) {
+          result = stage.data();
+        } else {
+          result = acc.data();
+          std::fill(acc.begin(), acc.end(), Op::init());
+        }
         auto flush = [&] {
-          for (int64_t j = 0; j < cw; ++j) {
-            acc[j] = Op::combine(acc[j], Op::to_acc(stage[j]));
-            stage[j] = Op::stage_init();
+          if constexpr (!Op::kStageIsAcc) {
+            for (int64_t j = 0; j < cw; ++j) {
+              acc[j] = Op::combine(acc[j], Op::to_acc(stage[j]));
+              stage[j] = Op::stage_init();
+            }
           }
           staged = 0;
         };
@@ -401,24 +413,35 @@ class Reducer {
           flush();
           if (splits == 1) {
             for (int64_t j = 0; j < cw; ++j)
-              dst_[out_base + (c0 + j) * column.out_stride] = Op::finish(acc[j]);
+              dst_[out_base + (c0 + j) * column.out_stride] = Op::finish(result[j]);
           } else {
-            std::copy(acc.begin(), acc.begin() + cw, partial.begin() + task * width);
+            std::copy(result, result + cw, partial.begin() + task * width);
           }
         });
       }
     });
     if (splits == 1) return;
+    // Each output combines its splits in order: columns in parallel, one split's row at a time.
     for (int64_t bt = 0; bt < batches; ++bt) {
       for_each_output(batch, bt, bt + 1, [&](int64_t, int64_t out_base) {
         for (int64_t blk = 0; blk < blocks; ++blk) {
           const int64_t c0 = blk * kColBlock, cw = std::min(kColBlock, column.n - c0);
           const Acc* part = partial.data() + (bt * blocks + blk) * splits * width;
-          for (int64_t j = 0; j < cw; ++j) {
-            Acc acc = Op::init();
-            for (int64_t s = 0; s < splits; ++s) acc = Op::combine(acc, part[s * width + j]);
-            dst_[out_base + (c0 + j) * column.out_stride] = Op::finish(acc);
-          }
+          detail::parallel_for(cw, std::max<int64_t>(64, kChunk / splits), [&](int64_t jb, int64_t je) {
+            Buffer total(static_cast<size_t>(je - jb));
+            std::fill(total.begin(), total.end(), Op::init());
+            if constexpr (Op::kStageIsAcc &&
+                          requires { Op::stage_rows(total.data(), part, width, splits, cw); }) {
+              Op::stage_rows(total.data(), part + jb, width, splits, je - jb);  // combine, vectorized
+            } else {
+              for (int64_t s = 0; s < splits; ++s) {
+                for (int64_t j = jb; j < je; ++j)
+                  total[j - jb] = Op::combine(total[j - jb], part[s * width + j]);
+              }
+            }
+            for (int64_t j = jb; j < je; ++j)
+              dst_[out_base + (c0 + j) * column.out_stride] = Op::finish(total[j - jb]);
+          });
         }
       });
     }
