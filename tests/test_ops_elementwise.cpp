@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -601,6 +602,58 @@ TEST(OpsElementwise, BroadcastAndViewOperandsAddExactlyAlongRowsOfEveryWidth) {
         for (size_t i = 0; i < got.size(); ++i) wrong += got[i] != xa[i] + xb[i];
         EXPECT_EQ(wrong, 0u) << tag("add", dt, dev, name);
       }
+    }
+  }
+}
+
+// float32 add, subtract, multiply and divide on the CPU round each element once, whether the
+// operands are runs, a run and a broadcast scalar, or long enough for the vector kernels
+// (vector_arith.h), with or without BRAID_SCALAR_MATH: the results equal the scalar float bits.
+TEST(OpsElementwise, Float32ArithmeticOnRunsAndBroadcastScalarsIsExact) {
+  std::mt19937 gen(4100);
+  std::uniform_real_distribution<float> unit(-3.0f, 3.0f);
+  auto floats = [&](const Shape& shape) {
+    size_t n = 1;
+    for (int d : shape) n *= static_cast<size_t>(d);
+    std::vector<float> v(n);
+    for (float& x : v) x = unit(gen);
+    return std::make_pair(array(v.data(), shape, float32), v);
+  };
+  struct Op {
+    const char* name;
+    std::function<array(const array&, const array&)> braid_op;
+    float (*ref)(float, float);
+  };
+  const std::vector<Op> ops = {
+      {"add", [](const array& a, const array& b) { return add(a, b, Device::cpu); },
+       [](float a, float b) { return a + b; }},
+      {"subtract", [](const array& a, const array& b) { return subtract(a, b, Device::cpu); },
+       [](float a, float b) { return a - b; }},
+      {"multiply", [](const array& a, const array& b) { return multiply(a, b, Device::cpu); },
+       [](float a, float b) { return a * b; }},
+      {"divide", [](const array& a, const array& b) { return divide(a, b, Device::cpu); },
+       [](float a, float b) { return a / b; }},
+  };
+  const std::vector<std::pair<Shape, Shape>> shapes = {{{1037}, {1037}},    {{7}, {7}},  {{45, 1}, {1, 77}},
+                                                       {{45, 77}, {45, 1}}, {{300}, {}}, {{}, {300}},
+                                                       {{2, 3, 40}, {40}}};
+  for (const auto& [sa, sb] : shapes) {
+    const auto [a, va] = floats(sa);
+    const auto [b, vb] = floats(sb);
+    for (const Op& op : ops) {
+      const array out = op.braid_op(a, b);
+      const Shape os = broadcast_of(sa, sb);
+      const auto xa = broadcast_values(std::vector<double>(va.begin(), va.end()), sa, os);
+      const auto xb = broadcast_values(std::vector<double>(vb.begin(), vb.end()), sb, os);
+      const auto got = test::values(out);
+      ASSERT_EQ(got.size(), xa.size());
+      size_t wrong = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        const float want = op.ref(static_cast<float>(xa[i]), static_cast<float>(xb[i]));
+        wrong += std::bit_cast<uint32_t>(static_cast<float>(got[i])) != std::bit_cast<uint32_t>(want);
+      }
+      EXPECT_EQ(wrong, 0u) << op.name << " of shapes with " << sa.size() << " and " << sb.size() << " dims, "
+                           << got.size() << " elements";
     }
   }
 }

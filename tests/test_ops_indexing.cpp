@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -477,6 +478,54 @@ TEST(OpsIndexing, ScatterAddOfManyRowsIntoALargeTable) {
                             0, dev);
       expect_same(values(r), want, where(dev, dt));
     }
+  }
+}
+
+// On the CPU, updates of one row apply in their order, whichever thread applies them (rows are
+// grouped by destination, or split into column ranges when a few rows take most updates):
+// float32 sums of values far apart in magnitude, whose rounding depends on the order, equal
+// the sequential sums bit for bit, and of several writes to a row the last one stays.
+TEST(OpsIndexing, ScatterAppliesTheUpdatesOfARowInTheirOrder) {
+  const int rows = 3000, cols = 96, ids = 4096;
+  std::mt19937 gen(21);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::vector<float> table(static_cast<size_t>(rows) * cols), upd(static_cast<size_t>(ids) * cols);
+  for (float& x : table) x = unit(gen);
+  for (size_t i = 0; i < upd.size(); ++i) upd[i] = unit(gen) * (i % 3 == 0 ? 1e6f : 1.0f);
+  struct Case {
+    const char* name;
+    std::function<int32_t(int)> id;
+  };
+  const std::vector<Case> cases = {
+      {"spread with repeats", [&](int) { return static_cast<int32_t>(gen() % 1500); }},
+      {"one row", [](int) { return int32_t{7}; }},
+      {"a few rows", [&](int) { return static_cast<int32_t>(gen() % 3); }},
+      {"some out of range", [&](int) { return static_cast<int32_t>(gen() % (2 * rows)) - rows / 2; }},
+  };
+  for (const Case& c : cases) {
+    std::vector<int32_t> idx(ids);
+    for (int i = 0; i < ids; ++i) idx[i] = c.id(i);
+    std::vector<float> summed = table, written = table;
+    for (int i = 0; i < ids; ++i) {
+      int64_t r = idx[i] < 0 ? idx[i] + rows : idx[i];
+      if (r < 0 || r >= rows) continue;
+      for (int j = 0; j < cols; ++j) {
+        summed[r * cols + j] += upd[static_cast<size_t>(i) * cols + j];
+        written[r * cols + j] = upd[static_cast<size_t>(i) * cols + j];
+      }
+    }
+    const array a(table.data(), {rows, cols}, float32);
+    const array u(upd.data(), {ids, 1, cols}, float32);
+    const array at(idx.data(), {ids}, int32);
+    const std::vector<double> got_sum = values(scatter_add(a, at, u, 0, Device::cpu));
+    const std::vector<double> got_set = values(scatter(a, at, u, 0, Device::cpu));
+    int64_t wrong_sum = 0, wrong_set = 0;
+    for (size_t k = 0; k < table.size(); ++k) {
+      wrong_sum += static_cast<float>(got_sum[k]) != summed[k];
+      wrong_set += static_cast<float>(got_set[k]) != written[k];
+    }
+    EXPECT_EQ(wrong_sum, 0) << c.name << ": scatter_add";
+    EXPECT_EQ(wrong_set, 0) << c.name << ": scatter";
   }
 }
 

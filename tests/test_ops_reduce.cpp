@@ -1,6 +1,7 @@
 // Reductions and scans, described once per op (a table row: braid call, reference in double,
 // dtypes) and run by generic runners on every device over many shapes, layouts and dtypes.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/reduce_simd.h"
 #include "support.h"
 
 namespace braid {
@@ -316,6 +318,29 @@ TEST(OpsReduce, Float32RunsAroundTheVectorBlockSizes) {
           check_reduce_row(row, contiguous(transpose(a)), {0}, dev, what + " columns");
         }
       }
+    }
+  }
+}
+
+// A float32 sum over a contiguous run adds in a fixed order (cpu::simd::lane_sum: blocks of
+// 2048, sixteen float lanes each), so its bits do not depend on the CPU's vector width or the
+// thread count: values of very different magnitudes, whose sum rounds differently in any
+// other order, give exactly lane_sum's result on the CPU, with or without BRAID_SCALAR_MATH.
+TEST(OpsReduce, Float32RowSumsAddInTheFixedLaneOrder) {
+  uint32_t seed = 900;
+  for (int32_t n : {17, 2047, 2048, 2049, 4096, 6150, 20000}) {
+    std::mt19937 gen(++seed);
+    std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+    std::vector<float> v(static_cast<size_t>(3) * n);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = unit(gen) * (i % 5 == 0 ? 1e6f : 1.0f);
+    const array a(v.data(), {3, n}, float32);
+    const std::vector<double> got = values(sum(a, 1, false, Device::cpu));  // float32 -> double is exact
+    ASSERT_EQ(got.size(), 3u);
+    for (int r = 0; r < 3; ++r) {
+      const float want =
+          static_cast<float>(cpu::simd::lane_sum<float>(v.data() + static_cast<int64_t>(r) * n, n));
+      EXPECT_EQ(std::bit_cast<uint32_t>(static_cast<float>(got[r])), std::bit_cast<uint32_t>(want))
+          << "n " << n << " row " << r;
     }
   }
 }

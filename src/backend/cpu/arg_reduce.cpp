@@ -80,7 +80,7 @@ uint32_t contiguous(const T* p, int64_t n) {
   if constexpr (cpu::is_complex_v<T>) {
     return sequential<T, kMax>(p, n, 1);
   } else if constexpr (cpu::simd::has_v<T>) {
-    const T best = cpu::simd::extreme<T, kMax>(p, n, p[0]);
+    const T best = cpu::simd::extreme_dispatched<T, kMax>(p, n, p[0]);
     if (best != best) return sequential<T, kMax>(p, n, 1);
     return static_cast<uint32_t>(cpu::simd::find_first(p, n, best));
   } else {

@@ -1,8 +1,8 @@
 // The CPU element-wise loops: apply a functor of backend/common/elementwise_ops.h to every
 // element. Contiguous inputs take a flat loop the compiler vectorizes (a broadcast scalar is
-// hoisted out of it; float32 exp, log, tanh, erf and the like go to vector_math.h), large
-// outputs are streamed past the cache, anything else walks the collapsed strided layout in
-// runs along the innermost dimension.
+// hoisted out of it; float32 exp, log, tanh, erf and the like go to vector_math.h, float32
+// arithmetic to vector_arith.h), large outputs are streamed past the cache, anything else
+// walks the collapsed strided layout in runs along the innermost dimension.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include "backend/common/elementwise_ops.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/streaming.h"
+#include "backend/cpu/vector_arith.h"
 #include "backend/cpu/vector_math.h"
 #include "graph/node.h"
 #include "primitives/elementwise_ops.h"
@@ -99,6 +100,14 @@ void binary_loop(const array& a, const array& b, array& out, Op op) {
   R* dst = static_cast<R*>(out.desc()->data_ptr);
   const int64_t n = static_cast<int64_t>(out.size());
   const bool fa = flat_readable(a, out), fb = flat_readable(b, out);
+  // float32 add, subtract, multiply and divide take vector_arith.h's kernels where the CPU has
+  // them: runs, or a run and a broadcast scalar.
+  constexpr bool kArith = std::is_same_v<T, float> && std::is_same_v<R, float> && ArithOpOf<Op>::kHas;
+  ArithFn arith[3] = {};
+  if constexpr (kArith) {
+    for (Operands operands : {Operands::runs, Operands::x_scalar, Operands::y_scalar})
+      arith[static_cast<int>(operands)] = vector_arith(ArithOpOf<Op>::kOp, operands);
+  }
   if (fa && fb) {
     const size_t bytes_read = 2 * static_cast<size_t>(n) * sizeof(T);
     if (stream_output(bytes_read, static_cast<size_t>(n) * sizeof(R)) && sizeof(R) <= 8) {
@@ -107,6 +116,13 @@ void binary_loop(const array& a, const array& b, array& out, Op op) {
         stream_fence();
       });
       return;
+    }
+    if constexpr (kArith) {
+      if (const ArithFn f = arith[static_cast<int>(Operands::runs)]) {
+        detail::parallel_for(n, kElementwiseGrain,
+                             [&](int64_t s, int64_t e) { f(pa + s, pb + s, dst + s, e - s); });
+        return;
+      }
     }
     detail::parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
       for (int64_t i = s; i < e; ++i) dst[i] = static_cast<R>(op(static_cast<C>(pa[i]), static_cast<C>(pb[i])));
@@ -119,13 +135,17 @@ void binary_loop(const array& a, const array& b, array& out, Op op) {
       stream_output((a.data_size() + b.data_size()) * sizeof(T), static_cast<size_t>(n) * sizeof(R)) &&
       sizeof(R) <= 8;
   // One run of `len` outputs at dst + o whose element i is f(i); f's loop is one the compiler
-  // vectorizes when the inner strides are 0 or 1 (the cases spelled out below).
-  auto write_run = [&](int64_t o, int64_t len, auto f) {
+  // vectorizes when the inner strides are 0 or 1 (the cases spelled out below). Written
+  // through the cache, a kernel of vector_arith.h computes it where there is one.
+  auto write_run = [&](int64_t o, int64_t len, Operands operands, const T* xa, const T* xb, auto f) {
     if (stream) {
       stream_out(dst + o, 0, len, f);
-    } else {
-      for (int64_t i = 0; i < len; ++i) dst[o + i] = f(i);
+      return;
     }
+    if constexpr (kArith) {
+      if (const ArithFn k = arith[static_cast<int>(operands)]) return k(xa, xb, dst + o, len);
+    }
+    for (int64_t i = 0; i < len; ++i) dst[o + i] = f(i);
   };
   detail::parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
     int64_t o = s;
@@ -133,13 +153,17 @@ void binary_loop(const array& a, const array& b, array& out, Op op) {
       const T* xa = pa + off[0];
       const T* xb = pb + off[1];
       if (sa == 1 && sb == 1) {
-        write_run(o, len, [&](int64_t i) { return static_cast<R>(op(static_cast<C>(xa[i]), static_cast<C>(xb[i]))); });
+        write_run(o, len, Operands::runs, xa, xb, [&](int64_t i) {
+          return static_cast<R>(op(static_cast<C>(xa[i]), static_cast<C>(xb[i])));
+        });
       } else if (sa == 0 && sb == 1) {
         const C va = static_cast<C>(xa[0]);
-        write_run(o, len, [&](int64_t i) { return static_cast<R>(op(va, static_cast<C>(xb[i]))); });
+        write_run(o, len, Operands::x_scalar, xa, xb,
+                  [&](int64_t i) { return static_cast<R>(op(va, static_cast<C>(xb[i]))); });
       } else if (sa == 1 && sb == 0) {
         const C vb = static_cast<C>(xb[0]);
-        write_run(o, len, [&](int64_t i) { return static_cast<R>(op(static_cast<C>(xa[i]), vb)); });
+        write_run(o, len, Operands::y_scalar, xa, xb,
+                  [&](int64_t i) { return static_cast<R>(op(static_cast<C>(xa[i]), vb)); });
       } else {
         // Strided reads bound this loop; streaming stores would not speed it up.
         for (int64_t i = 0; i < len; ++i) {

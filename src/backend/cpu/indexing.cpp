@@ -15,6 +15,7 @@
 #include "backend/common/indexing.h"
 #include "backend/cpu/convert.h"
 #include "backend/cpu/dispatch.h"
+#include "backend/cpu/vector_arith.h"
 #include "graph/node.h"
 #include "primitives/primitives.h"
 #include "runtime/pool.h"
@@ -25,6 +26,7 @@ namespace {
 using cpu::compute_t;
 
 constexpr int64_t kGrain = 1 << 15;
+constexpr size_t kPrefetchBytes = 256;  // of a gathered row, requested a row ahead
 
 // The elements of an integer array in row-major order, as int64.
 std::vector<int64_t> load_indices(const array& idx, const char* op) {
@@ -134,6 +136,47 @@ void dispatch_reduce(Scatter::ReduceType r, F&& f) {
   }
 }
 
+// Updates grouped by where their slices start, for a scatter whose slices meet only where they
+// start at the same place: all updates of one destination fall in one group, in their order, so
+// the groups can run in parallel and give the bits of one thread applying every update in
+// order. Each thread then writes whole slices (a split of every slice into column ranges
+// would leave each thread short runs in far-apart rows, which the hardware prefetchers do not
+// follow). Empty where the groups would be uneven (many updates of a few destinations): the
+// caller splits the slices instead.
+struct DestinationGroups {
+  static constexpr int kCount = 64;
+  std::vector<int64_t> first;  // group g holds order[first[g], first[g + 1])
+  std::vector<int64_t> order;  // update positions, each group's in increasing order
+};
+
+std::optional<DestinationGroups> group_by_destination(const std::vector<int64_t>& bases) {
+  constexpr int kCount = DestinationGroups::kCount;
+  const int64_t n = static_cast<int64_t>(bases.size());
+  if (n < 2 * kCount) return std::nullopt;
+  // Fibonacci hashing: the top bits of base * 2^64 / phi spread any pattern of starts.
+  auto group = [](int64_t base) {
+    return static_cast<int>((static_cast<uint64_t>(base) * 0x9E3779B97F4A7C15ull) >> 58);
+  };
+  static_assert(kCount == 64, "the hash keeps the top 6 bits");
+  DestinationGroups g;
+  g.first.assign(kCount + 1, 0);
+  for (int64_t base : bases) {
+    if (base >= 0) ++g.first[group(base) + 1];
+  }
+  int64_t most = 0;
+  for (int k = 0; k < kCount; ++k) {
+    most = std::max(most, g.first[k + 1]);
+    g.first[k + 1] += g.first[k];
+  }
+  if (most > 2 * ((g.first[kCount] + kCount - 1) / kCount)) return std::nullopt;
+  g.order.resize(static_cast<size_t>(g.first[kCount]));
+  std::vector<int64_t> next(g.first.begin(), g.first.end() - 1);
+  for (int64_t i = 0; i < n; ++i) {
+    if (bases[i] >= 0) g.order[next[group(bases[i])]++] = i;
+  }
+  return g;
+}
+
 }  // namespace
 
 void Gather::eval_cpu(const std::vector<array>& inputs, array& out) {
@@ -156,9 +199,22 @@ void Gather::eval_cpu(const std::vector<array>& inputs, array& out) {
   char* dst = static_cast<char*>(out.desc()->data_ptr);
   if (slice_layout.ndim() == 0 || (slice_layout.ndim() == 1 && slice_layout.inner_stride(0) == 1)) {
     const size_t row = static_cast<size_t>(S) * size;
+    const int64_t item = static_cast<int64_t>(size);
+    // Rows of a gather lie far apart, and at each the copy waits for its first lines before
+    // the hardware prefetchers take over: the next row's first lines are requested while this
+    // row is copied. (Requesting all of a 4 KiB row was slower when the rows sat in the cache:
+    // the requests filled the queue the copy needs.)
+    const size_t ahead = std::min(row, kPrefetchBytes);
     detail::parallel_for(N, std::max<int64_t>(1, kGrain / S), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i)
-        std::memcpy(dst + i * row, src + base_of(i) * static_cast<int64_t>(size), row);
+      const char* next = src + base_of(b) * item;
+      for (int64_t i = b; i < e; ++i) {
+        const char* from = next;
+        if (i + 1 < e) {
+          next = src + base_of(i + 1) * item;
+          for (size_t at = 0; at < ahead; at += 64) __builtin_prefetch(next + at);
+        }
+        std::memcpy(dst + i * row, from, row);
+      }
     });
     return;
   }
@@ -222,8 +278,18 @@ void Scatter::eval_cpu(const std::vector<array>& inputs, array& out) {
   const int64_t N = static_cast<int64_t>(upd.size()) / S;
   cpu::StridedLayout<2> layout(slice, {out.strides(), detail::row_major_strides(slice)});
   const int64_t os = layout.inner_stride(0), us = layout.inner_stride(1);
-  // Different update positions j never meet when every indexed axis takes slices of one:
-  // then the j ranges can run in parallel. Otherwise slices may overlap: one thread.
+  // Where each update's slice starts in out, or -1 where an index drops it.
+  std::vector<int64_t> bases(static_cast<size_t>(N));
+  for (int64_t i = 0; i < N; ++i) {
+    int64_t base = 0;
+    for (size_t k = 0; k < ax.idx.size() && base >= 0; ++k) {
+      const int64_t start = common::scatter_start(ax.idx[k][i], ax.dim[k], ax.slice[k]);
+      base = start < 0 ? -1 : base + start * ax.stride[k];
+    }
+    bases[i] = base;
+  }
+  // When every indexed axis takes slices of one, two updates meet only where their slices
+  // start at the same place; otherwise slices may overlap and one thread applies them all.
   bool disjoint = true;
   for (int64_t n : ax.slice) disjoint = disjoint && n == 1;
   cpu::dispatch_dtype(out.dtype(), [&](auto tag) {
@@ -232,34 +298,41 @@ void Scatter::eval_cpu(const std::vector<array>& inputs, array& out) {
       constexpr ReduceType R = decltype(reduce_tag)::value;
       T* dst = static_cast<T*>(out.desc()->data_ptr);
       const T* src = static_cast<const T*>(upd.desc()->data_ptr);
-      auto body = [&](int64_t jb, int64_t je) {
-        for (int64_t i = 0; i < N; ++i) {
-          int64_t base = 0;
-          bool keep = true;
-          for (size_t k = 0; k < ax.idx.size() && keep; ++k) {
-            const int64_t start = common::scatter_start(ax.idx[k][i], ax.dim[k], ax.slice[k]);
-            keep = start >= 0;
-            base += start * ax.stride[k];
-          }
-          if (!keep) continue;
-          T* o = dst + base;
-          const T* u = src + i * S;
-          layout.for_each_run(jb, je, [&](const std::array<int64_t, 2>& off, int64_t len) {
-            T* oo = o + off[0];
-            const T* uu = u + off[1];
-            if (os == 1 && us == 1) {
-              for (int64_t t = 0; t < len; ++t) oo[t] = combine<R>(oo[t], uu[t]);
-            } else {
-              for (int64_t t = 0; t < len; ++t) oo[t * os] = combine<R>(oo[t * os], uu[t * us]);
+      // float32 sums of runs in AVX2 where the CPU has it (the same bits: one rounding each).
+      cpu::ArithFn add_runs = nullptr;
+      if constexpr (std::is_same_v<T, float> && R == ReduceType::Sum) {
+        add_runs = cpu::vector_arith(cpu::ArithOp::add, cpu::Operands::runs);
+      }
+      // Update i into slice positions [jb, je).
+      auto apply = [&](int64_t i, int64_t jb, int64_t je) {
+        T* o = dst + bases[i];
+        const T* u = src + i * S;
+        layout.for_each_run(jb, je, [&](const std::array<int64_t, 2>& off, int64_t len) {
+          T* oo = o + off[0];
+          const T* uu = u + off[1];
+          if (os == 1 && us == 1) {
+            if constexpr (std::is_same_v<T, float>) {
+              if (add_runs != nullptr) return add_runs(oo, uu, oo, len);
             }
-          });
+            for (int64_t t = 0; t < len; ++t) oo[t] = combine<R>(oo[t], uu[t]);
+          } else {
+            for (int64_t t = 0; t < len; ++t) oo[t * os] = combine<R>(oo[t * os], uu[t * us]);
+          }
+        });
+      };
+      auto in_order = [&](int64_t jb, int64_t je) {
+        for (int64_t i = 0; i < N; ++i) {
+          if (bases[i] >= 0) apply(i, jb, je);
         }
       };
-      if (disjoint) {
-        detail::parallel_for(S, std::max<int64_t>(64, kGrain / std::max<int64_t>(N, 1)), body);
-      } else {
-        body(0, S);
+      if (!disjoint) return in_order(0, S);
+      if (const std::optional<DestinationGroups> groups = group_by_destination(bases)) {
+        detail::parallel_for(DestinationGroups::kCount, 1, [&](int64_t b, int64_t e) {
+          for (int64_t k = groups->first[b]; k < groups->first[e]; ++k) apply(groups->order[k], 0, S);
+        });
+        return;
       }
+      detail::parallel_for(S, std::max<int64_t>(64, kGrain / std::max<int64_t>(N, 1)), in_order);
     });
   });
 }

@@ -57,6 +57,7 @@ struct SumOp {
   // Column sums add whole rows in float (vectorized) and move to double every kStageRows.
   using Stage = std::conditional_t<is_float_v<In>, Real, Acc>;
   static constexpr int64_t kStageRows = is_float_v<In> ? 128 : std::numeric_limits<int64_t>::max();
+  static constexpr bool kStageIsAcc = false;
   static Stage stage_init() { return Stage(0); }
   static Stage stage_add(Stage s, In x) {
     if constexpr (is_float_v<In>) {
@@ -75,25 +76,23 @@ struct SumOp {
       return static_cast<Out>(a);
     }
   }
+  // Column rows of floats, a tile at a time (reduce_simd.h).
+  static void stage_rows(Stage* stage, const In* p, int64_t stride, int64_t rows,
+                         int64_t n) requires is_float_v<In> {
+    if constexpr (std::is_same_v<In, float>) {
+      if (const cpu::simd::Kernels* k = cpu::simd::kernels()) return k->sum_rows(stage, p, stride, rows, n);
+    }
+    cpu::simd::sum_rows<Real>(stage, p, stride, rows, n);
+  }
   static Acc run(const In* p, int64_t n, int64_t stride) {
     if constexpr (is_float_v<In>) {
-      // Blocks of float lanes: fast, and exact for integers up to 2^24 per lane and block.
+      // Blocks of float lanes (lane_sum's fixed order): fast, and exact for integers up to
+      // 2^24 per lane and block.
       if (stride == 1) {
-        constexpr int64_t kBlock = 2048;
-        double total = 0;
-        for (int64_t b = 0; b < n; b += kBlock) {
-          const int64_t e = std::min(n, b + kBlock);
-          Real lanes[kLanes] = {};
-          int64_t i = b;
-          for (; i + kLanes <= e; i += kLanes) {
-            for (int j = 0; j < kLanes; ++j) lanes[j] += static_cast<Real>(p[i + j]);
-          }
-          double block = 0;
-          for (; i < e; ++i) block += static_cast<Real>(p[i]);
-          for (int j = 0; j < kLanes; ++j) block += lanes[j];
-          total += block;
+        if constexpr (std::is_same_v<In, float>) {
+          if (const cpu::simd::Kernels* k = cpu::simd::kernels()) return k->sum(p, n);
         }
-        return total;
+        return cpu::simd::lane_sum<Real>(p, n);
       }
     }
     Acc acc = init();
@@ -112,6 +111,7 @@ struct ProdOp {
   static Acc combine(Acc a, Acc b) { return a * b; }
   using Stage = Acc;
   static constexpr int64_t kStageRows = std::numeric_limits<int64_t>::max();
+  static constexpr bool kStageIsAcc = false;  // combine(1, s) is not s for every complex s
   static Stage stage_init() { return init(); }
   static Stage stage_add(Stage s, In x) { return s * load(x); }
   static Acc to_acc(Stage s) { return s; }
@@ -168,23 +168,22 @@ struct ExtremeOp {
   static In finish(Acc a) { return static_cast<In>(a); }
   using Stage = Acc;
   static constexpr int64_t kStageRows = std::numeric_limits<int64_t>::max();
+  static constexpr bool kStageIsAcc = true;  // combine(init(), s) is s
   static Stage stage_init() { return init(); }
   static Stage stage_add(Stage s, In x) { return combine(s, load(x)); }
   static Acc to_acc(Stage s) { return s; }
-  // Column rows of float and double in SSE2 (GCC leaves a NaN-aware select scalar).
-  static void stage_row(Stage* stage, const In* p, int64_t n) requires cpu::simd::has_v<In> {
+  // Column rows of float and double in vectors, a tile at a time (reduce_simd.h).
+  static void stage_rows(Stage* stage, const In* p, int64_t stride, int64_t rows,
+                         int64_t n) requires cpu::simd::has_v<In> {
     if constexpr (std::is_same_v<In, float>) {
-      if (const cpu::simd::Kernels* k = cpu::simd::kernels()) return k->extreme_row[kMax](stage, p, n);
+      if (const cpu::simd::Kernels* k = cpu::simd::kernels())
+        return k->extreme_rows[kMax](stage, p, stride, rows, n);
     }
-    cpu::simd::extreme_row<In, kMax>(stage, p, n);
+    cpu::simd::extreme_rows<In, kMax>(stage, p, stride, rows, n);
   }
   static Acc run(const In* p, int64_t n, int64_t stride) {
-    if constexpr (std::is_same_v<In, float>) {
-      if (const cpu::simd::Kernels* k = cpu::simd::kernels(); k && stride == 1)
-        return k->extreme[kMax](p, n, init());
-    }
     if constexpr (cpu::simd::has_v<In>) {
-      if (stride == 1) return cpu::simd::extreme<In, kMax>(p, n, init());
+      if (stride == 1) return cpu::simd::extreme_dispatched<In, kMax>(p, n, init());
     }
     Acc acc = init();
     int64_t i = 0;
@@ -371,13 +370,22 @@ class Reducer {
       for (int64_t task = b; task < e; ++task) {
         const int64_t split = task % splits, blk = (task / splits) % blocks, bt = task / (splits * blocks);
         const int64_t c0 = blk * kColBlock, cw = std::min(kColBlock, column.n - c0);
-        std::fill(acc.begin(), acc.end(), Op::init());
         std::fill(stage.begin(), stage.end(), Op::stage_init());
         int64_t staged = 0;
+        // A stage that is never flushed before the end (max, min) is the accumulator itself.
+        Acc* result;
+        if constexpr (Op::kStageIsAcc) {
+          result = stage.data();
+        } else {
+          result = acc.data();
+          std::fill(acc.begin(), acc.end(), Op::init());
+        }
         auto flush = [&] {
-          for (int64_t j = 0; j < cw; ++j) {
-            acc[j] = Op::combine(acc[j], Op::to_acc(stage[j]));
-            stage[j] = Op::stage_init();
+          if constexpr (!Op::kStageIsAcc) {
+            for (int64_t j = 0; j < cw; ++j) {
+              acc[j] = Op::combine(acc[j], Op::to_acc(stage[j]));
+              stage[j] = Op::stage_init();
+            }
           }
           staged = 0;
         };
@@ -385,37 +393,55 @@ class Reducer {
           const int64_t r0 = split * rows_per_split, r1 = std::min(count_, r0 + rows_per_split);
           const int64_t rs = reduced_.back().in_stride;
           for_each_run(reduced_, r0, r1, [&](int64_t off, int64_t, int64_t len) {
-            for (int64_t t = 0; t < len; ++t) {
-              const In* p = src_ + in_base + off + t * rs + c0;
-              if constexpr (requires { Op::stage_row(stage.data(), p, cw); }) {
-                Op::stage_row(stage.data(), p, cw);
-              } else {
-                for (int64_t j = 0; j < cw; ++j) stage[j] = Op::stage_add(stage[j], p[j]);
+            const In* p = src_ + in_base + off + c0;
+            if constexpr (requires { Op::stage_rows(stage.data(), p, rs, len, cw); }) {
+              // As many rows at once as the stage takes before its next flush.
+              for (int64_t t = 0; t < len;) {
+                const int64_t take = std::min(len - t, Op::kStageRows - staged);
+                Op::stage_rows(stage.data(), p + t * rs, rs, take, cw);
+                t += take;
+                staged += take;
+                if (staged == Op::kStageRows) flush();
               }
-              if (++staged == Op::kStageRows) flush();
+            } else {
+              for (int64_t t = 0; t < len; ++t, p += rs) {
+                for (int64_t j = 0; j < cw; ++j) stage[j] = Op::stage_add(stage[j], p[j]);
+                if (++staged == Op::kStageRows) flush();
+              }
             }
           });
           flush();
           if (splits == 1) {
             for (int64_t j = 0; j < cw; ++j)
-              dst_[out_base + (c0 + j) * column.out_stride] = Op::finish(acc[j]);
+              dst_[out_base + (c0 + j) * column.out_stride] = Op::finish(result[j]);
           } else {
-            std::copy(acc.begin(), acc.begin() + cw, partial.begin() + task * width);
+            std::copy(result, result + cw, partial.begin() + task * width);
           }
         });
       }
     });
     if (splits == 1) return;
+    // Each output combines its splits in order: columns in parallel, one split's row at a time.
     for (int64_t bt = 0; bt < batches; ++bt) {
       for_each_output(batch, bt, bt + 1, [&](int64_t, int64_t out_base) {
         for (int64_t blk = 0; blk < blocks; ++blk) {
           const int64_t c0 = blk * kColBlock, cw = std::min(kColBlock, column.n - c0);
           const Acc* part = partial.data() + (bt * blocks + blk) * splits * width;
-          for (int64_t j = 0; j < cw; ++j) {
-            Acc acc = Op::init();
-            for (int64_t s = 0; s < splits; ++s) acc = Op::combine(acc, part[s * width + j]);
-            dst_[out_base + (c0 + j) * column.out_stride] = Op::finish(acc);
-          }
+          detail::parallel_for(cw, std::max<int64_t>(64, kChunk / splits), [&](int64_t jb, int64_t je) {
+            Buffer total(static_cast<size_t>(je - jb));
+            std::fill(total.begin(), total.end(), Op::init());
+            if constexpr (Op::kStageIsAcc &&
+                          requires { Op::stage_rows(total.data(), part, width, splits, cw); }) {
+              Op::stage_rows(total.data(), part + jb, width, splits, je - jb);  // combine, vectorized
+            } else {
+              for (int64_t s = 0; s < splits; ++s) {
+                for (int64_t j = jb; j < je; ++j)
+                  total[j - jb] = Op::combine(total[j - jb], part[s * width + j]);
+              }
+            }
+            for (int64_t j = jb; j < je; ++j)
+              dst_[out_base + (c0 + j) * column.out_stride] = Op::finish(total[j - jb]);
+          });
         }
       });
     }

@@ -1,10 +1,15 @@
-// SSE2 loops for the max/min family on float and double: GCC does not vectorize a NaN-aware
-// select (it emits one scalar maxss per element), which leaves max and argmax compute-bound.
+// The reduction loops whose order of operations is fixed, so that a result never depends on
+// the CPU or the thread count:
+//  - the max/min family on float and double in SSE2: GCC does not vectorize a NaN-aware select
+//    (it emits one scalar maxss per element), which leaves max and argmax compute-bound;
+//  - the float sum of a contiguous run (lane_sum) and the column loops (extreme_rows,
+//    sum_rows), which take a tile of rows per pass over their accumulators.
 // Each helper has a plain loop for other types and for builds without SSE2. On CPUs with AVX2,
-// the float32 extremes take reduce_avx2.cpp's loops instead (kernels()), which give the same
-// bits: same lanes, same order.
+// the float32 loops take reduce_avx2.cpp's instead (kernels()), which give the same bits: same
+// lanes, same order.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #if defined(__SSE2__)
@@ -16,10 +21,20 @@ namespace braid::cpu::simd {
 template <typename T>
 inline constexpr bool has_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
+/// lane_sum's order: blocks of kSumBlock elements, kSumLanes float lanes in each.
+inline constexpr int64_t kSumBlock = 2048;
+inline constexpr int kSumLanes = 16;
+/// The column loops take this many rows per pass over their accumulators.
+inline constexpr int64_t kRowTile = 8;
+
 /// The AVX2 loops for float32; index [kMax] picks max (1) or min (0).
 struct Kernels {
-  float (*extreme[2])(const float* p, int64_t n, float init);       // as extreme<float, kMax>
-  void (*extreme_row[2])(float* stage, const float* p, int64_t n);  // as extreme_row<float, kMax>
+  float (*extreme[2])(const float* p, int64_t n, float init);  // as extreme<float, kMax>
+  // as extreme_rows<float, kMax>
+  void (*extreme_rows[2])(float* stage, const float* p, int64_t stride, int64_t rows, int64_t n);
+  double (*sum)(const float* p, int64_t n);  // as lane_sum<float>
+  // as sum_rows<float>
+  void (*sum_rows)(float* stage, const float* p, int64_t stride, int64_t rows, int64_t n);
 };
 
 /// This CPU's AVX2 loops, or null without AVX2 (or with BRAID_SCALAR_MATH=1). Thread-safe.
@@ -31,10 +46,12 @@ namespace avx2 {
 const Kernels* kernels();
 }  // namespace avx2
 
-// a NaN on either side wins; otherwise the larger (kMax) or smaller value.
+// a NaN on either side wins (x when both are, as in sticky_v, so that a column's result does
+// not depend on which of its columns a vector holds); otherwise the larger (kMax) or smaller.
 template <typename T, bool kMax>
 inline T sticky(T s, T x) {
-  if (s != s || x != x) return s != s ? s : x;
+  if (x != x) return x;
+  if (s != s) return s;
   return kMax ? (x > s ? x : s) : (x < s ? x : s);
 }
 
@@ -115,18 +132,72 @@ T extreme(const T* p, int64_t n, T init) {
   return acc;
 }
 
-/// stage[j] = sticky(stage[j], p[j]) for j in [0, n).
+/// extreme() through the AVX2 loop where this CPU has one for T.
 template <typename T, bool kMax>
-void extreme_row(T* stage, const T* p, int64_t n) {
-  int64_t j = 0;
-#if defined(__SSE2__)
-  if constexpr (has_v<T>) {
-    using L = Lanes<T>;
-    for (; j + L::N <= n; j += L::N)
-      L::store(stage + j, sticky_v<T, kMax>(L::load(stage + j), L::load(p + j)));
+T extreme_dispatched(const T* p, int64_t n, T init) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (const Kernels* k = kernels()) return k->extreme[kMax](p, n, init);
   }
+  return extreme<T, kMax>(p, n, init);
+}
+
+/// stage[j] = sticky(stage[j], p[r * stride + j]) for the rows r in [0, rows), in order, and
+/// j in [0, n). A tile of kRowTile rows is applied to a vector of columns before it is stored.
+template <typename T, bool kMax>
+void extreme_rows(T* stage, const T* p, int64_t stride, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; r += kRowTile) {
+    const T* q = p + r * stride;
+    const int64_t tile = std::min(kRowTile, rows - r);
+    int64_t j = 0;
+#if defined(__SSE2__)
+    if constexpr (has_v<T>) {
+      using L = Lanes<T>;
+      for (; j + L::N <= n; j += L::N) {
+        typename L::V s = L::load(stage + j);
+        for (int64_t t = 0; t < tile; ++t) s = sticky_v<T, kMax>(s, L::load(q + t * stride + j));
+        L::store(stage + j, s);
+      }
+    }
 #endif
-  for (; j < n; ++j) stage[j] = sticky<T, kMax>(stage[j], p[j]);
+    for (; j < n; ++j) {
+      T s = stage[j];
+      for (int64_t t = 0; t < tile; ++t) s = sticky<T, kMax>(s, q[t * stride + j]);
+      stage[j] = s;
+    }
+  }
+}
+
+/// The sum of p[0, n) in a fixed order: in each block of kSumBlock elements, lane j of
+/// kSumLanes adds the elements j, j + kSumLanes, ... in Real (float for float32 and the 16-bit
+/// floats, double for double); the block's leftover elements and then its lanes in order are
+/// added into a double; the blocks' doubles are added in order. Exact for integers up to 2^24
+/// per lane and block.
+template <typename Real, typename In>
+double lane_sum(const In* p, int64_t n) {
+  double total = 0;
+  for (int64_t b = 0; b < n; b += kSumBlock) {
+    const int64_t e = std::min(n, b + kSumBlock);
+    Real lanes[kSumLanes] = {};
+    int64_t i = b;
+    for (; i + kSumLanes <= e; i += kSumLanes) {
+      for (int j = 0; j < kSumLanes; ++j) lanes[j] += static_cast<Real>(p[i + j]);
+    }
+    double block = 0;
+    for (; i < e; ++i) block += static_cast<Real>(p[i]);
+    for (int j = 0; j < kSumLanes; ++j) block += lanes[j];
+    total += block;
+  }
+  return total;
+}
+
+/// stage[j] += p[r * stride + j] in Real, for the rows r in [0, rows), in order, and j in
+/// [0, n) (the AVX2 loop takes a tile of kRowTile rows per vector of columns: same order).
+template <typename Real, typename In>
+void sum_rows(Real* stage, const In* p, int64_t stride, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const In* q = p + r * stride;
+    for (int64_t j = 0; j < n; ++j) stage[j] += static_cast<Real>(q[j]);
+  }
 }
 
 /// The first position of v in p[0, n), or n.
