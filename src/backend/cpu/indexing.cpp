@@ -199,8 +199,8 @@ void Gather::eval_cpu(const std::vector<array>& inputs, array& out) {
     const int64_t item = static_cast<int64_t>(size);
     // Rows of a gather lie far apart, and at each the copy waits for its first lines before
     // the hardware prefetchers take over: the next row's first lines are requested while this
-    // row is copied. (Requesting all of a 4 KiB row was slower when the rows sat in the cache:
-    // the requests filled the queue the copy needs.)
+    // row is copied. (Requesting all of a 4 KiB row ahead was slower on the 2-core EPYC when
+    // the gathered rows were still cached from the previous call, as in bench/ figure i1.)
     const size_t ahead = std::min(row, kPrefetchBytes);
     detail::parallel_for(N, std::max<int64_t>(1, kGrain / S), [&](int64_t b, int64_t e) {
       const char* next = src + base_of(b) * item;
