@@ -497,7 +497,8 @@ TEST(OpsIndexing, ScatterAppliesTheUpdatesOfARowInTheirOrder) {
     std::function<int32_t(int)> id;
   };
   const std::vector<Case> cases = {
-      {"spread with repeats", [&](int) { return static_cast<int32_t>(gen() % 1500); }},
+      {"spread with repeats", [&](int) { return static_cast<int32_t>(gen() % rows); }},
+      {"sorted with repeats", [](int i) { return static_cast<int32_t>(int64_t{i} * rows / ids); }},
       {"one row", [](int) { return int32_t{7}; }},
       {"a few rows", [&](int) { return static_cast<int32_t>(gen() % 3); }},
       {"some out of range", [&](int) { return static_cast<int32_t>(gen() % (2 * rows)) - rows / 2; }},

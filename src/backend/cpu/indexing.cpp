@@ -137,11 +137,12 @@ void dispatch_reduce(Scatter::ReduceType r, F&& f) {
 }
 
 // Updates grouped by where their slices start, for a scatter whose slices meet only where they
-// start at the same place: all updates of one destination fall in one group, in their order, so
-// the groups can run in parallel and give the bits of one thread applying every update in
-// order. Each thread then writes whole slices (a split of every slice into column ranges
+// start at the same place: group g takes the slices starting in the g-th of kCount equal
+// ranges of the output, in update order, so the groups can run in parallel and give the bits
+// of one thread applying every update in order, and sorted indices stay in order within a
+// group. Each thread then writes whole slices (a split of every slice into column ranges
 // would leave each thread short runs in far-apart rows, which the hardware prefetchers do not
-// follow). Empty where the groups would be uneven (many updates of a few destinations): the
+// follow). Empty where the groups would be uneven (the updates crowd into a few ranges): the
 // caller splits the slices instead.
 struct DestinationGroups {
   static constexpr int kCount = 64;
@@ -149,19 +150,15 @@ struct DestinationGroups {
   std::vector<int64_t> order;  // update positions, each group's in increasing order
 };
 
-std::optional<DestinationGroups> group_by_destination(const std::vector<int64_t>& bases) {
+std::optional<DestinationGroups> group_by_destination(const std::vector<int64_t>& bases, int64_t extent) {
   constexpr int kCount = DestinationGroups::kCount;
   const int64_t n = static_cast<int64_t>(bases.size());
   if (n < 2 * kCount) return std::nullopt;
-  // Fibonacci hashing: the top bits of base * 2^64 / phi spread any pattern of starts.
-  auto group = [](int64_t base) {
-    return static_cast<int>((static_cast<uint64_t>(base) * 0x9E3779B97F4A7C15ull) >> 58);
-  };
-  static_assert(kCount == 64, "the hash keeps the top 6 bits");
+  const int64_t span = (extent + kCount - 1) / kCount;
   DestinationGroups g;
   g.first.assign(kCount + 1, 0);
   for (int64_t base : bases) {
-    if (base >= 0) ++g.first[group(base) + 1];
+    if (base >= 0) ++g.first[base / span + 1];
   }
   int64_t most = 0;
   for (int k = 0; k < kCount; ++k) {
@@ -172,7 +169,7 @@ std::optional<DestinationGroups> group_by_destination(const std::vector<int64_t>
   g.order.resize(static_cast<size_t>(g.first[kCount]));
   std::vector<int64_t> next(g.first.begin(), g.first.end() - 1);
   for (int64_t i = 0; i < n; ++i) {
-    if (bases[i] >= 0) g.order[next[group(bases[i])]++] = i;
+    if (bases[i] >= 0) g.order[next[bases[i] / span]++] = i;
   }
   return g;
 }
@@ -202,8 +199,8 @@ void Gather::eval_cpu(const std::vector<array>& inputs, array& out) {
     const int64_t item = static_cast<int64_t>(size);
     // Rows of a gather lie far apart, and at each the copy waits for its first lines before
     // the hardware prefetchers take over: the next row's first lines are requested while this
-    // row is copied. (Requesting all of a 4 KiB row was slower when the rows sat in the cache:
-    // the requests filled the queue the copy needs.)
+    // row is copied. (Requesting all of a 4 KiB row ahead was slower on the 2-core EPYC when
+    // the gathered rows were still cached from the previous call, as in bench/ figure i1.)
     const size_t ahead = std::min(row, kPrefetchBytes);
     detail::parallel_for(N, std::max<int64_t>(1, kGrain / S), [&](int64_t b, int64_t e) {
       const char* next = src + base_of(b) * item;
@@ -326,7 +323,8 @@ void Scatter::eval_cpu(const std::vector<array>& inputs, array& out) {
         }
       };
       if (!disjoint) return in_order(0, S);
-      if (const std::optional<DestinationGroups> groups = group_by_destination(bases)) {
+      if (const std::optional<DestinationGroups> groups =
+              group_by_destination(bases, static_cast<int64_t>(out.size()))) {
         detail::parallel_for(DestinationGroups::kCount, 1, [&](int64_t b, int64_t e) {
           for (int64_t k = groups->first[b]; k < groups->first[e]; ++k) apply(groups->order[k], 0, S);
         });
