@@ -515,6 +515,29 @@ TEST(OpsConv, LargerConvolutionsSplitAcrossTheWorkers) {
   });
 }
 
+// Channel counts of whole tensor-core tiles (multiples of 8), where the GPU runs float16 and
+// bfloat16 through cuDNN's graph API: every rank, groups, strides, dilation and flip.
+TEST(OpsConv, TensorCoreChannelCountsOfEveryRank) {
+  struct Shaped {
+    Shape x, w;
+    ConvParams p;
+  };
+  const std::vector<Shaped> cases = {
+      {{2, 13, 16}, {16, 3, 16}, {{1}, {1}, {1}, {1}, {1}, 1, false}},
+      {{2, 9, 9, 16}, {32, 3, 3, 16}, {{1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, false}},
+      {{1, 11, 10, 32}, {16, 3, 3, 16}, {{2, 1}, {2, 2}, {2, 2}, {2, 1}, {1, 1}, 2, false}},
+      {{2, 8, 8, 16}, {16, 3, 3, 16}, {{1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, true}},
+      {{1, 5, 6, 5, 8}, {16, 3, 3, 3, 8}, {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, false}},
+  };
+  uint32_t seed = 800;
+  for (const Shaped& c : cases) {
+    check_against_reference(c.x, c.w, c.p, seed += 2, [&](const array& x, const array& w, Device dev) {
+      return conv_general(x, w, c.p.stride, c.p.lo, c.p.hi, c.p.kernel_dilation, c.p.input_dilation,
+                          c.p.groups, c.p.flip, dev);
+    });
+  }
+}
+
 // The CPU's oneDNN path cuts a convolution into pieces: blocks of samples (the last one
 // shorter) when there are many, else blocks of output rows of each sample, whose first and
 // last blocks carry the padding (asymmetric or cropping here). Batches on both sides of the

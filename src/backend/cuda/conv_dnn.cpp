@@ -85,6 +85,7 @@ class BackendDesc {
 // One convolution's execution plan on one stream's handle; `plan` is empty where cuDNN's graph
 // API offered none, and the legacy call runs instead.
 struct Plan {
+  std::unique_ptr<BackendDesc> config;  // the engine config the plan was finalized from
   std::unique_ptr<BackendDesc> plan;
   size_t workspace = 0;
 };
@@ -92,8 +93,8 @@ struct Plan {
 // A geometry: dims, paddings, strides, dilations (cuDNN's order), groups, flip, dtype.
 using PlanKey = std::vector<int>;
 
-// A stream's cuDNN state: its handle and the plans built on it. Used with the stream's
-// submission lock held (stream_handle), so by one thread at a time.
+// A stream's cuDNN state: its handle and the plans built on it. Used only by work the stream
+// itself runs (its eval_gpu calls run one at a time, in order), so by one thread at a time.
 struct DnnStream {
   cudnnHandle_t handle{};
   std::map<PlanKey, Plan> plans;
@@ -109,9 +110,14 @@ DnnStream& dnn_stream(const Stream& s) {
           cudnnDestroy(h);
           check_dnn(st, "cudnnSetStream");
         }
-        auto* d = new DnnStream();
-        d->handle = h;
-        return d;
+        try {
+          auto* d = new DnnStream();
+          d->handle = h;
+          return d;
+        } catch (...) {
+          cudnnDestroy(h);
+          throw;
+        }
       },
       [](void* p) {
         auto* d = static_cast<DnnStream*>(p);
@@ -162,6 +168,11 @@ bool describe(const common::ConvGeometry& g, const std::vector<int>& pad_hi, con
   }
   for (int d = 0; d < g.dims; ++d) {
     if (g.input_dilation[d] != 1 || g.pad_lo[d] < 0 || g.pad_lo[d] != pad_hi[d]) return false;
+    // cuDNN's output size must be ours (both paths rely on it): declined otherwise.
+    const int64_t span = int64_t{g.kernel_dilation[d]} * (g.kernel[d] - 1) + 1;
+    if (g.stride[d] < 1 || (g.in_size[d] + 2 * int64_t{g.pad_lo[d]} - span) / g.stride[d] + 1 != g.out_size[d]) {
+      return false;
+    }
     const int i = 2 + pad_dims + d;
     sh.x[i] = static_cast<int>(g.in_size[d]);
     sh.w[i] = static_cast<int>(g.kernel[d]);
@@ -235,7 +246,9 @@ std::unique_ptr<BackendDesc> graph_tensor(int64_t uid, cudnnDataType_t type, int
 
 constexpr int64_t kUidX = 1, kUidW = 2, kUidY = 3;
 
-// Whether the engine of config `cfg` accumulates in float32 (no reduced-precision reduction).
+// Whether the engine of config `cfg` keeps the numerics braid promises: accumulation in
+// float32 and inputs read at their own precision (no down-converted inputs, which would
+// turn TF32 float32 into float16).
 bool keeps_numerics(cudnnBackendDescriptor_t cfg) {
   BackendDesc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   cudnnBackendDescriptor_t e = engine.get();
@@ -252,7 +265,10 @@ bool keeps_numerics(cudnnBackendDescriptor_t cfg) {
     return false;
   }
   for (int64_t i = 0; i < count; ++i) {
-    if (notes[i] == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION) return false;
+    if (notes[i] == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION ||
+        notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) {
+      return false;
+    }
   }
   return true;
 }
@@ -350,7 +366,7 @@ Plan build_plan(cudnnHandle_t h, const DnnShape& sh, cudnnDataType_t type, bool 
           workspace < 0 || static_cast<size_t>(workspace) > kMaxWorkspace) {
         continue;
       }
-      return {std::move(plan), static_cast<size_t>(workspace)};
+      return {std::move(configs[i]), std::move(plan), static_cast<size_t>(workspace)};
     }
   }
   return {};
@@ -380,7 +396,8 @@ bool dnn_convolve(const array& in, const array& wt, array& out, const common::Co
   const cudnnDataType_t type = dnn_type(out.dtype());
   const bool exact_f32 = out.dtype() == float32 && !tf32_allowed();
   std::vector<int> key_dims;
-  for (const int* v : {sh.x, sh.w, sh.y, sh.pad, sh.stride, sh.dilation}) key_dims.insert(key_dims.end(), v, v + 5);
+  for (const int* v : {sh.x, sh.w, sh.y}) key_dims.insert(key_dims.end(), v, v + 5);
+  for (const int* v : {sh.pad, sh.stride, sh.dilation}) key_dims.insert(key_dims.end(), v, v + 3);
   key_dims.push_back(static_cast<int>(g.groups));
   key_dims.push_back(g.flip);
 

@@ -729,9 +729,15 @@ void* scratch(const Stream& s, size_t bytes) {
       check(cudaStreamSynchronize(c.stream), "cudaStreamSynchronize");
       cudaFree(c.scratch);
       c.scratch = nullptr;
+      c.scratch_bytes = 0;
     }
-    c.scratch_bytes = std::max(bytes, size_t{1} << 20);
-    check(cudaMalloc(&c.scratch, c.scratch_bytes), "cudaMalloc (scratch)");
+    // The size is recorded only once the buffer exists: a failed cudaMalloc throws and leaves
+    // no buffer, so the next call tries again instead of returning null.
+    const size_t size = std::max(bytes, size_t{1} << 20);
+    void* buffer = nullptr;
+    check(cudaMalloc(&buffer, size), "cudaMalloc (scratch)");
+    c.scratch = buffer;
+    c.scratch_bytes = size;
   }
   return c.scratch;
 }
