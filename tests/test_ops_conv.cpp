@@ -246,6 +246,21 @@ array transposed_layout(const array& x) {
   return transpose(contiguous(transpose(x, perm, Device::cpu), false, Device::cpu), inverse, Device::cpu);
 }
 
+// conv_general cases (any padding, input dilation, flip) against the reference on every path.
+struct GeneralCase {
+  Shape x, w;
+  ConvParams p;
+};
+
+void check_general_cases(const std::vector<GeneralCase>& cases, uint32_t seed) {
+  for (const GeneralCase& c : cases) {
+    check_against_reference(c.x, c.w, c.p, seed += 2, [&](const array& x, const array& w, Device dev) {
+      return conv_general(x, w, c.p.stride, c.p.lo, c.p.hi, c.p.kernel_dilation, c.p.input_dilation,
+                          c.p.groups, c.p.flip, dev);
+    });
+  }
+}
+
 }  // namespace
 
 TEST(OpsConv, Conv1dMatchesTheDirectDefinition) {
@@ -518,24 +533,13 @@ TEST(OpsConv, LargerConvolutionsSplitAcrossTheWorkers) {
 // Channel counts of whole tensor-core tiles (multiples of 8), where the GPU runs float16 and
 // bfloat16 through cuDNN's graph API: every rank, groups, strides, dilation and flip.
 TEST(OpsConv, TensorCoreChannelCountsOfEveryRank) {
-  struct Shaped {
-    Shape x, w;
-    ConvParams p;
-  };
-  const std::vector<Shaped> cases = {
+  check_general_cases({
       {{2, 13, 16}, {16, 3, 16}, {{1}, {1}, {1}, {1}, {1}, 1, false}},
       {{2, 9, 9, 16}, {32, 3, 3, 16}, {{1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, false}},
       {{1, 11, 10, 32}, {16, 3, 3, 16}, {{2, 1}, {2, 2}, {2, 2}, {2, 1}, {1, 1}, 2, false}},
       {{2, 8, 8, 16}, {16, 3, 3, 16}, {{1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1, true}},
       {{1, 5, 6, 5, 8}, {16, 3, 3, 3, 8}, {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, 1, false}},
-  };
-  uint32_t seed = 800;
-  for (const Shaped& c : cases) {
-    check_against_reference(c.x, c.w, c.p, seed += 2, [&](const array& x, const array& w, Device dev) {
-      return conv_general(x, w, c.p.stride, c.p.lo, c.p.hi, c.p.kernel_dilation, c.p.input_dilation,
-                          c.p.groups, c.p.flip, dev);
-    });
-  }
+  }, 800);
 }
 
 // The CPU's oneDNN path cuts a convolution into pieces: blocks of samples (the last one
@@ -543,11 +547,7 @@ TEST(OpsConv, TensorCoreChannelCountsOfEveryRank) {
 // last blocks carry the padding (asymmetric or cropping here). Batches on both sides of the
 // cut, with strides, dilation and groups.
 TEST(OpsConv, ConvolutionsCutIntoPiecesGiveTheSameValues) {
-  struct Cut {
-    Shape x, w;
-    ConvParams p;
-  };
-  const std::vector<Cut> cases = {
+  check_general_cases({
       {{1, 23, 9, 4}, {6, 3, 3, 2}, {{1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 2, false}},
       {{1, 30, 7, 3}, {4, 3, 2, 3}, {{2, 1}, {2, 0}, {1, 1}, {2, 1}, {1, 1}, 1, false}},
       {{1, 19, 6, 2}, {3, 4, 3, 2}, {{1, 1}, {-1, 1}, {3, -1}, {1, 1}, {1, 1}, 1, true}},
@@ -556,14 +556,7 @@ TEST(OpsConv, ConvolutionsCutIntoPiecesGiveTheSameValues) {
       {{17, 6, 6, 4}, {4, 3, 3, 4}, {{1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}, 1, false}},
       {{37, 5, 3}, {4, 3, 3}, {{1}, {1}, {2}, {1}, {1}, 1, false}},
       {{2, 9, 6, 5, 2}, {3, 3, 3, 2, 2}, {{1, 1, 1}, {1, 1, 0}, {1, 0, 1}, {1, 1, 1}, {1, 1, 1}, 1, false}},
-  };
-  uint32_t seed = 700;
-  for (const Cut& c : cases) {
-    check_against_reference(c.x, c.w, c.p, seed += 2, [&](const array& x, const array& w, Device dev) {
-      return conv_general(x, w, c.p.stride, c.p.lo, c.p.hi, c.p.kernel_dilation, c.p.input_dilation,
-                          c.p.groups, c.p.flip, dev);
-    });
-  }
+  }, 700);
 }
 
 // More geometries than the CPU's oneDNN path keeps plans for: the oldest make way, and a
