@@ -194,10 +194,16 @@ ArrayDesc::~ArrayDesc() {
   std::shared_ptr<ArrayDesc> stack;
   auto drop = [&stack](std::shared_ptr<ArrayDesc> node) noexcept {
     // With no weak references to nodes, a count of one means nobody else can reach it.
-    if (node && node.use_count() == 1 && !node->inputs.empty()) {
-      node->queue_next = std::move(stack);
-      stack = std::move(node);
+    if (!node || node.use_count() != 1) return;
+    {
+      // use_count() is a relaxed load: it does not order us after the evaluation that last
+      // wrote this node (complete_node detaches its inputs under the node's lock), so the
+      // lock is taken to see those writes.
+      SpinGuard guard(node->lock);
+      if (node->inputs.empty()) return;
     }
+    node->queue_next = std::move(stack);
+    stack = std::move(node);
   };
   while (!inputs.empty()) {
     std::shared_ptr<ArrayDesc> in = std::move(inputs.back().desc_);
