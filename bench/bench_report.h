@@ -256,6 +256,17 @@ inline int calls_per_sample(const Timed& timed, double sample_s) {
   return static_cast<int>(std::clamp(sample_s / std::max(one, 1e-9), 1.0, 10000.0));
 }
 
+// A pause before each sample: the side sampled before may leave threads spinning (libgomp's
+// workers spin for a while after a parallel region before they sleep), and those would take
+// cores from the next side's sample.
+inline void settle() {
+  static const int ms = [] {
+    const char* env = std::getenv("BRAID_BENCH_SETTLE_MS");
+    return env ? std::atoi(env) : 20;
+  }();
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
 // Samples every side of `f`, interleaved (braid, torch, copy, braid, ...): the bandwidth that
 // other tenants leave over drifts within seconds, and alternating shares the drift fairly.
 inline void measure(Figure& f, int runs, double sample_s) {
@@ -265,7 +276,10 @@ inline void measure(Figure& f, int runs, double sample_s) {
   std::vector<int> calls;
   for (auto& [timed, stats] : sides) calls.push_back(calls_per_sample(*timed, sample_s));
   for (int r = 0; r < runs; ++r) {
-    for (size_t i = 0; i < sides.size(); ++i) sides[i].second->samples.push_back((*sides[i].first)(calls[i]));
+    for (size_t i = 0; i < sides.size(); ++i) {
+      settle();
+      sides[i].second->samples.push_back((*sides[i].first)(calls[i]));
+    }
   }
 }
 
@@ -276,7 +290,10 @@ inline std::vector<Stats> measure_sides(const std::vector<Timed>& sides, int run
   for (const auto& timed : sides) calls.push_back(calls_per_sample(timed, sample_s));
   std::vector<Stats> stats(sides.size());
   for (int r = 0; r < runs; ++r) {
-    for (size_t i = 0; i < sides.size(); ++i) stats[i].samples.push_back(sides[i](calls[i]));
+    for (size_t i = 0; i < sides.size(); ++i) {
+      settle();
+      stats[i].samples.push_back(sides[i](calls[i]));
+    }
   }
   return stats;
 }

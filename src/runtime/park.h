@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 
 #include "runtime/mutex.h"
 
@@ -12,6 +13,30 @@ struct ParkSlot {
   Mutex mu;
   CondVar cv;
 };
+
+/// One pause of a spin loop: lets the core's other hardware thread run.
+inline void cpu_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+/// Spins while `still_waiting()` is true, for at most `budget`; returns whether the wait
+/// ended. A wake-up through the kernel costs tens of microseconds where an idle core is
+/// halted (virtual machines most), so waits that usually end within the budget spin first.
+template <typename Pred>
+bool spin_while(Pred still_waiting, std::chrono::nanoseconds budget) {
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (!still_waiting()) return true;
+      cpu_pause();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return !still_waiting();
+  }
+}
 
 /// The slot an address parks on (a fixed table, shared by hashing).
 ParkSlot& park_slot(const void* key);

@@ -9,6 +9,12 @@ namespace braid::detail {
 
 namespace {
 
+// How long a worker out of work watches the queue before it sleeps (one worker at a time),
+// and how long parallel_for's caller spins for the last chunks before it sleeps. Kernels
+// issued back to back (an eval per op, a Python loop) then never wait for a thread to wake.
+constexpr std::chrono::microseconds kIdleSpin{100};
+constexpr std::chrono::microseconds kJoinSpin{50};
+
 thread_local bool t_is_stopping_thread = false;  // trivially destructible: readable until the thread ends
 
 int pool_size() {
@@ -47,8 +53,10 @@ class ParallelJob : public WorkItem {
   }
 
   void wait_and_rethrow() {
-    // Other workers are running the last chunks; sleep until the final one reports.
-    park_while(&done_, parked_, [this] { return done_.load() < num_chunks_; });
+    // Other workers are running the last chunks: they usually end within microseconds of
+    // ours, so spin a little before sleeping until the final one reports.
+    auto running = [this] { return done_.load() < num_chunks_; };
+    if (!spin_while(running, kJoinSpin)) park_while(&done_, parked_, running);
     MutexLock lock(mu_);
     if (error_) std::rethrow_exception(error_);
   }
@@ -118,7 +126,9 @@ void WorkerPool::post(std::shared_ptr<WorkItem> item, int64_t shares) noexcept {
     }
     tail_ = w;
     pending_.fetch_add(1, std::memory_order_relaxed);
-    if (!stopping_) wake = std::min<int64_t>(idle_, shares);
+    // A spinning worker takes one share without being woken: it stops spinning when the
+    // flag clears and checks the queue under this lock before it could sleep.
+    if (!stopping_) wake = std::min<int64_t>(idle_, shares - spinning_.exchange(0));
   }
   for (int64_t i = 0; i < wake; ++i) cv_.notify_one();
 }
@@ -136,9 +146,18 @@ std::shared_ptr<WorkItem> WorkerPool::take_locked() {
 
 void WorkerPool::worker_loop() {
   for (;;) {
+    // One idle worker at a time watches for work before it sleeps: post() hands it a share
+    // by clearing spinning_, or it sees work queued for others.
+    int none = 0;
+    const bool spinner = spinning_.compare_exchange_strong(none, 1);
+    if (spinner) {
+      spin_while([this] { return spinning_.load() == 1 && pending_.load(std::memory_order_relaxed) == 0; },
+                 kIdleSpin);
+    }
     std::shared_ptr<WorkItem> item;
     {
       MutexLock lock(mu_);
+      if (spinner) spinning_.store(0);
       ++idle_;
       // Once stopping, a worker sleeps here until the process ends.
       cv_.wait(mu_, [this]() REQUIRES(mu_) { return head_ != nullptr && !stopping_; });

@@ -90,6 +90,8 @@ class WorkerPool {
   bool stopping_ GUARDED_BY(mu_) = false;
   std::atomic<bool> stopping_flag_{false};
   std::atomic<int> pending_{0};
+  // 1 while an idle worker spins; post() clears it to hand that worker a share (under mu_).
+  std::atomic<int> spinning_{0};
   int num_workers_ = 0;
 };
 
