@@ -38,8 +38,11 @@ bool is_dense(const array& a, bool fortran) {
   return true;
 }
 
-/// Evaluates `a` with the GIL released (the caller holds it).
+/// Evaluates `a` with the GIL released (the caller holds it). An array already computed keeps
+/// the GIL: each release hands it to a waiting thread, and taking it back waits for that
+/// thread and for a wake-up.
 void evaluate_released(array& a) {
+  if (a.is_available()) return;
   py::gil_scoped_release release;
   a.eval();
 }

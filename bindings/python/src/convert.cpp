@@ -1,6 +1,7 @@
 // Python values to arrays and back (python.h), with MLX's rules for Python scalars and lists.
 #include <pybind11/numpy.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstring>
 #include <limits>
@@ -364,6 +365,8 @@ Shape to_shape(py::handle obj) {
 }
 
 void eval_released(std::vector<array> arrays) {
+  // Arrays already computed keep the GIL (see evaluate_released).
+  if (std::all_of(arrays.begin(), arrays.end(), [](const array& a) { return a.is_available(); })) return;
   py::gil_scoped_release release;
   eval(std::move(arrays));
 }
