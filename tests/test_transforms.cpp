@@ -1316,6 +1316,58 @@ std::vector<VmapCase> vmap_cases() {
           [](const array& x) {
             return as_strided(x, {2, 2}, {1, 2}, 1);
           }),
+      // Gathered products: one product over the batch, each side's indices moved past the
+      // earlier elements' matrices when that side is mapped.
+      {"gather_mm mapped lhs operand",
+       {{2, 3, 2, 4}, {3, 4, 2}},
+       {1, -1},
+       0,
+       [](const std::vector<array>& x) { return gather_mm(x[0], x[1], array({1, 0, 1}), array({2, 0, 2})); }},
+      {"gather_mm mapped rhs operand, out axis 1",
+       {{2, 1, 4}, {3, 2, 4, 5}},
+       {-1, 0},
+       1,
+       [](const std::vector<array>& x) { return gather_mm(x[0], x[1], array({0, 1, 1}), array({1, 0, 1})); }},
+      {"gather_mm both mapped, one index array",
+       {{2, 4, 3}, {3, 3, 4, 2}},
+       {2, 1},
+       0,
+       [](const std::vector<array>& x) { return gather_mm(x[0], x[1], std::nullopt, array({2, 0})); }},
+      {"gather_mm mapped rhs operand, an index past the end (clamped)",
+       {{2, 1, 4}, {3, 2, 4, 5}},
+       {-1, 0},
+       0,
+       [](const std::vector<array>& x) { return gather_mm(x[0], x[1], array({0, 1}), array({1, 7})); }},
+      {"gather_mm mapped indices",
+       {{2, 3}, {3, 3, 2}, {4, 5}},
+       {-1, -1, 0},
+       0,
+       [](const std::vector<array>& x) {
+         // Indices 0..2 from a mapped input: each batch element picks its own matrices.
+         array idx = astype(floor((x[2] + array(1.0f)) * array(1.49f)), uint32);
+         return gather_mm(x[0], x[1], std::nullopt, idx);
+       }},
+      {"gather_mm mapped operand and indices",
+       {{3, 2, 2, 4}, {4, 2}, {2, 3}},
+       {0, -1, 1},
+       0,
+       [](const std::vector<array>& x) {
+         array idx = astype(floor((x[2] + array(1.0f)) * array(0.99f)), uint32);
+         return gather_mm(x[0], x[1], idx);
+       }},
+      one("gather_qmm mapped x", {3, 2, 1, 32}, 0,
+          [](const array& x) {
+            auto q = quantize(fixed_weights({3, 4, 32}), 32, 4);
+            return gather_qmm(x, q[0], q[1], q[2], array({1, 0}), array({2, 0}), true, 32, 4);
+          }),
+      {"gather_qmm mapped weights",
+       {{2, 1, 32}, {3, 2, 4, 32}},
+       {-1, 0},
+       0,
+       [](const std::vector<array>& x) {
+         auto q = quantize(x[1], 32, 4);
+         return gather_qmm(x[0], q[0], q[1], q[2], array({1, 0, 1}), array({0, 1, 1}), true, 32, 4);
+       }},
       one("grad inside", {3, 4}, 0,
           [](const array& x) {
             return grad(std::function<array(const array&)>([](const array& z) { return sum(sin(z)); }))(x);

@@ -62,9 +62,13 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
 
   // One cotangent slot per tape entry, released once its node has passed it on.
   std::vector<std::optional<array>> cotan(tape.entries.size());
-  auto accumulate = [&](int32_t entry, const array& c, const Stream& s) {
+  auto accumulate = [&](int32_t entry, array c, const Stream& s) {
     auto& slot = cotan[entry];
-    slot = slot ? add(*slot, c, s) : c;
+    if (slot) {
+      slot = add(*slot, c, s);
+    } else {
+      slot.emplace(std::move(c));
+    }
   };
   for (auto [out_idx, cotan_idx] : output_cotan) {
     const array& o = outputs[out_idx];
@@ -72,13 +76,20 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
     if (entry < 0) continue;  // does not depend on the primals
     accumulate(entry, astype(cotans[cotan_idx], o.dtype(), stream_for(o)), stream_for(o));
   }
+  // Reused across entries: a vector built per entry cost an allocation and a reference
+  // count round trip per array, a sizeable part of differentiating a long chain.
   std::vector<int> argnums;
   std::vector<int32_t> targets;
+  std::vector<array> cotangents;
+  std::vector<array> node_outputs;
   for (size_t e = tape.entries.size(); e-- > tape.num_primals;) {
     if (!cotan[e]) continue;  // nothing flows back through this node
-    std::vector<array> cotangents{std::move(*cotan[e])};
+    cotangents.clear();
+    cotangents.push_back(std::move(*cotan[e]));
     cotan[e].reset();
     const detail::TapeEntry& entry = tape.entries[e];
+    node_outputs.clear();
+    node_outputs.push_back(entry.node);
     argnums.clear();
     targets.clear();
     for (size_t i = 0; i < entry.inputs.size(); ++i) {
@@ -88,8 +99,8 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
       targets.push_back(t);
     }
     Primitive& prim = entry.node.primitive();
-    std::vector<array> vjps = prim.vjp(entry.inputs, cotangents, argnums, {entry.node});
-    for (size_t i = 0; i < argnums.size(); ++i) accumulate(targets[i], vjps[i], prim.stream());
+    std::vector<array> vjps = prim.vjp(entry.inputs, cotangents, argnums, node_outputs);
+    for (size_t i = 0; i < argnums.size(); ++i) accumulate(targets[i], std::move(vjps[i]), prim.stream());
   }
 
   std::vector<array> grads;

@@ -51,7 +51,7 @@ int32_t NodeIndex::find(const ArrayDesc* node) const {
 
 void NodeIndex::grow() {
   std::vector<Slot> old = std::move(slots_);
-  slots_.assign(std::max<size_t>(64, old.size() * 2), Slot{});
+  slots_.assign(std::max<size_t>(512, old.size() * 2), Slot{});  // a few hundred nodes without regrowing
   count_ = 0;
   for (const auto& s : old) {
     if (s.node) insert(s.node, s.value);
@@ -100,7 +100,7 @@ Tape build_tape(const std::vector<array>& outputs, const std::vector<array>& pri
       inputs = d->inputs;
     }
     const size_t frame = stack.size();
-    stack.push_back({f.node, true, std::move(inputs)});
+    stack.push_back({std::move(f.node), true, std::move(inputs)});
     for (size_t i = 0; i < stack[frame].inputs.size(); ++i) {
       const array& in = stack[frame].inputs[i];  // re-read: pushing may move the stack
       if (tape.index.find(in.desc()) == NodeIndex::kAbsent) stack.push_back({array(in), false, {}});

@@ -300,6 +300,55 @@ Mapped loop_rule(const array& node, const std::vector<array>& in, const std::vec
   return {stack(results, 0, s), 0};
 }
 
+// The number of matrices in x (the product of its axes but the last two), leaving out a mapped
+// axis.
+int64_t matrix_count(const array& x, int mapped_axis) {
+  Shape shape = x.shape();
+  if (mapped_axis >= 0) shape.erase(shape.begin() + mapped_axis);
+  int64_t n = 1;
+  for (size_t i = 0; i + 2 < shape.size(); ++i) n *= shape[i];
+  return n;
+}
+
+// Gathered products (GatherMM, GatherQMM): inputs [left, right..., lhs indices, rhs indices],
+// the indices numbering each side's matrices (its operands' last two axes) over their leading
+// axes. A batch joins each side's leading axes, so element k's indices move past the k
+// earlier elements' matrices: k * count + index when that side is mapped, the index as it is
+// when it is not. One product over B times the pairs, unflattened after.
+Mapped gathered_product_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const Stream& s = node.primitive().stream();
+  const int b = batch_size(in, axes);
+  if (b == 0) return {zeros(batched(0, node.shape()), node.dtype(), s), 0};
+  const size_t n = in.size();
+  const bool left_mapped = axes[0] >= 0;
+  const bool right_mapped = std::any_of(axes.begin() + 1, axes.end() - 2, [](int a) { return a >= 0; });
+  auto flat_operand = [&](size_t i, bool side_mapped) {
+    const array x = side_mapped ? batch_first(in[i], axes[i], b, s) : in[i];
+    const int64_t count = matrix_count(x, -1);
+    return reshape(x, {static_cast<int32_t>(count), x.shape(-2), x.shape(-1)}, s);
+  };
+  std::vector<array> inputs{flat_operand(0, left_mapped)};
+  for (size_t i = 1; i + 2 < n; ++i) inputs.push_back(flat_operand(i, right_mapped));
+  int64_t pairs = 0;
+  for (size_t i = n - 2; i < n; ++i) {
+    const bool side_mapped = i == n - 2 ? left_mapped : right_mapped;
+    const int64_t count = matrix_count(in[i == n - 2 ? 0 : 1], axes[i == n - 2 ? 0 : 1]);
+    array idx = astype(batch_first(in[i], axes[i], b, s), uint32, s);
+    if (side_mapped && count > 0) {
+      // Clamped first, as the kernels clamp an index past the end: it must not reach the
+      // next element's matrices.
+      idx = minimum(idx, array(static_cast<uint32_t>(count - 1)), s);
+      array offsets = astype(batch_positions(b, idx.shape(), s), uint32, s);
+      idx = add(idx, multiply(offsets, array(static_cast<uint32_t>(count)), s), s);
+    }
+    pairs = static_cast<int64_t>(idx.size());
+    inputs.push_back(reshape(idx, {static_cast<int32_t>(pairs)}, s));
+  }
+  const Shape flat_out{static_cast<int32_t>(pairs), node.shape(-2), node.shape(-1)};
+  array out(flat_out, node.dtype(), node.primitive_ptr(), std::move(inputs));
+  return {reshape(out, batched(b, node.shape()), s), 0};
+}
+
 // The batched inputs: the update slices gain the batch axis, and a first index array (each
 // element's batch position) picks it.
 Mapped scatter_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
@@ -527,10 +576,11 @@ const std::unordered_map<std::type_index, Rule>& rules() {
       // Along the last axis (or the last two): the batch axis goes first.
       {typeid(Hadamard), &softmax_rule}, {typeid(SvdSquareRoot), &softmax_rule},
       // No batched form: one slice at a time (loop_rule).
-      {typeid(GatherMM), &loop_rule}, {typeid(SegmentedMM), &loop_rule},
+      {typeid(GatherMM), &gathered_product_rule}, {typeid(GatherQMM), &gathered_product_rule},
+      {typeid(SegmentedMM), &loop_rule},
       {typeid(MaskedScatter), &loop_rule}, {typeid(AsStrided), &loop_rule},
       {typeid(Quantize), &loop_rule}, {typeid(Dequantize), &loop_rule},
-      {typeid(QuantizedMatmul), &loop_rule}, {typeid(GatherQMM), &loop_rule},
+      {typeid(QuantizedMatmul), &loop_rule},
   };
   return table;
 }
