@@ -38,14 +38,10 @@ bool is_dense(const array& a, bool fortran) {
   return true;
 }
 
-/// Evaluates `a` with the GIL released (the caller holds it). An array already computed keeps
-/// the GIL: each release hands it to a waiting thread, and taking it back waits for that
-/// thread and for a wake-up.
-void evaluate_released(array& a) {
-  if (a.is_available()) return;
-  py::gil_scoped_release release;
-  a.eval();
-}
+/// Evaluates `a` with the GIL released (the caller holds it). An array already computed in
+/// host memory keeps the GIL: each release hands it to a waiting thread, and taking it back
+/// waits for that thread and for a wake-up.
+void evaluate_released(array& a) { eval_released({a}); }
 
 /// Copies `a`'s elements, in C order, to `dst` (nbytes() bytes).
 void copy_c_order(const array& a, char* dst) {

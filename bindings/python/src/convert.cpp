@@ -364,9 +364,18 @@ Shape to_shape(py::handle obj) {
   throw std::invalid_argument("[shape] Expected an int or a sequence of ints.");
 }
 
+bool computed_in_host_memory(const array& a) {
+  // A GPU result is available once its kernels are enqueued; reading it still waits for the
+  // device, and that wait must not hold the GIL.
+  if (!a.is_available()) return false;
+  const auto& data = a.desc()->data;
+  return !(data && data->on_device);
+}
+
 void eval_released(std::vector<array> arrays) {
-  // Arrays already computed keep the GIL (see evaluate_released).
-  if (std::all_of(arrays.begin(), arrays.end(), [](const array& a) { return a.is_available(); })) return;
+  // Arrays already computed in host memory keep the GIL: each release hands it to a waiting
+  // thread, and taking it back waits for that thread and for a wake-up.
+  if (std::all_of(arrays.begin(), arrays.end(), computed_in_host_memory)) return;
   py::gil_scoped_release release;
   eval(std::move(arrays));
 }
