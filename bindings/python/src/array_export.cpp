@@ -38,11 +38,6 @@ bool is_dense(const array& a, bool fortran) {
   return true;
 }
 
-/// Evaluates `a` with the GIL released (the caller holds it). An array already computed in
-/// host memory keeps the GIL: each release hands it to a waiting thread, and taking it back
-/// waits for that thread and for a wake-up.
-void evaluate_released(array& a) { eval_released({a}); }
-
 /// Copies `a`'s elements, in C order, to `dst` (nbytes() bytes).
 void copy_c_order(const array& a, char* dst) {
   const size_t item = a.itemsize();
@@ -111,7 +106,7 @@ extern "C" int array_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
   try {
     auto exported = std::make_unique<BufferExport>(BufferExport{py::handle(obj).cast<array>(), {}, {}});
     array& a = exported->source;
-    evaluate_released(a);
+    eval_released({a});
     if (const char* refusal = layout_refusal(a, flags)) {
       PyErr_SetString(PyExc_BufferError, refusal);
       return -1;
@@ -295,7 +290,7 @@ py::object to_dlpack(array a, py::object stream, py::object max_version, py::obj
   }
   const bool versioned = !max_version.is_none() && version_arg(max_version).first >= 1;
   const bool copied = copy.value_or(false);
-  evaluate_released(a);
+  eval_released({a});
 
   auto e = std::make_unique<DLPackExport>();
   const DLTensor tensor = describe(*e, a, copied);

@@ -84,7 +84,8 @@ py::object to_scalar(array a);
 /// TypeError, as in MLX (NumPy has no bfloat16).
 py::object to_numpy(array a, std::optional<py::object> dtype = std::nullopt);
 
-/// Evaluates with the GIL released.
+/// Evaluates with the GIL released (the caller holds it); arrays already computed in host
+/// memory return at once, keeping the GIL.
 void eval_released(std::vector<array> arrays);
 
 // --- Trees: lists, tuples and dicts of arrays (MLX's tree utilities) ------------------------
