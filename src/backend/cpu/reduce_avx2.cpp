@@ -13,6 +13,21 @@
 namespace braid::cpu::simd::avx2 {
 namespace {
 
+// How far ahead of its loads a loop over a contiguous run asks for memory, in floats (16 KiB).
+// The loops below add lanes in a fixed order, so each vector add waits for the last: the
+// out-of-order window then holds few loads, and the hardware prefetcher alone leaves memory
+// idle. Asking early brings the lines in while the adds wait (on the 2-core EPYC, a row sum
+// of 4096 x 4096 float32 on two threads: 0.72-0.78 ms without, 0.60-0.68 with). A prefetch
+// is a hint: past the end of the run it reads nothing and cannot fault, and the address is
+// formed as an integer, so no pointer leaves its array.
+constexpr int64_t kPrefetchAhead = 4096;
+
+inline void prefetch(const float* p, int64_t i) {
+  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) +
+                                             static_cast<uintptr_t>(i + kPrefetchAhead) * sizeof(float)),
+               _MM_HINT_T0);
+}
+
 // sticky() of reduce_simd.h, for this file's tails.
 template <bool kMax>
 inline float sticky1(float s, float x) {
@@ -45,6 +60,7 @@ float extreme_f32(const float* p, int64_t n, float init) {
     __m256 a0 = _mm256_set1_ps(init), a1 = a0;
     __m256 nan = _mm256_setzero_ps();
     for (int64_t i = 0; i < body; i += 16) {
+      prefetch(p, i);
       const __m256 x0 = _mm256_loadu_ps(p + i), x1 = _mm256_loadu_ps(p + i + 8);
       a0 = extreme8<kMax>(a0, x0);
       a1 = extreme8<kMax>(a1, x1);
@@ -97,6 +113,7 @@ double sum_f32(const float* p, int64_t n) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0;
     int64_t i = b;
     for (; i + kSumLanes <= e; i += kSumLanes) {
+      prefetch(p, i);
       a0 = _mm256_add_ps(a0, _mm256_loadu_ps(p + i));
       a1 = _mm256_add_ps(a1, _mm256_loadu_ps(p + i + 8));
     }
