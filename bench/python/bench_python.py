@@ -2,7 +2,10 @@
 """braid.core against PyTorch, both called from Python, side by side in one run:
   a. per-op overhead: a chain of 1,000 tiny adds built and evaluated from Python (CPU),
   b. a ThreadPoolExecutor serving the MLP of examples/demo.cpp (256 -> 512 -> 10, relu,
-     requests of 8 rows) on the CPU with 1 and 2 workers, each worker on its own stream,
+     requests of 8 rows) on the CPU with 1 and 2 workers, each worker on its own stream;
+     with them, references: the same requests from plain threads (p), braid evaluating graphs
+     built beforehand (e), the executor's ceiling for requests as long as braid's (x), and how
+     much of the second core the machine left (m).
   c. with --device gpu, the same serving on the GPU: braid with 1 and 8 workers, each on its
      own GPU stream, against torch with 1, 2, 4 and 8 workers on their own CUDA streams.
 Prints a Markdown report (machine, versions, figures with targets, spread, answers) and exits
@@ -244,27 +247,7 @@ class Serving:
         self.same[config] = max(self.same[config], float(np.max(np.abs(got - self.sequential[index]))))
 
     def _through_pool(self, workers):
-        """Seconds the pool takes to answer a backlog of requests. The workers are held at a
-        gate while the requests are queued, so the timing starts with a full queue: queuing
-        thousands of requests holds the GIL in bursts that would stall the workers, and the
-        caller then sleeps until the last answer (waiting on each future in turn, as pool.map
-        does, would wake it and take the GIL for every request)."""
-        pool, serve = self.pools[workers], self.server.serve
-        gate, held = threading.Event(), threading.Barrier(workers + 1)
-
-        def hold():
-            held.wait()
-            gate.wait()
-
-        for _ in range(workers):
-            pool.submit(hold)
-        held.wait()  # every worker is at the gate: none can take a request early
-        futures = [pool.submit(serve, r) for r in range(self.requests)]
-        t0 = time.perf_counter()
-        gate.set()
-        wait(futures)
-        seconds = time.perf_counter() - t0
-        return [f.result() for f in futures], seconds
+        return answer_backlog(self.pools[workers], workers, self.server.serve, self.requests)
 
     def _through_threads(self, workers):
         answers = [None] * self.requests
@@ -311,6 +294,71 @@ class Serving:
             pool.shutdown()
 
 
+def answer_backlog(pool, workers, serve, requests):
+    """The answers of `serve(r)` for r in range(requests), and the seconds the pool takes to
+    give them. The workers are held at a gate while the requests are queued, so the timing
+    starts with a full queue: queuing thousands of requests holds the GIL in bursts that would
+    stall the workers, and the caller then sleeps until the last answer (waiting on each
+    future in turn, as pool.map does, would wake it and take the GIL for every request)."""
+    gate, held = threading.Event(), threading.Barrier(workers + 1)
+
+    def hold():
+        held.wait()
+        gate.wait()
+
+    for _ in range(workers):
+        pool.submit(hold)
+    held.wait()  # every worker is at the gate: none can take a request early
+    futures = [pool.submit(serve, r) for r in range(requests)]
+    t0 = time.perf_counter()
+    gate.set()
+    wait(futures)
+    seconds = time.perf_counter() - t0
+    return [f.result() for f in futures], seconds
+
+
+class ExecutorCeiling:
+    """The most any library can get from figure b's executor with requests as long as braid's:
+    the same pools answer backlogs in the same way, but a request is one call that releases
+    the GIL for as long as braid takes to evaluate one request on one thread (SHA-256 of a
+    block sized to that time) and runs no other Python. Its 2-worker scaling is what is left
+    once the executor's own work and the handing over of the GIL are paid."""
+
+    def __init__(self, seconds_per_request, sample_s):
+        probe = bytes(1 << 20)
+        t0 = time.perf_counter()
+        for _ in range(20):
+            hashlib.sha256(probe).digest()
+        bytes_per_s = 20 * len(probe) / (time.perf_counter() - t0)
+        self.block = bytes(max(4096, int(bytes_per_s * seconds_per_request)))
+        self.seconds_per_request = seconds_per_request
+        self.requests = int(min(max(sample_s / seconds_per_request, 200), 50000))
+        self.pools = {w: ThreadPoolExecutor(max_workers=w, thread_name_prefix="ceiling") for w in (1, 2)}
+        self.stats = {1: report.Stats(), 2: report.Stats()}
+        for w, pool in self.pools.items():
+            wait([pool.submit(self.serve, r) for r in range(8 * w)])  # warm-up: start every worker
+
+    def serve(self, r):
+        return hashlib.sha256(self.block).digest()
+
+    def sample(self, workers):
+        _, seconds = answer_backlog(self.pools[workers], workers, self.serve, self.requests)
+        self.stats[workers].add(self.requests / seconds)
+
+    def close(self):
+        for pool in self.pools.values():
+            pool.shutdown()
+
+
+def eval_seconds_per_request(server, count=400):
+    """Seconds braid takes to evaluate one request's graph, built beforehand, on this thread."""
+    graphs = [server.build(r, server.streams[0]) for r in range(count)]
+    t0 = time.perf_counter()
+    for y in graphs:
+        mx.eval(y)
+    return (time.perf_counter() - t0) / count
+
+
 class MachineProbe:
     """What the machine gives 2 threads right now, whatever the libraries do: SHA-256 of 64 KiB
     blocks from plain threads (hashlib releases the GIL for such blocks, and uses one core per
@@ -339,12 +387,14 @@ class MachineProbe:
         self.stats[threads].add(threads * self.calls / (time.perf_counter() - t0))
 
 
-def measure_serving(servings, runs, probe=None):
-    """Samples of every library and worker count in turn (after the probe's), `runs` times."""
+def measure_serving(servings, runs, probe=None, ceiling=None):
+    """Samples of every library and worker count in turn (after the probe's and the
+    ceiling's), `runs` times."""
     for _ in range(runs):
-        if probe:
-            probe.sample(1)
-            probe.sample(2)
+        for reference in (probe, ceiling):
+            if reference:
+                reference.sample(1)
+                reference.sample(2)
         for serving in servings:
             for config in serving.configs:
                 serving.sample(config)
@@ -406,8 +456,9 @@ def run_cpu(args):
     if torch is not None:
         servings.append(Serving(TorchServer(values, inputs, "cpu"), (1, 2), reference, args.sample_s, True))
     probe = MachineProbe(args.sample_s / 4)
-    measure_serving(servings, args.runs, probe)
-    for s in servings:
+    ceiling = ExecutorCeiling(eval_seconds_per_request(servings[0].server), args.sample_s)
+    measure_serving(servings, args.runs, probe, ceiling)
+    for s in servings + [ceiling]:
         s.close()
     load_after = report.load_average()
 
@@ -448,6 +499,11 @@ def run_cpu(args):
                      "meanwhile): requests/s", report.fmt(b.stats[("eval", w)].median(), 0), "", "", "", ""])
     es = scaling(b, "eval")
     rows.append(["e", "scaling of e: 2 threads / 1 thread", report.fmt(es, 2), "", "", "reference", ""])
+    best = ceiling.stats[2].median() / ceiling.stats[1].median()
+    rows.append(["x", "the executor's ceiling: b's pools answering requests that are each one GIL-free call as "
+                 f"long as braid's evaluation of a request on 1 thread ({ceiling.seconds_per_request * 1e6:.0f} us: "
+                 "SHA-256 of a block), no other Python; 2 workers / 1", report.fmt(best, 2), "", "",
+                 "reference", ""])
     machine = probe.stats[2].median() / probe.stats[1].median()
     rows.append(["m", "the machine meanwhile: SHA-256 of 64 KiB blocks from 2 plain threads / 1 (GIL released, "
                  "no braid, no torch; 2.00 means the second core was free)", report.fmt(machine, 2), "", "",
@@ -491,6 +547,8 @@ def run_cpu(args):
                             report.spread(report.quotients(b.stats[(kind, 2)], b.stats[(kind, 1)]), 2),
                             report.spread(report.quotients(peer.stats[(kind, 2)], peer.stats[(kind, 1)]), 2)
                             if peer else ""])
+    spread_rows.append(["x. 2 workers / 1, sample by sample",
+                        report.spread(report.quotients(ceiling.stats[2], ceiling.stats[1]), 2), ""])
     spread_rows.append(["m. 2 threads / 1, sample by sample",
                         report.spread(report.quotients(probe.stats[2], probe.stats[1]), 2), ""])
     out.append(report.table(["figure", "braid", "torch"], "lll", spread_rows))
