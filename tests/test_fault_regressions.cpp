@@ -3,6 +3,7 @@
 // throw. The injected-failure sweeps live in tests/fault/.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -100,6 +101,34 @@ TEST(Faults, ParallelForNeverCallsTheBodyAfterItReturns) {
     EXPECT_EQ(calls_after_return.load(), 0);
     EXPECT_GE(calls.load(), 1);
   }
+}
+
+// Every index of a parallel loop is covered by exactly one chunk, each chunk lies in [0, n)
+// and is at least `grain` long except the last one, for loop sizes around the lane and
+// chunk boundaries, with several threads running loops at once.
+TEST(Faults, ParallelForCoversEveryIndexOnce) {
+  braid_test::Watchdog watchdog;
+  auto check = [](int64_t n, int64_t grain) {
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    std::atomic<int> bad{0};
+    detail::parallel_for(n, grain, [&](int64_t begin, int64_t end) {
+      if (begin < 0 || end > n || begin >= end || (end - begin < grain && end != n)) bad.fetch_add(1);
+      for (int64_t i = std::max<int64_t>(begin, 0); i < std::min(end, n); ++i) hits[static_cast<size_t>(i)].fetch_add(1);
+    });
+    EXPECT_EQ(bad.load(), 0) << "n " << n << ", grain " << grain;
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "index " << i << " of n " << n << ", grain " << grain;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&check, t] {
+      for (int64_t n : {1, 2, 3, 5, 7, 8, 9, 63, 64, 65, 127, 1000, 4099}) {
+        for (int64_t grain : {1, 2, 3, 7, 64}) check(n + t, grain);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
 }
 
 // Tearing down a long chain whose nodes are shared with a live array keeps the shared part.
