@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/common/elementwise_ops.h"
 #include "backend/cpu/reduce_simd.h"
 #include "backend/cpu/vector_arith.h"
 
@@ -203,8 +204,9 @@ TEST(CpuSimd, Avx2SumsGiveThePortableLoopsBits) {
 TEST(CpuSimd, Avx2ArithmeticGivesTheScalarBits) {
   const bool forced = scalar_math_forced();
   for (cpu::Operands operands : {cpu::Operands::runs, cpu::Operands::x_scalar, cpu::Operands::y_scalar}) {
-    for (cpu::ArithOp op :
-         {cpu::ArithOp::add, cpu::ArithOp::subtract, cpu::ArithOp::multiply, cpu::ArithOp::divide}) {
+    for (cpu::ArithOp op : {cpu::ArithOp::add, cpu::ArithOp::subtract, cpu::ArithOp::multiply, cpu::ArithOp::divide,
+                            cpu::ArithOp::maximum, cpu::ArithOp::minimum}) {
+      const bool extreme = op == cpu::ArithOp::maximum || op == cpu::ArithOp::minimum;
       const cpu::ArithFn chosen = cpu::vector_arith(op, operands);
       if (!cpu_has_avx2()) {
         EXPECT_EQ(chosen, nullptr);
@@ -216,9 +218,10 @@ TEST(CpuSimd, Avx2ArithmeticGivesTheScalarBits) {
       uint32_t seed = 300;
       for (int64_t n : kLengths) {
         std::vector<float> x = tricky_values(n + 1, ++seed, 20), y = tricky_values(n + 1, ++seed, 20);
-        // Of two NaN operands, which payload a commutative operation returns is the
-        // compiler's choice in the scalar loops: no position has two.
-        for (size_t i = 0; i < y.size(); ++i) {
+        // Of two NaN operands, which payload an arithmetic operation returns is the
+        // compiler's choice in the scalar loops: no position has two. Maximum and minimum
+        // decide it (x's), so they keep every pair, ties of signed zeros included.
+        for (size_t i = 0; i < y.size() && !extreme; ++i) {
           if (std::isnan(x[i]) || std::isnan(x[0])) y[i] = 1.5f;
         }
         std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n)), in_place = x;
@@ -230,6 +233,8 @@ TEST(CpuSimd, Avx2ArithmeticGivesTheScalarBits) {
             case cpu::ArithOp::subtract: want[i] = a - b; break;
             case cpu::ArithOp::multiply: want[i] = a * b; break;
             case cpu::ArithOp::divide: want[i] = a / b; break;
+            case cpu::ArithOp::maximum: want[i] = ew::Maximum{}(a, b); break;
+            case cpu::ArithOp::minimum: want[i] = ew::Minimum{}(a, b); break;
           }
         }
         k(x.data(), y.data(), got.data(), n);

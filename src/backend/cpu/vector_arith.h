@@ -1,8 +1,10 @@
-// float32 add, subtract, multiply and divide over contiguous runs in AVX2, for CPUs that have
-// it (vector_arith_avx2.cpp): the element-wise loops use them for float32 runs whose inputs are
-// contiguous or a broadcast scalar, the scatter for its sums. Each element is rounded once,
-// whatever the vector width, so the results are the scalar loops' bits; the gain is half the
-// instructions of the SSE2 loops the compiler writes for the baseline x86-64.
+// float32 add, subtract, multiply, divide, maximum and minimum over contiguous runs in AVX2,
+// for CPUs that have it (vector_arith_avx2.cpp): the element-wise loops use them for float32
+// runs whose inputs are contiguous or a broadcast scalar, the scatter for its sums. Each element
+// is rounded once, whatever the vector width, and maximum and minimum keep the scalar functors'
+// NaNs and ties, so the results are the scalar loops' bits; the gain is half the instructions
+// of the SSE2 loops the compiler writes for the baseline x86-64, and for maximum and minimum,
+// whose NaN tests the compiler leaves scalar, eight lanes at a time (relu's maximum(x, 0)).
 #pragma once
 
 #include <cstdint>
@@ -12,11 +14,13 @@ struct Add;
 struct Subtract;
 struct Multiply;
 struct Divide;
+struct Maximum;
+struct Minimum;
 }  // namespace braid::ew
 
 namespace braid::cpu {
 
-enum class ArithOp { add, subtract, multiply, divide };
+enum class ArithOp { add, subtract, multiply, divide, maximum, minimum };
 
 /// Which operands are runs: both (out[i] = x[i] op y[i]), or one, the other read once as a
 /// scalar (x[0] op y[i], or x[i] op y[0]).
@@ -44,6 +48,8 @@ BRAID_ARITH_OP(Add, add)
 BRAID_ARITH_OP(Subtract, subtract)
 BRAID_ARITH_OP(Multiply, multiply)
 BRAID_ARITH_OP(Divide, divide)
+BRAID_ARITH_OP(Maximum, maximum)
+BRAID_ARITH_OP(Minimum, minimum)
 #undef BRAID_ARITH_OP
 
 namespace avx2 {

@@ -18,8 +18,15 @@ inline __m256 apply8(__m256 x, __m256 y) {
     return _mm256_sub_ps(x, y);
   } else if constexpr (Op == ArithOp::multiply) {
     return _mm256_mul_ps(x, y);
-  } else {
+  } else if constexpr (Op == ArithOp::divide) {
     return _mm256_div_ps(x, y);
+  } else {
+    // ew::Maximum and ew::Minimum: a NaN x, else a NaN y, else y if it is larger (smaller),
+    // else x. vmaxps(y, x) is `y > x ? y : x`, which gives x on ties and on any NaN; only a
+    // NaN y beside a number x still has to be put in.
+    const __m256 r = Op == ArithOp::maximum ? _mm256_max_ps(y, x) : _mm256_min_ps(y, x);
+    const __m256 y_only_nan = _mm256_and_ps(_mm256_cmp_ps(y, y, _CMP_UNORD_Q), _mm256_cmp_ps(x, x, _CMP_ORD_Q));
+    return _mm256_blendv_ps(r, y, y_only_nan);
   }
 }
 
@@ -31,8 +38,12 @@ inline float apply1(float x, float y) {
     return x - y;
   } else if constexpr (Op == ArithOp::multiply) {
     return x * y;
-  } else {
+  } else if constexpr (Op == ArithOp::divide) {
     return x / y;
+  } else {
+    if (x != x) return x;
+    if (y != y) return y;
+    return Op == ArithOp::maximum ? (x < y ? y : x) : (y < x ? y : x);
   }
 }
 
@@ -77,6 +88,8 @@ ArithFn arith_kernel(ArithOp op, Operands operands) {
     case ArithOp::subtract: return for_operands<ArithOp::subtract>(operands);
     case ArithOp::multiply: return for_operands<ArithOp::multiply>(operands);
     case ArithOp::divide: return for_operands<ArithOp::divide>(operands);
+    case ArithOp::maximum: return for_operands<ArithOp::maximum>(operands);
+    case ArithOp::minimum: return for_operands<ArithOp::minimum>(operands);
   }
   return nullptr;
 }
