@@ -204,8 +204,8 @@ TEST(CpuSimd, Avx2SumsGiveThePortableLoopsBits) {
 TEST(CpuSimd, Avx2ArithmeticGivesTheScalarBits) {
   const bool forced = scalar_math_forced();
   for (cpu::Operands operands : {cpu::Operands::runs, cpu::Operands::x_scalar, cpu::Operands::y_scalar}) {
-    for (cpu::ArithOp op : {cpu::ArithOp::add, cpu::ArithOp::subtract, cpu::ArithOp::multiply, cpu::ArithOp::divide,
-                            cpu::ArithOp::maximum, cpu::ArithOp::minimum}) {
+    for (cpu::ArithOp op : {cpu::ArithOp::add, cpu::ArithOp::subtract, cpu::ArithOp::multiply,
+                            cpu::ArithOp::divide, cpu::ArithOp::maximum, cpu::ArithOp::minimum}) {
       const bool extreme = op == cpu::ArithOp::maximum || op == cpu::ArithOp::minimum;
       const cpu::ArithFn chosen = cpu::vector_arith(op, operands);
       if (!cpu_has_avx2()) {

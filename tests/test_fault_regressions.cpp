@@ -113,11 +113,13 @@ TEST(Faults, ParallelForCoversEveryIndexOnce) {
     std::atomic<int> bad{0};
     detail::parallel_for(n, grain, [&](int64_t begin, int64_t end) {
       if (begin < 0 || end > n || begin >= end || (end - begin < grain && end != n)) bad.fetch_add(1);
-      for (int64_t i = std::max<int64_t>(begin, 0); i < std::min(end, n); ++i) hits[static_cast<size_t>(i)].fetch_add(1);
+      for (int64_t i = std::max<int64_t>(begin, 0); i < std::min(end, n); ++i)
+        hits[static_cast<size_t>(i)].fetch_add(1);
     });
     EXPECT_EQ(bad.load(), 0) << "n " << n << ", grain " << grain;
     for (int64_t i = 0; i < n; ++i) {
-      ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "index " << i << " of n " << n << ", grain " << grain;
+      ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1)
+          << "index " << i << " of n " << n << ", grain " << grain;
     }
   };
   std::vector<std::thread> threads;

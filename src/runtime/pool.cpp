@@ -34,8 +34,13 @@ int pool_size() {
 // half per thread.) A late worker finds every lane empty and leaves at once.
 class ParallelJob : public WorkItem {
  public:
+  // One lane per participant: 1 <= participants <= the number of chunks.
   ParallelJob(int64_t n, int64_t chunk, int64_t participants, RangeFn body)
-      : n_(n), chunk_(chunk), num_chunks_((n + chunk - 1) / chunk), lanes_(lane_count(participants)), body_(body) {
+      : n_(n),
+        chunk_(chunk),
+        num_chunks_((n + chunk - 1) / chunk),
+        lanes_(static_cast<size_t>(participants)),
+        body_(body) {
     const auto count = static_cast<uint64_t>(lanes_.size());
     for (uint64_t l = 0; l < count; ++l) {
       const uint64_t front = l * static_cast<uint64_t>(num_chunks_) / count;
@@ -97,18 +102,14 @@ class ParallelJob : public WorkItem {
     }
   };
 
-  // One lane per participant, never more than there are chunks.
-  size_t lane_count(int64_t participants) const {
-    return static_cast<size_t>(std::clamp<int64_t>(participants, 1, num_chunks_));
-  }
-
   const int64_t n_;
   const int64_t chunk_;
   const int64_t num_chunks_;
   std::vector<Lane> lanes_;
   const RangeFn body_;  // valid until wait_and_rethrow returns
   std::atomic<int64_t> next_participant_{1};
-  alignas(64) std::atomic<int64_t> done_{0};  // written once per participant, away from the fields read per chunk
+  // Written once per participant, on a line away from the fields read per chunk.
+  alignas(64) std::atomic<int64_t> done_{0};
   std::atomic<bool> parked_{false};
   Mutex mu_;
   std::exception_ptr error_ GUARDED_BY(mu_);
@@ -235,7 +236,7 @@ void WorkerPool::parallel_for(int64_t n, int64_t grain, RangeFn body) {
   }
   // The caller runs chunks too: with one helper fewer than there are workers, the loop uses
   // as many threads as the pool has cores, not one more (an extra thread means preemption
-  // in the middle of a chunk while the others wait for it).
+  // in the middle of a chunk while the others wait for it). Never more threads than chunks.
   const int64_t helpers = std::min<int64_t>(num_chunks - 1, num_workers_ - 1);
   std::shared_ptr<ParallelJob> job;
   try {

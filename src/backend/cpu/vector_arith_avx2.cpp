@@ -25,7 +25,8 @@ inline __m256 apply8(__m256 x, __m256 y) {
     // else x. vmaxps(y, x) is `y > x ? y : x`, which gives x on ties and on any NaN; only a
     // NaN y beside a number x still has to be put in.
     const __m256 r = Op == ArithOp::maximum ? _mm256_max_ps(y, x) : _mm256_min_ps(y, x);
-    const __m256 y_only_nan = _mm256_and_ps(_mm256_cmp_ps(y, y, _CMP_UNORD_Q), _mm256_cmp_ps(x, x, _CMP_ORD_Q));
+    const __m256 y_only_nan =
+        _mm256_and_ps(_mm256_cmp_ps(y, y, _CMP_UNORD_Q), _mm256_cmp_ps(x, x, _CMP_ORD_Q));
     return _mm256_blendv_ps(r, y, y_only_nan);
   }
 }
@@ -41,6 +42,7 @@ inline float apply1(float x, float y) {
   } else if constexpr (Op == ArithOp::divide) {
     return x / y;
   } else {
+    // ew::Maximum and ew::Minimum, restated here (see the first lines of this file).
     if (x != x) return x;
     if (y != y) return y;
     return Op == ArithOp::maximum ? (x < y ? y : x) : (y < x ? y : x);
