@@ -169,10 +169,10 @@ RANDOM_VARIANTS = {
 }
 
 FAST_VARIANTS = {
-    # mlx-c has only the integer offset.
+    # mlx-c's mlx_fast_rope takes an integer offset, mlx_fast_rope_dynamic an array.
     "rope": {
         "array,int,bool,std::optional<float>,float,int,std::optional<array>": "",
-        "array,int,bool,std::optional<float>,float,array,std::optional<array>": None,
+        "array,int,bool,std::optional<float>,float,array,std::optional<array>": "dynamic",
     },
 }
 
@@ -536,6 +536,7 @@ def write_header(family, functions):
         "#include <stdbool.h>",
         "#include <stddef.h>",
         "#include <stdint.h>",
+        "#include <stdio.h>  /* as mlx-c's headers: programs written for them may rely on it */",
         "",
         '#include "braid/c/array.h"',
         '#include "braid/c/optional.h"',

@@ -4,9 +4,9 @@
 #include <limits>
 #include <sstream>
 
+#include "backend/backend.h"
 #include "backend/cpu/convert.h"
 #include "braid/transforms.h"
-#include "backend/backend.h"
 #include "graph/node.h"
 #include "graph/trace.h"
 #include "memory/object_pool.h"
@@ -161,16 +161,14 @@ void alloc_contiguous_or_donate(const std::vector<array>& inputs, array& out) {
 
 void init_from_values(ArrayDesc& desc, const void* src, Dtype src_dtype, size_t count) {
   const size_t bytes = desc.size * desc.dtype.size();  // checked when the shape was made
-  desc.data = bytes <= Data::kInlineBytes ? make_pooled<Data>(Data::Inline{}, bytes)
-                                          : new_host_data(bytes);
+  desc.data = bytes <= Data::kInlineBytes ? make_pooled<Data>(Data::Inline{}, bytes) : new_host_data(bytes);
   desc.data_ptr = desc.data->buffer.ptr;
   desc.data_size = desc.size;
   convert_contiguous(src, src_dtype, desc.data_ptr, desc.dtype, std::min(count, desc.size));
   desc.status.store(Status::available, std::memory_order_release);
 }
 
-ArrayDesc::ArrayDesc(Shape shape_in, Dtype dtype_in)
-    : shape(std::move(shape_in)), dtype(dtype_in) {
+ArrayDesc::ArrayDesc(Shape shape_in, Dtype dtype_in) : shape(std::move(shape_in)), dtype(dtype_in) {
   size = checked_size(shape, dtype, "array");
   strides = row_major_strides(shape);
 }
@@ -231,7 +229,7 @@ array::array(Shape shape, Dtype dtype)
 
 array::array(Shape shape, Dtype dtype, std::shared_ptr<Primitive> primitive, std::vector<array> inputs)
     : desc_(detail::make_pooled<detail::ArrayDesc>(std::move(shape), dtype, std::move(primitive),
-                                                 std::move(inputs))) {}
+                                                   std::move(inputs))) {}
 
 int32_t array::shape(int dim) const {
   int n = static_cast<int>(ndim());
@@ -320,7 +318,8 @@ std::ostream& operator<<(std::ostream& os, array a) {
   const auto& d = *a.desc();
   const int nd = static_cast<int>(a.ndim());
   auto print_elem = [&](int64_t offset) {
-    const char* base = static_cast<const char*>(a.host_data()) + offset * static_cast<int64_t>(d.dtype.size());
+    const char* base =
+        static_cast<const char*>(a.host_data()) + offset * static_cast<int64_t>(d.dtype.size());
     if (d.dtype == bool_) {
       os << (*reinterpret_cast<const bool*>(base) ? "true" : "false");
     } else if (d.dtype == complex64) {
@@ -345,26 +344,47 @@ std::ostream& operator<<(std::ostream& os, array a) {
   if (nd == 0) {
     print_elem(0);
   } else {
-    // Walk the index space odometer-style, opening and closing brackets as dimensions roll.
-    std::vector<int32_t> idx(nd, 0);
-    for (int i = 0; i < nd; ++i) os << "[";
-    if (a.size() > 0) {
-      for (;;) {
-        int64_t off = 0;
-        for (int i = 0; i < nd; ++i) off += idx[i] * d.strides[i];
-        print_elem(off);
-        int k = nd - 1;
-        while (k >= 0 && ++idx[k] == d.shape[k]) {
-          idx[k] = 0;
-          --k;
+    // MLX's layout: an axis of more than 2 * kEdge entries shows its first and last kEdge and
+    // "..." between; the entries of every axis but the last go one per line, indented under
+    // the opening bracket. The walk over the axes keeps its own stack (one frame per axis).
+    constexpr int32_t kEdge = 3;
+    struct Frame {
+      int32_t i;       // next entry of this axis
+      int64_t offset;  // element offset of entry i
+    };
+    std::vector<Frame> stack{{0, 0}};
+    os << "[";
+    while (!stack.empty()) {
+      const int dim = static_cast<int>(stack.size()) - 1;
+      Frame& f = stack.back();
+      const int32_t n = d.shape[dim];
+      if (f.i == n) {
+        os << "]";
+        stack.pop_back();
+        if (!stack.empty()) {
+          Frame& up = stack.back();
+          up.offset += d.strides[dim - 1];
+          if (++up.i < d.shape[dim - 1]) os << ",\n" << std::string(static_cast<size_t>(7 + dim - 1), ' ');
         }
-        if (k < 0) break;
-        for (int i = k + 1; i < nd; ++i) os << "]";
-        os << ", ";
-        for (int i = k + 1; i < nd; ++i) os << "[";
+        continue;
       }
+      const bool last_axis = dim == nd - 1;
+      if (f.i == kEdge && n > 2 * kEdge) {
+        os << "...";
+        f.offset += static_cast<int64_t>(n - 2 * kEdge) * d.strides[dim];
+        f.i = n - kEdge;
+        os << (last_axis ? ", " : ",\n" + std::string(static_cast<size_t>(7 + dim), ' '));
+        continue;
+      }
+      if (last_axis) {
+        print_elem(f.offset);
+        f.offset += d.strides[dim];
+        if (++f.i < n) os << ", ";
+        continue;
+      }
+      os << "[";
+      stack.push_back({0, f.offset});
     }
-    for (int i = 0; i < nd; ++i) os << "]";
   }
   os << ", dtype=" << d.dtype << ")";
   return os;

@@ -124,6 +124,7 @@ void _mlx_error(const char* file, const int line, const char* fmt, ...);
 int mlx_fast_layer_norm(mlx_array* res, const mlx_array x, const mlx_array weight, const mlx_array bias, float eps, const mlx_stream s);
 int mlx_fast_rms_norm(mlx_array* res, const mlx_array x, const mlx_array weight, float eps, const mlx_stream s);
 int mlx_fast_rope(mlx_array* res, const mlx_array x, int dims, bool traditional, mlx_optional_float base, float scale, int offset, const mlx_array freqs, const mlx_stream s);
+int mlx_fast_rope_dynamic(mlx_array* res, const mlx_array x, int dims, bool traditional, mlx_optional_float base, float scale, const mlx_array offset, const mlx_array freqs, const mlx_stream s);
 int mlx_fast_scaled_dot_product_attention(mlx_array* res, const mlx_array queries, const mlx_array keys, const mlx_array values, float scale, const char* mask_mode, const mlx_array mask_arr, const mlx_array sinks, const mlx_stream s);
 
 /* io_types.h, io.h */
@@ -651,6 +652,7 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_fast_layer_norm,
     (any_function)mlx_fast_rms_norm,
     (any_function)mlx_fast_rope,
+    (any_function)mlx_fast_rope_dynamic,
     (any_function)mlx_fast_scaled_dot_product_attention,
     (any_function)mlx_io_reader_new,
     (any_function)mlx_io_reader_descriptor,

@@ -83,7 +83,8 @@ static void ShapesStridesAndDtypesMap(void) {
 static void OptionalArgumentsAcceptEmptyHandles(void) {
   float data[] = {-2, 0.5f, 3};
   int shape[] = {3};
-  mlx_array a = floats(data, shape, 1), hi = mlx_array_new_float(1.0f), none = mlx_array_new(), r = mlx_array_new();
+  mlx_array a = floats(data, shape, 1), hi = mlx_array_new_float(1.0f), none = mlx_array_new(),
+            r = mlx_array_new();
   CHECK_OK(mlx_clip(&r, a, none, hi, s)); /* no lower bound */
   float out[3];
   read_floats(r, out, 3);
@@ -243,6 +244,23 @@ static void FastFunctionsNormalizeAndAttend(void) {
   mlx_optional_float base = {.value = 10000.0f, .has_value = true};
   CHECK_OK(mlx_fast_rope(&r, q, 4, false, base, 1.0f, 0, none, s));
   CHECK(mlx_array_size(r) == 24);
+  /* The same rotation with the offset as an array (a scalar): equal to the integer form. */
+  mlx_array offset = mlx_array_new_int(2), by_int = mlx_array_new(), by_array = mlx_array_new();
+  CHECK_OK(mlx_fast_rope(&by_int, q, 4, false, base, 1.0f, 2, none, s));
+  CHECK_OK(mlx_fast_rope_dynamic(&by_array, q, 4, false, base, 1.0f, offset, none, s));
+  float a[24], b[24], at_zero[24];
+  read_floats(by_int, a, 24);
+  read_floats(by_array, b, 24);
+  read_floats(r, at_zero, 24);
+  int moved = 0;
+  for (int i = 0; i < 24; ++i) {
+    CHECK_NEAR(a[i], b[i], 1e-6);
+    moved += fabsf(a[i] - at_zero[i]) > 1e-3f; /* offset 2 rotates further than offset 0 */
+  }
+  CHECK(moved > 0);
+  mlx_array_free(offset);
+  mlx_array_free(by_int);
+  mlx_array_free(by_array);
   mlx_array_free(q);
   mlx_array_free(x);
   mlx_array_free(none);

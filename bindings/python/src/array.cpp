@@ -15,8 +15,8 @@ using Binary = array (*)(const array&, const array&, StreamOrDevice);
 /// is not array-like gives NotImplemented, so Python tries the other operand.
 void def_binary(py::class_<array>& cls, const char* name, const char* rname, Binary op) {
   cls.def(name, [op](const array& a, py::object b) -> py::object {
-    if (!py::isinstance<array>(b) && !is_python_scalar(b) && !PyList_Check(b.ptr()) && !PyTuple_Check(b.ptr()) &&
-        !py::hasattr(b, "__array__")) {
+    if (!py::isinstance<array>(b) && !is_python_scalar(b) && !PyList_Check(b.ptr()) &&
+        !PyTuple_Check(b.ptr()) && !py::hasattr(b, "__array__")) {
       return py::reinterpret_borrow<py::object>(Py_NotImplemented);
     }
     auto [x, y] = to_arrays(py::cast(a), b);
@@ -24,8 +24,8 @@ void def_binary(py::class_<array>& cls, const char* name, const char* rname, Bin
   });
   if (rname != nullptr) {
     cls.def(rname, [op](const array& a, py::object b) -> py::object {
-      if (!py::isinstance<array>(b) && !is_python_scalar(b) && !PyList_Check(b.ptr()) && !PyTuple_Check(b.ptr()) &&
-          !py::hasattr(b, "__array__")) {
+      if (!py::isinstance<array>(b) && !is_python_scalar(b) && !PyList_Check(b.ptr()) &&
+          !PyTuple_Check(b.ptr()) && !py::hasattr(b, "__array__")) {
         return py::reinterpret_borrow<py::object>(Py_NotImplemented);
       }
       auto [x, y] = to_arrays(b, py::cast(a));
@@ -36,14 +36,27 @@ void def_binary(py::class_<array>& cls, const char* name, const char* rname, Bin
 
 /// `a op= b`: a's Python object now holds the result (other names for the same object see it).
 void def_inplace(py::class_<array>& cls, const char* name, Binary op) {
-  cls.def(name, [op](array& a, py::object b) -> array& {
-    auto [x, y] = to_arrays(py::cast(a), b);
-    a = op(x, y, {});
-    return a;
-  }, py::return_value_policy::reference_internal);
+  cls.def(
+      name,
+      [op](array& a, py::object b) -> array& {
+        auto [x, y] = to_arrays(py::cast(a), b);
+        a = op(x, y, {});
+        return a;
+      },
+      py::return_value_policy::reference_internal);
 }
 
-array logical_or_bitwise_and(const array& a, const array& b, StreamOrDevice s) { return bitwise_and(a, b, s); }
+/// `a /= b` keeps a's dtype in MLX: an integer or boolean array cannot take a quotient in place.
+array divide_in_place(const array& a, const array& b, StreamOrDevice s) {
+  if (!issubdtype(a.dtype(), inexact)) {
+    throw std::invalid_argument("[__itruediv__] In-place division cannot cast to a non-floating point type.");
+  }
+  return divide(a, b, s);
+}
+
+array logical_or_bitwise_and(const array& a, const array& b, StreamOrDevice s) {
+  return bitwise_and(a, b, s);
+}
 array logical_or_bitwise_or(const array& a, const array& b, StreamOrDevice s) { return bitwise_or(a, b, s); }
 
 std::string repr(array a) {
@@ -73,11 +86,13 @@ BRAID_PYTHON_INIT(kInitArray) {
   cls.def(py::init([](py::object val, std::optional<Dtype> dtype) { return to_array(val, dtype); }), "val"_a,
           "dtype"_a = py::none(),
           "An array from a Python scalar, a nested list or tuple, an array or a NumPy array.")
-      .def_property_readonly("shape", [](const array& a) {
-        py::tuple t(a.ndim());
-        for (size_t i = 0; i < a.ndim(); ++i) t[i] = py::int_(a.shape(static_cast<int>(i)));
-        return t;
-      })
+      .def_property_readonly("shape",
+                             [](const array& a) {
+                               py::tuple t(a.ndim());
+                               for (size_t i = 0; i < a.ndim(); ++i)
+                                 t[i] = py::int_(a.shape(static_cast<int>(i)));
+                               return t;
+                             })
       .def_property_readonly("dtype", &array::dtype)
       .def_property_readonly("ndim", &array::ndim)
       .def_property_readonly("size", &array::size)
@@ -86,10 +101,14 @@ BRAID_PYTHON_INIT(kInitArray) {
       .def_property_readonly("T", [](const array& a) { return transpose(a); })
       .def_property_readonly("real", [](const array& a) { return real(a); })
       .def_property_readonly("imag", [](const array& a) { return imag(a); })
-      .def("item", [](const array& a) { return to_scalar(a); }, "Element 0 of a one-element array as a Python scalar.")
-      .def("tolist", [](const array& a) { return to_list(a); }, "The array as nested lists of Python scalars.")
       .def(
-          "astype", [](const array& a, Dtype dtype, py::object s) { return astype(a, dtype, to_stream_or_device(s)); },
+          "item", [](const array& a) { return to_scalar(a); },
+          "Element 0 of a one-element array as a Python scalar.")
+      .def(
+          "tolist", [](const array& a) { return to_list(a); }, "The array as nested lists of Python scalars.")
+      .def(
+          "astype",
+          [](const array& a, Dtype dtype, py::object s) { return astype(a, dtype, to_stream_or_device(s)); },
           "dtype"_a, "stream"_a = py::none(), "The array cast to `dtype`.")
       .def(
           "__array__",
@@ -117,22 +136,26 @@ BRAID_PYTHON_INIT(kInitArray) {
              }
              return py::iter(rows);
            })
-      .def("__bool__", [](const array& a) { return to_scalar(a.size() == 1 ? astype(a, bool_) : a).cast<bool>(); })
+      .def("__bool__",
+           [](const array& a) { return to_scalar(a.size() == 1 ? astype(a, bool_) : a).cast<bool>(); })
       .def("__int__", [](const array& a) { return py::int_(to_scalar(a)); })
       .def("__float__", [](const array& a) { return py::float_(to_scalar(a)); })
       .def("__index__",
            [](const array& a) {
-             if (!issubdtype(a.dtype(), integer)) throw py::type_error("only integer arrays can be used as an index");
+             if (!issubdtype(a.dtype(), integer))
+               throw py::type_error("only integer arrays can be used as an index");
              return py::int_(to_scalar(a));
            })
       .def("__copy__", [](const array& a) { return copy(a); })
-      .def("__deepcopy__", [](const array& a, py::object) { return copy(a); }, "memo"_a)
+      .def(
+          "__deepcopy__", [](const array& a, py::object) { return copy(a); }, "memo"_a)
       .def(py::pickle([](const array& a) { return py::make_tuple(to_numpy(a), py::cast(a.dtype())); },
                       [](py::tuple t) { return to_array(t[0], t[1].cast<Dtype>()); }))
       .def("__neg__", [](const array& a) { return negative(a); })
       .def("__pos__", [](const array& a) { return a; })
       .def("__abs__", [](const array& a) { return abs(a); })
-      .def("__invert__", [](const array& a) { return a.dtype() == bool_ ? logical_not(a) : bitwise_invert(a); });
+      .def("__invert__",
+           [](const array& a) { return a.dtype() == bool_ ? logical_not(a) : bitwise_invert(a); });
 
   def_binary(cls, "__add__", "__radd__", &add);
   def_binary(cls, "__sub__", "__rsub__", &subtract);
@@ -156,7 +179,7 @@ BRAID_PYTHON_INIT(kInitArray) {
   def_inplace(cls, "__iadd__", &add);
   def_inplace(cls, "__isub__", &subtract);
   def_inplace(cls, "__imul__", &multiply);
-  def_inplace(cls, "__itruediv__", &divide);
+  def_inplace(cls, "__itruediv__", &divide_in_place);
   def_inplace(cls, "__ifloordiv__", &floor_divide);
   def_inplace(cls, "__imod__", &remainder);
   def_inplace(cls, "__ipow__", &power);

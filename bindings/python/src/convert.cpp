@@ -445,7 +445,11 @@ py::object tree_map_leaves(py::handle tree, const std::function<bool(py::handle)
     auto t = py::reinterpret_borrow<py::tuple>(tree);
     py::tuple out(t.size());
     for (size_t i = 0; i < t.size(); ++i) out[i] = map(t[i]);
-    return std::move(out);
+    if (PyTuple_CheckExact(tree.ptr())) return std::move(out);
+    // A tuple subclass keeps its class, as in MLX: a named tuple from its fields, any other
+    // from the sequence of items.
+    py::handle cls = py::type::handle_of(tree);
+    return py::hasattr(tree, "_fields") ? cls(*out) : cls(out);
   }
   if (PyDict_Check(tree.ptr())) {
     py::object out = new_dict_like(tree);

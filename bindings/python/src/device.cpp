@@ -44,10 +44,11 @@ BRAID_PYTHON_INIT(kInitDevice) {
       .def_readonly("type", &Device::type)
       .def_readonly("index", &Device::index)
       .def("__repr__", [](const Device& d) { return repr_of(d); })
-      .def("__eq__", [](const Device& a, py::object b) {
-        if (py::isinstance<Device::DeviceType>(b)) return a == Device(b.cast<Device::DeviceType>());
-        return py::isinstance<Device>(b) && a == b.cast<Device>();
-      })
+      .def("__eq__",
+           [](const Device& a, py::object b) {
+             if (py::isinstance<Device::DeviceType>(b)) return a == Device(b.cast<Device::DeviceType>());
+             return py::isinstance<Device>(b) && a == b.cast<Device>();
+           })
       .def("__hash__", [](const Device& d) { return static_cast<int>(d.type) * 1000003 + d.index; });
   py::implicitly_convertible<Device::DeviceType, Device>();
 
@@ -55,12 +56,18 @@ BRAID_PYTHON_INIT(kInitDevice) {
       .def_readonly("device", &Stream::device)
       .def_readonly("index", &Stream::index)
       .def("__repr__", [](const Stream& s) { return repr_of(s); })
-      .def("__eq__", [](const Stream& a, py::object b) { return py::isinstance<Stream>(b) && a == b.cast<Stream>(); })
+      .def("__eq__",
+           [](const Stream& a, py::object b) { return py::isinstance<Stream>(b) && a == b.cast<Stream>(); })
       .def("__hash__", [](const Stream& s) { return s.index * 31 + static_cast<int>(s.device.type); });
 
   m.def("default_device", &default_device, "The device ops run on when no stream is given.");
   m.def("set_default_device", &set_default_device, "device"_a, "Makes `device` the default device.");
   m.def("is_available", &is_available, "device"_a, "Whether the device can run arrays in this process.");
+  // mlx.core.cuda: braid's GPU backend is CUDA, so it is available exactly when the GPU is.
+  auto cuda = m.def_submodule("cuda", "mlx.core.cuda's names: is_available.");
+  cuda.def(
+      "is_available", [] { return is_available(Device(Device::gpu)); },
+      "Whether the CUDA backend can run arrays in this process (mx.is_available(mx.gpu)).");
   m.def("default_stream", &default_stream, "device"_a, "The default stream of a device.");
   m.def("set_default_stream", &set_default_stream, "stream"_a, "Makes `stream` the default of its device.");
   m.def("new_stream", &new_stream, "device"_a, "A new stream on `device`, usable from any thread.");

@@ -1,6 +1,9 @@
 // Array creation functions of braid.core (mlx.core's names and signatures): zeros, ones, full
 // and their _like forms, arange, linspace, eye, identity, tri, tril, triu, meshgrid and the
 // window functions.
+#include <limits>
+#include <string_view>
+
 #include "python.h"
 
 namespace braid::python {
@@ -16,7 +19,17 @@ struct RangeScalar {
 
 RangeScalar range_scalar(py::handle obj, const char* op, const char* name) {
   if (PyBool_Check(obj.ptr())) return {obj.ptr() == Py_True ? 1.0 : 0.0, bool_};
-  if (PyLong_Check(obj.ptr())) return {obj.cast<double>(), int32};
+  if (PyLong_Check(obj.ptr())) {
+    // MLX's arange takes a Python int as a C++ int: one outside int32 matches no overload.
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    if (std::string_view(op) == "arange" && (overflow != 0 || v < std::numeric_limits<int32_t>::min() ||
+                                             v > std::numeric_limits<int32_t>::max())) {
+      throw py::type_error(std::string(op) + "(): `" + name +
+                           "` is an int outside the 32-bit range; pass a float.");
+    }
+    return {obj.cast<double>(), int32};
+  }
   if (PyFloat_Check(obj.ptr())) return {PyFloat_AsDouble(obj.ptr()), float32};
   throw py::type_error(std::string(op) + "(): `" + name + "` must be an int or a float, got " +
                        py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>() + ".");

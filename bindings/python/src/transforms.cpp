@@ -90,7 +90,7 @@ void check_loss_output(py::handle out, const std::string& tag, bool scalar_only)
 /// The differentiated arguments reach `fun` rebuilt around the traced arrays, in new lists,
 /// tuples and dicts; the others reach it as they are (an nn.Module passed through stays that
 /// object). The caller's containers are never written, so threads may share them.
-std::pair<py::object, py::object> value_and_grad_call(const py::function& fun, const GradTargets& t,
+std::pair<py::object, py::object> value_and_grad_call(const py::object& fun, const GradTargets& t,
                                                       const std::string& tag, bool scalar_only,
                                                       const py::args& args, const py::kwargs& kwargs) {
   release_dropped_objects();
@@ -239,7 +239,7 @@ std::vector<int> flat_axes(py::handle tree, py::handle axes, bool output) {
   return flat;
 }
 
-py::object vmap_call(const py::function& fun, py::handle in_axes, py::handle out_axes, const py::args& args) {
+py::object vmap_call(const py::object& fun, py::handle in_axes, py::handle out_axes, const py::args& args) {
   release_dropped_objects();
   std::vector<array> inputs = tree_flatten_arrays(args, true);
   py::object tree = args.size() == 1 ? py::object(args[0]) : py::object(args);
@@ -327,10 +327,11 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       [](const py::function& fun, py::object argnums, py::object argnames) {
         const std::string tag = "[value_and_grad]";
         GradTargets t = parse_grad_targets(argnums, argnames, tag);
-        return py::cpp_function([fun, t, tag](const py::args& args, const py::kwargs& kwargs) {
-          auto [value, grads] = value_and_grad_call(fun, t, tag, false, args, kwargs);
-          return py::make_tuple(value, grads);
-        });
+        return make_transformed(
+            fun, {}, [t, tag](const Transformed& self, const py::args& args, const py::kwargs& kwargs) {
+              auto [value, grads] = value_and_grad_call(self.fun, t, tag, false, args, kwargs);
+              return py::object(py::make_tuple(value, grads));
+            });
       },
       "fun"_a, "argnums"_a = py::none(), "argnames"_a = py::list(),
       "A function returning (fun's value, its gradient with respect to the arguments in argnums "
@@ -341,9 +342,10 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       [](const py::function& fun, py::object argnums, py::object argnames) {
         const std::string tag = "[grad]";
         GradTargets t = parse_grad_targets(argnums, argnames, tag);
-        return py::cpp_function([fun, t, tag](const py::args& args, const py::kwargs& kwargs) {
-          return value_and_grad_call(fun, t, tag, true, args, kwargs).second;
-        });
+        return make_transformed(
+            fun, {}, [t, tag](const Transformed& self, const py::args& args, const py::kwargs& kwargs) {
+              return value_and_grad_call(self.fun, t, tag, true, args, kwargs).second;
+            });
       },
       "fun"_a, "argnums"_a = py::none(), "argnames"_a = py::list(),
       "A function returning the gradient of the scalar function fun with respect to the arguments "
@@ -352,9 +354,13 @@ BRAID_PYTHON_INIT(kInitFunctions) {
   m.def(
       "vmap",
       [](const py::function& fun, py::object in_axes, py::object out_axes) {
-        return py::cpp_function([fun, in_axes, out_axes](const py::args& args) {
-          return vmap_call(fun, in_axes, out_axes, args);
-        });
+        return make_transformed(
+            fun, {in_axes, out_axes},
+            [](const Transformed& self, const py::args& args, const py::kwargs& kwargs) {
+              if (!kwargs.empty())
+                throw py::type_error("vmap: the function takes positional arguments only.");
+              return vmap_call(self.fun, self.held[0], self.held[1], args);
+            });
       },
       "fun"_a, "in_axes"_a = 0, "out_axes"_a = 0,
       "fun vectorized over an axis of its inputs: in_axes and out_axes are an int, None (not "

@@ -161,7 +161,22 @@ class CustomFunction {
   py::object vmap_ = py::none();
 };
 
-py::object checkpoint_call(const py::function& fun, const py::args& args, const py::kwargs& kwargs) {
+struct VisitCustom {
+  template <typename Fn>
+  void operator()(const CustomFunction& f, Fn&& fn) const {
+    for (const py::object* o : {&f.fun_, &f.vjp_, &f.jvp_, &f.vmap_}) fn(*o);
+  }
+};
+struct ClearCustom {
+  void operator()(CustomFunction& f) const {
+    // Moved out first: dropping them may run Python code that reaches this object again.
+    py::object fun = std::move(f.fun_), vjp = std::move(f.vjp_), jvp = std::move(f.jvp_),
+               vmap = std::move(f.vmap_);
+    f.fun_ = f.vjp_ = f.jvp_ = f.vmap_ = py::none();
+  }
+};
+
+py::object checkpoint_call(const py::object& fun, const py::args& args, const py::kwargs& kwargs) {
   release_dropped_objects();
   py::tuple full = py::make_tuple(args, kwargs);
   ArrayList inputs = tree_flatten_arrays(full, false);
@@ -176,6 +191,7 @@ py::object checkpoint_call(const py::function& fun, const py::args& args, const 
 
 BRAID_PYTHON_INIT(kInitFunctions) {
   py::class_<CustomFunction>(m, "custom_function",
+                             py::custom_type_setup(&gc_type_setup<CustomFunction, VisitCustom, ClearCustom>),
                              "Wraps f so that the functions given with the .vjp, .jvp and .vmap decorators "
                              "replace its vector-Jacobian product, Jacobian-vector product and "
                              "vectorization; the others are derived from f. Arrays f captures are "
@@ -213,9 +229,10 @@ BRAID_PYTHON_INIT(kInitFunctions) {
   m.def(
       "checkpoint",
       [](const py::function& fun) {
-        return py::cpp_function([fun](const py::args& args, const py::kwargs& kwargs) {
-          return checkpoint_call(fun, args, kwargs);
-        });
+        return make_transformed(fun, {},
+                                [](const Transformed& self, const py::args& args, const py::kwargs& kwargs) {
+                                  return checkpoint_call(self.fun, args, kwargs);
+                                });
       },
       "fun"_a, "fun, whose intermediate values are computed again for the gradient instead of being kept.");
 }

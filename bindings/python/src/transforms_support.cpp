@@ -119,4 +119,40 @@ void visit_with_axes(py::handle tree, py::handle axes, const char* tag,
   visit(tree, axes);
 }
 
+py::object make_transformed(py::object fun, std::vector<py::object> held, Transformed::Body body) {
+  return py::cast(Transformed{std::move(fun), std::move(held), std::move(body)});
+}
+
+namespace {
+
+struct VisitTransformed {
+  template <typename Fn>
+  void operator()(const Transformed& t, Fn&& fn) const {
+    fn(t.fun);
+    for (const auto& o : t.held) fn(o);
+  }
+};
+struct ClearTransformed {
+  void operator()(Transformed& t) const {
+    // Moved out first: dropping them may run Python code that reaches this object again.
+    py::object fun = std::move(t.fun);
+    std::vector<py::object> held = std::move(t.held);
+    t.fun = py::none();
+    t.held.clear();
+  }
+};
+
+}  // namespace
+
+BRAID_PYTHON_INIT(kInitArray) {
+  py::class_<Transformed>(
+      m, "_transformed_function", "A function returned by grad, value_and_grad, vmap or checkpoint.",
+      py::custom_type_setup(&gc_type_setup<Transformed, VisitTransformed, ClearTransformed>))
+      .def("__call__", [](const Transformed& self, const py::args& args, const py::kwargs& kwargs) {
+        if (!self.body || self.fun.is_none())
+          throw std::invalid_argument("[transform] The function was cleared.");
+        return self.body(self, args, kwargs);
+      });
+}
+
 }  // namespace braid::python

@@ -27,6 +27,45 @@ class SharedObject {
   std::shared_ptr<py::object> ptr_;
 };
 
+/// What grad, value_and_grad, vmap and checkpoint return: a callable owning the wrapped
+/// function and the transform's other Python arguments where Python's cycle collector sees
+/// them (tp_traverse / tp_clear). A closure over a cpp_function's captures is invisible to the
+/// collector, so a function that reached its own transform (f's globals holding grad(f)) was
+/// never freed, nor the arrays it held. `body` must keep no Python object of its own.
+struct Transformed {
+  using Body = std::function<py::object(const Transformed& self, const py::args&, const py::kwargs&)>;
+  py::object fun;
+  std::vector<py::object> held;  // the other Python arguments `body` reads (vmap's axes)
+  Body body;
+};
+
+/// A new callable Transformed (the class is registered by transforms_support.cpp's init).
+py::object make_transformed(py::object fun, std::vector<py::object> held, Transformed::Body body);
+
+/// Makes a class whose C++ value owns Python objects visible to the cycle collector: `visit`
+/// calls `fn(obj)` on each object the value owns, and `clear` drops them. For py::class_'s
+/// custom_type_setup.
+template <typename T, typename Visit, typename Clear>
+void gc_type_setup(PyHeapTypeObject* heap_type) {
+  auto* type = &heap_type->ht_type;
+  type->tp_flags |= Py_TPFLAGS_HAVE_GC;
+  type->tp_traverse = [](PyObject* self, visitproc visit, void* arg) -> int {
+    Py_VISIT(Py_TYPE(self));  // instances of a heap type own a reference to it
+    auto vh = reinterpret_cast<py::detail::instance*>(self)->get_value_and_holder();
+    if (!vh.holder_constructed()) return 0;
+    int status = 0;
+    Visit{}(*vh.template value_ptr<T>(), [&](const py::object& o) {
+      if (status == 0 && o.ptr() != nullptr) status = visit(o.ptr(), arg);
+    });
+    return status;
+  };
+  type->tp_clear = [](PyObject* self) -> int {
+    auto vh = reinterpret_cast<py::detail::instance*>(self)->get_value_and_holder();
+    if (vh.holder_constructed()) Clear{}(*vh.template value_ptr<T>());
+    return 0;
+  };
+}
+
 /// Frees the objects that threads without the GIL have dropped since the last call. Needs the
 /// GIL; the transforms call it on entry so the backlog stays short.
 void release_dropped_objects();

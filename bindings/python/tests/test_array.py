@@ -128,6 +128,15 @@ def test_inplace_operators_rebind_the_same_object():
     a += 1
     assert alias is a
     assert alias.tolist() == [2.0, 3.0]
+    a /= 2
+    assert alias is a and a.tolist() == [1.0, 1.5]
+    # As in MLX, `/=` cannot turn an integer or boolean array into a floating one.
+    for value in (mx.array([1]), mx.array([True])):
+        with pytest.raises(ValueError):
+            value /= 1
+    i = mx.array([7, 8])
+    i //= 2
+    assert i.dtype == mx.int32 and i.tolist() == [3, 4]
 
 
 def test_comparison_with_other_types_is_false():
@@ -148,6 +157,20 @@ def test_scalar_conversions():
 def test_repr_in_mlx_style():
     assert repr(mx.array([1, 2, 3])) == "array([1, 2, 3], dtype=int32)"
     assert repr(mx.array(True)) == "array(True, dtype=bool)"
+    assert str(mx.array(1.0)) == "array(1, dtype=float32)"
+    assert str(mx.array([1] * 6)) == "array([1, 1, 1, 1, 1, 1], dtype=int32)"
+    # More than six entries along an axis: the first and last three.
+    assert str(mx.array([1] * 7)) == "array([1, 1, 1, ..., 1, 1, 1], dtype=int32)"
+    # The rows of the outer axes one per line, under the opening bracket.
+    assert str(mx.array([[1, 2]] * 3)) == "array([[1, 2],\n       [1, 2],\n       [1, 2]], dtype=int32)"
+    assert str(mx.array([[[1, 2], [1, 2]], [[1, 2], [1, 2]]])) == (
+        "array([[[1, 2],\n        [1, 2]],\n       [[1, 2],\n        [1, 2]]], dtype=int32)")
+    rows = "       [1, 2],\n"
+    assert str(mx.array([[1, 2]] * 7)) == (
+        "array([[1, 2],\n" + rows * 2 + "       ...,\n" + rows * 2 + "       [1, 2]], dtype=int32)")
+    assert str(mx.array([[True, False]] * 2)) == "array([[True, False],\n       [True, False]], dtype=bool)"
+    assert str(mx.array([1.2], dtype=mx.float16)) == "array([1.2002], dtype=float16)"
+    assert str(mx.array([1 + 1j])) == "array([1+1j], dtype=complex64)"
 
 
 def test_astype_and_dtype_objects():

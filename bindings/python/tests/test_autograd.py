@@ -411,3 +411,49 @@ def test_compile_returns_a_function_with_the_same_outputs():
     mx.enable_compile()
     with pytest.raises(TypeError):
         mx.compile(3)
+
+
+def test_tuple_subclasses_keep_their_class():
+    from typing import NamedTuple
+
+    class State(NamedTuple):
+        a: mx.array
+        b: mx.array
+
+    class Pair(tuple):
+        pass
+
+    seen = []
+
+    def loss(s):
+        seen.append(type(s))
+        return (s.a + 10).sum() + (s.b * 10).sum()
+
+    grads = mx.grad(loss)(State(mx.array([1.0, 2.0]), mx.array([3.0, 4.0])))
+    assert seen == [State] and isinstance(grads, State)
+    assert grads.a.tolist() == [1.0, 1.0] and grads.b.tolist() == [10.0, 10.0]
+    grads = mx.grad(lambda p: (p[0] * p[1]).sum())(Pair([mx.array([2.0]), mx.array([5.0])]))
+    assert type(grads) is Pair and grads[0].item() == 5.0 and grads[1].item() == 2.0
+    grads = mx.grad(lambda t: t[0].sum())((mx.array([1.0]), mx.array([2.0])))
+    assert type(grads) is tuple
+
+
+@pytest.mark.parametrize("transform", [mx.grad, mx.value_and_grad, mx.custom_function, mx.checkpoint, mx.vmap])
+def test_transformed_functions_in_reference_cycles_are_collected(transform):
+    import gc
+
+    def cycle():
+        d = {}
+
+        def f(x):
+            return d["x"]
+
+        d["f"] = transform(f)  # f reaches its own transform through d
+        d["x"] = mx.array([0] * 10000)
+
+    gc.collect()
+    before = mx.get_active_memory()
+    for _ in range(5):
+        cycle()
+        gc.collect()
+    assert mx.get_active_memory() == before

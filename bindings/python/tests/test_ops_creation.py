@@ -73,6 +73,12 @@ def test_arange_forms_and_dtype_inference():
     check(mx.arange(0, 5, stream=mx.cpu), np.arange(5))
     with pytest.raises(TypeError):
         mx.arange("5")
+    # A Python int is a 32-bit int to arange, as in MLX (pass a float for more).
+    with pytest.raises(TypeError):
+        mx.arange(0, 2**31, 1)
+    with pytest.raises(TypeError):
+        mx.arange(-(2**31) - 1, 0)
+    check(mx.arange(2**31 - 3, 2**31 - 1), np.arange(2**31 - 3, 2**31 - 1), mx.int32)
     with pytest.raises(TypeError):
         mx.arange(0, mx.array(5))
     with pytest.raises(ValueError):
