@@ -106,7 +106,7 @@ extern "C" int array_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
   try {
     auto exported = std::make_unique<BufferExport>(BufferExport{py::handle(obj).cast<array>(), {}, {}});
     array& a = exported->source;
-    eval_released({a});
+    eval_to_host_released(a);
     if (const char* refusal = layout_refusal(a, flags)) {
       PyErr_SetString(PyExc_BufferError, refusal);
       return -1;
@@ -290,7 +290,7 @@ py::object to_dlpack(array a, py::object stream, py::object max_version, py::obj
   }
   const bool versioned = !max_version.is_none() && version_arg(max_version).first >= 1;
   const bool copied = copy.value_or(false);
-  eval_released({a});
+  eval_to_host_released(a);
 
   auto e = std::make_unique<DLPackExport>();
   const DLTensor tensor = describe(*e, a, copied);

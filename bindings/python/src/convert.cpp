@@ -380,8 +380,17 @@ void eval_released(std::vector<array> arrays) {
   eval(std::move(arrays));
 }
 
+void eval_to_host_released(const array& a) {
+  if (computed_in_host_memory(a)) return;
+  py::gil_scoped_release release;
+  eval(std::vector<array>{a});
+  // A device result's host copy (a wait for the device and a copy) is made here too, so that
+  // the caller reads it with the GIL taken back once.
+  if (a.size() > 0) (void)a.host_data();
+}
+
 py::object to_list(array a) {
-  eval_released({a});
+  eval_to_host_released(a);
   const char* base = static_cast<const char*>(a.host_data());
   return list_level(base, a, 0);
 }
@@ -389,14 +398,14 @@ py::object to_list(array a) {
 py::object to_scalar(array a) {
   if (a.size() != 1)
     throw std::invalid_argument("[item] Only size 1 arrays can be converted to Python scalars.");
-  eval_released({a});
+  eval_to_host_released(a);
   return element_to_python(static_cast<const char*>(a.host_data()), a.dtype());
 }
 
 py::object to_numpy(array a, std::optional<py::object> dtype) {
   if (a.dtype() == bfloat16)
     throw py::type_error("bfloat16 arrays cannot be converted to NumPy; use astype(float32) first.");
-  eval_released({a});
+  eval_to_host_released(a);
   std::vector<py::ssize_t> shape(a.shape().begin(), a.shape().end());
   std::vector<py::ssize_t> strides;
   for (size_t i = 0; i < a.ndim(); ++i)

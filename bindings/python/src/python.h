@@ -87,6 +87,9 @@ py::object to_numpy(array a, std::optional<py::object> dtype = std::nullopt);
 /// Evaluates with the GIL released (the caller holds it); arrays already computed in host
 /// memory return at once, keeping the GIL.
 void eval_released(std::vector<array> arrays);
+/// eval_released for one array whose elements the caller reads next: a device result's host
+/// copy is made while the GIL is released too.
+void eval_to_host_released(const array& a);
 
 // --- Trees: lists, tuples and dicts of arrays (MLX's tree utilities) ------------------------
 
