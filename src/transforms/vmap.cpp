@@ -643,7 +643,8 @@ std::vector<array> vmap_call(const std::function<std::vector<array>(const std::v
     throw std::invalid_argument("[vmap] The number of out axes must match the number of outputs.");
   }
 
-  detail::Tape tape = detail::build_tape(outputs, placeholders, /*through_stop_gradient=*/true);
+  detail::Tape tape =
+      detail::build_tape(outputs, placeholders, *call.scope(), /*through_stop_gradient=*/true);
   std::vector<std::optional<Mapped>> mapped(tape.entries.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (in_axes[i] != -1) mapped[tape.entry_of(traced[i])] = Mapped{inputs[i], in_axes[i]};
@@ -654,7 +655,7 @@ std::vector<array> vmap_call(const std::function<std::vector<array>(const std::v
     const detail::TapeEntry& entry = tape.entries[e];
     v_inputs.clear();
     v_axes.clear();
-    for (const auto& in : entry.inputs) {
+    for (const auto& in : entry.inputs()) {
       const int32_t t = tape.entry_of(in);
       v_inputs.push_back(t >= 0 ? mapped[t]->first : in);
       v_axes.push_back(t >= 0 ? mapped[t]->second : -1);
