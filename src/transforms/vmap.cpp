@@ -90,6 +90,17 @@ Mapped elementwise(const array& node, const std::vector<array>& in, const std::v
   return {array(std::move(shape), node.dtype(), node.primitive_ptr(), std::move(x)), 0};
 }
 
+// As the pair it fuses maps: op(x) keeps x's layout, then multiply aligns both operands.
+Mapped scaled_unary_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const ScaledUnary&>(node.primitive());
+  const Stream& s = p.stream();
+  array u(in[1].shape(), in[1].dtype(), make_pooled<Unary>(s, p.op()), {in[1]});
+  std::vector<array> x = align({in[0], std::move(u)}, axes, s);
+  Shape shape = detail::broadcast_shapes(x[0].shape(), x[1].shape(), "vmap");
+  return {array(std::move(shape), node.dtype(), make_pooled<Binary>(s, Binary::Op::multiply), std::move(x)),
+          0};
+}
+
 Mapped reduce(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
   const auto& p = static_cast<const Reduce&>(node.primitive());
   const Stream& s = p.stream();
@@ -573,6 +584,7 @@ const std::unordered_map<std::type_index, Rule>& rules() {
       {typeid(Pad), &pad_rule}, {typeid(RandomBits), &random_bits_rule},
       {typeid(Convolution), &convolution_rule}, {typeid(Diagonal), &diagonal_rule},
       {typeid(View), &view_rule}, {typeid(Depends), &depends_rule},
+      {typeid(ScaledUnary), &scaled_unary_rule},
       // Along the last axis (or the last two): the batch axis goes first.
       {typeid(Hadamard), &softmax_rule}, {typeid(SvdSquareRoot), &softmax_rule},
       // No batched form: one slice at a time (loop_rule).
