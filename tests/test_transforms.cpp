@@ -692,6 +692,40 @@ TEST(Transforms, VjpAndJvpOfSimpleFunctions) {
   }
 }
 
+// The derivatives of sin, sinh and cosh are one ScaledUnary node each; they must be the
+// unfused product (cotangent or tangent times cos, cosh, sinh) bit for bit, in every float
+// dtype and in strided layouts (float32 runs take libmvec there), and so must what
+// differentiates or maps them again.
+TEST(Transforms, FusedUnaryDerivativesAreTheUnfusedProductsBitForBit) {
+  using UnaryFn = array (*)(const array&, StreamOrDevice);
+  const std::vector<std::pair<UnaryFn, UnaryFn>> rules = {{sin, cos}, {sinh, cosh}, {cosh, sinh}};
+  std::vector<double> xs, cs;
+  for (int i = 0; i < 6 * 7; ++i) {
+    xs.push_back(std::sin(0.7 * i) * 1.3);
+    cs.push_back(std::cos(0.3 * i) - 0.2);
+  }
+  for (Dtype dt : test::kRealFloatDtypes) {
+    const array x0 = test::make(xs, {6, 7}, dt), c0 = test::make(cs, {6, 7}, dt);
+    for (bool strided : {false, true}) {
+      const array x = strided ? transpose(x0) : x0, c = strided ? transpose(c0) : c0;
+      for (auto [f, df] : rules) {
+        SCOPED_TRACE(std::string(dtype_name(dt)) + (strided ? " strided" : " contiguous"));
+        auto fn = [f = f](const array& a) { return f(a, {}); };
+        EXPECT_EQ(values(vjp(fn, x, c).second), values(multiply(c, df(x, {}))));
+        EXPECT_EQ(values(jvp(fn, x, c).second), values(multiply(c, df(x, {}))));
+        // Second order: d/dx (c * f'(x)), as the rules of multiply and f' give it unfused.
+        auto first = [&](const array& a) { return sum(vjp(fn, a, c).second); };
+        EXPECT_EQ(
+            values(grad(first)(x)),
+            values(vjp([&](const array& a) { return sum(multiply(c, df(a, {}))); }, x, array(1.0f)).second));
+        // Mapped over rows: as the unfused product maps.
+        const array mapped = vmap([&](const array& a) { return vjp(fn, a, a).second; })(x);
+        EXPECT_EQ(values(mapped), values(vmap([&](const array& a) { return multiply(a, df(a, {})); })(x)));
+      }
+    }
+  }
+}
+
 TEST(Transforms, GradAndValueAndGradForms) {
   for (const Device& dev : test::test_devices()) {
     StreamContext ctx(dev);

@@ -194,8 +194,8 @@ class array {
   /// Identity of the node (equal for copies of the same array).
   std::uintptr_t id() const { return reinterpret_cast<std::uintptr_t>(desc_.get()); }
 
-  /// Drops the graph behind an evaluated array. Mutates this array: not concurrently with
-  /// other uses of the same object.
+  /// Drops the graph behind an evaluated array (a tracer keeps it until its transform call
+  /// returns). Mutates this array: not concurrently with other uses of the same object.
   void detach();
 
   /// Element 0 in host memory (a host copy for GPU-resident data). Requires an evaluated array.

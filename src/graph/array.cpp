@@ -299,7 +299,8 @@ void* array::host_data() const {
 }
 
 void array::detach() {
-  if (!detail::is_complete(desc_.get())) return;
+  // A tracer keeps its inputs while its transform call runs: the call walks them.
+  if (!detail::is_complete(desc_.get()) || detail::is_tracer(desc_.get())) return;
   std::vector<array> dropped;
   {
     detail::SpinGuard guard(desc_->lock);

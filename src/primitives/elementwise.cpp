@@ -53,4 +53,9 @@ bool Binary::is_equivalent(const Primitive& o) const {
   return b && b->op_ == op_;
 }
 
+bool ScaledUnary::is_equivalent(const Primitive& o) const {
+  auto* p = dynamic_cast<const ScaledUnary*>(&o);
+  return p && p->op_ == op_;
+}
+
 }  // namespace braid

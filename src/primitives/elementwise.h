@@ -66,7 +66,27 @@ class StopGradient : public UnaryPrimitive {
   const char* name() const override { return "StopGradient"; }
 };
 
+/// g * op(x) for g and x of one shape and dtype: the derivative of sin, sinh or cosh (a
+/// cotangent or tangent times cos, cosh or sinh of the input) as one node instead of two.
+/// Bit for bit multiply(g, op(x)): the kernels compute op(x) as Unary's do, then the product.
+class ScaledUnary : public UnaryPrimitive {
+ public:
+  ScaledUnary(Stream s, Unary::Op op) : UnaryPrimitive(std::move(s)), op_(op) {}
+  BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
+  const char* name() const override { return "ScaledUnary"; }
+  Unary::Op op() const { return op_; }
+  bool is_equivalent(const Primitive& o) const override;
+  /// Whether the kernels compute `op`: cos, cosh or sinh.
+  static bool supports(Unary::Op op) {
+    return op == Unary::Op::cos || op == Unary::Op::cosh || op == Unary::Op::sinh;
+  }
+
+ private:
+  Unary::Op op_;
+};
+
 /// Every primitive of this family, for code that handles each one (e.g. the no_gpu stubs).
-#define BRAID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(Select) X(StopGradient)
+#define BRAID_ELEMENTWISE_PRIMITIVES(X) X(Unary) X(Binary) X(Select) X(StopGradient) X(ScaledUnary)
 
 }  // namespace braid

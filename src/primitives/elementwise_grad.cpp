@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "memory/object_pool.h"
 #include "primitives/elementwise.h"
 #include "primitives/grad_utils.h"
 
@@ -166,6 +167,28 @@ Slope binary_slope(Binary::Op op, int arg, const array& a, const array& b, const
   return {Slope::zero, std::nullopt};
 }
 
+// The Unary op whose value times `g` is the derivative of `op` at x, when that product can
+// be one ScaledUnary node: sin' = cos, sinh' = cosh, cosh' = sinh, with g of x's shape and
+// dtype (then multiply(g, op'(x)) neither broadcasts nor casts).
+std::optional<Unary::Op> scaled_slope(Unary::Op op, const array& g, const array& x) {
+  if (g.shape() != x.shape() || g.dtype() != x.dtype()) return std::nullopt;
+  switch (op) {
+    case Unary::Op::sin: return Unary::Op::cos;
+    case Unary::Op::sinh: return Unary::Op::cosh;
+    case Unary::Op::cosh: return Unary::Op::sinh;
+    default: return std::nullopt;
+  }
+}
+
+array scaled_unary(Unary::Op op, const array& g, const array& x, const Stream& s) {
+  return array(x.shape(), x.dtype(), detail::make_pooled<ScaledUnary>(s, op), {g, x});
+}
+
+// `g` as `like`'s dtype: astype, without its copies when the dtype already matches.
+array as_dtype_of(array g, const array& like, const Stream& s) {
+  return g.dtype() == like.dtype() ? g : astype(std::move(g), like.dtype(), s);
+}
+
 // A jvp result of the output's shape and dtype.
 array as_output_tangent(std::optional<array> t, const Shape& shape, Dtype dtype, const Stream& s) {
   if (!t) return zeros(shape, dtype, s);
@@ -180,8 +203,9 @@ std::vector<array> Unary::vjp(const std::vector<array>& primals, const std::vect
   const Stream& s = stream();
   const array& x = primals[0];
   if (auto c = complex_part(op_, cotangents[0], /*adjoint=*/true, s)) return {*c};
+  if (auto u = scaled_slope(op_, cotangents[0], x)) return {scaled_unary(*u, cotangents[0], x, s)};
   auto g = apply(unary_slope(op_, x, outputs[0], s), cotangents[0], s);
-  return {g ? astype(*g, x.dtype(), s) : zeros_like(x, s)};
+  return {g ? as_dtype_of(std::move(*g), x, s) : zeros_like(x, s)};
 }
 
 std::vector<array> Unary::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
@@ -189,6 +213,8 @@ std::vector<array> Unary::jvp(const std::vector<array>& primals, const std::vect
   const Stream& s = stream();
   const array& y = outputs[0];
   if (auto t = complex_part(op_, tangents[0], /*adjoint=*/false, s)) return {*t};
+  if (auto u = scaled_slope(op_, tangents[0], primals[0]))
+    return {scaled_unary(*u, tangents[0], primals[0], s)};
   return {
       as_output_tangent(apply(unary_slope(op_, primals[0], y, s), tangents[0], s), y.shape(), y.dtype(), s)};
 }
@@ -197,10 +223,16 @@ std::vector<array> Binary::vjp(const std::vector<array>& primals, const std::vec
                                const std::vector<int>& argnums, const std::vector<array>& outputs) {
   const Stream& s = stream();
   std::vector<array> out;
+  out.reserve(argnums.size());
   for (int arg : argnums) {
     const array& p = primals[arg];
     auto g = apply(binary_slope(op_, arg, primals[0], primals[1], outputs[0], s), cotangents[0], s);
-    out.push_back(g ? astype(unbroadcast(*g, p.shape(), s), p.dtype(), s) : zeros_like(p, s));
+    if (!g) {
+      out.push_back(zeros_like(p, s));
+    } else {
+      out.push_back(
+          as_dtype_of(g->shape() == p.shape() ? std::move(*g) : unbroadcast(*g, p.shape(), s), p, s));
+    }
   }
   return out;
 }
@@ -246,6 +278,37 @@ std::vector<array> Select::jvp(const std::vector<array>& primals, const std::vec
     if (argnums[i] == 2) ty = tangents[i];
   }
   return {where(primals[0], tx, ty, s)};
+}
+
+// ScaledUnary's derivatives are those of the pair it fuses, u = op(x) and multiply(g, u),
+// taken by the same rules, so that derivatives of any order match the unfused graph's.
+std::vector<array> ScaledUnary::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                                    const std::vector<int>& argnums, const std::vector<array>& outputs) {
+  const Stream& s = stream();
+  const array& x = primals[1];
+  Unary unary(s, op_);
+  Binary product(s, Binary::Op::multiply);
+  const array u(x.shape(), x.dtype(), detail::make_pooled<Unary>(s, op_), {x});
+  std::vector<array> out;
+  for (int arg : argnums) {
+    const std::vector<array> d = product.vjp({primals[0], u}, cotangents, {arg}, outputs);
+    out.push_back(arg == 0 ? d[0] : unary.vjp({x}, d, {0}, {u})[0]);
+  }
+  return out;
+}
+
+std::vector<array> ScaledUnary::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                                    const std::vector<int>& argnums, const std::vector<array>& outputs) {
+  const Stream& s = stream();
+  const array& x = primals[1];
+  Unary unary(s, op_);
+  Binary product(s, Binary::Op::multiply);
+  const array u(x.shape(), x.dtype(), detail::make_pooled<Unary>(s, op_), {x});
+  std::vector<array> product_tangents;
+  for (size_t i = 0; i < argnums.size(); ++i) {
+    product_tangents.push_back(argnums[i] == 0 ? tangents[i] : unary.jvp({x}, {tangents[i]}, {0}, {u})[0]);
+  }
+  return product.jvp({primals[0], u}, product_tangents, argnums, outputs);
 }
 
 std::vector<array> StopGradient::vjp(const std::vector<array>& primals, const std::vector<array>&,

@@ -58,7 +58,7 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
     output_cotan.emplace_back(i, next++);
   }
 
-  detail::Tape tape = detail::build_tape(outputs, tracers);
+  detail::Tape tape = detail::build_tape(outputs, tracers, *call.scope());
 
   // One cotangent slot per tape entry, released once its node has passed it on.
   std::vector<std::optional<array>> cotan(tape.entries.size());
@@ -92,14 +92,14 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
     node_outputs.push_back(entry.node);
     argnums.clear();
     targets.clear();
-    for (size_t i = 0; i < entry.inputs.size(); ++i) {
-      const int32_t t = tape.entry_of(entry.inputs[i]);
+    for (size_t i = 0; i < entry.inputs().size(); ++i) {
+      const int32_t t = tape.entry_of(entry.inputs()[i]);
       if (t < 0) continue;
       argnums.push_back(static_cast<int>(i));
       targets.push_back(t);
     }
     Primitive& prim = entry.node.primitive();
-    std::vector<array> vjps = prim.vjp(entry.inputs, cotangents, argnums, node_outputs);
+    std::vector<array> vjps = prim.vjp(entry.inputs(), cotangents, argnums, node_outputs);
     for (size_t i = 0; i < argnums.size(); ++i) accumulate(targets[i], std::move(vjps[i]), prim.stream());
   }
 
@@ -133,7 +133,7 @@ std::pair<std::vector<array>, std::vector<array>> jvp(
   detail::TraceCall call(primals);
   std::vector<array> tracers = call.make_tracers(primals);
   std::vector<array> outputs = fun(tracers);
-  detail::Tape tape = detail::build_tape(outputs, tracers);
+  detail::Tape tape = detail::build_tape(outputs, tracers, *call.scope());
 
   std::vector<std::optional<array>> tan(tape.entries.size());
   for (size_t i = 0; i < tracers.size(); ++i) {
@@ -146,13 +146,13 @@ std::pair<std::vector<array>, std::vector<array>> jvp(
     const detail::TapeEntry& entry = tape.entries[e];
     argnums.clear();
     in_tangents.clear();
-    for (size_t i = 0; i < entry.inputs.size(); ++i) {
-      const int32_t t = tape.entry_of(entry.inputs[i]);
+    for (size_t i = 0; i < entry.inputs().size(); ++i) {
+      const int32_t t = tape.entry_of(entry.inputs()[i]);
       if (t < 0) continue;
       argnums.push_back(static_cast<int>(i));
       in_tangents.push_back(*tan[t]);
     }
-    tan[e] = std::move(entry.node.primitive().jvp(entry.inputs, in_tangents, argnums, {entry.node})[0]);
+    tan[e] = std::move(entry.node.primitive().jvp(entry.inputs(), in_tangents, argnums, {entry.node})[0]);
   }
 
   std::vector<array> jvps;

@@ -14,6 +14,17 @@ namespace {
 size_t slot_hash(const ArrayDesc* p) {
   return (reinterpret_cast<uintptr_t>(p) >> 4) * 0x9E3779B97F4A7C15ull >> 16;
 }
+
+const std::vector<array> kNoInputs;  // a primal's: empty, owns nothing at exit
+
+// Whether `d` is traced by the call of `scope` or by one nested in it: then it keeps its
+// inputs while that call runs (complete_node and detach leave a tracer's inputs alone).
+bool traced_within(const ArrayDesc* d, const TraceScope& scope) {
+  for (const TraceScope* s = d->trace.get(); s != nullptr; s = s->parent.get()) {
+    if (s == &scope) return true;
+  }
+  return false;
+}
 }  // namespace
 
 bool NodeIndex::insert(const ArrayDesc* node, int32_t value) {
@@ -58,34 +69,35 @@ void NodeIndex::grow() {
   }
 }
 
-Tape build_tape(const std::vector<array>& outputs, const std::vector<array>& primals,
+Tape build_tape(const std::vector<array>& outputs, const std::vector<array>& primals, const TraceScope& scope,
                 bool through_stop_gradient) {
   Tape tape;
   for (const auto& p : primals) {
     // A primal passed twice is one node: its first entry collects for both.
     if (tape.index.insert(p.desc(), static_cast<int32_t>(tape.entries.size())))
-      tape.entries.push_back({p, {}});
+      tape.entries.push_back({p, &kNoInputs});
   }
   tape.num_primals = tape.entries.size();
-  // Post-order depth-first walk; an expanded frame carries the inputs read on the way down.
-  // A node is "visited" (kConstant) on the way down and gets its entry on the way up.
+  // Post-order depth-first walk over arrays held by `outputs` or by a tracer's input list,
+  // which stay put while the call runs: no reference counting, no copied lists. A frame is
+  // expanded once it carries its node's inputs. A node is "visited" (kConstant) on the way
+  // down and gets its entry on the way up.
   struct Frame {
-    array node;
-    bool expanded;
-    std::vector<array> inputs;
+    const array* node;
+    const std::vector<array>* inputs;
   };
   std::vector<Frame> stack;
-  for (const auto& o : outputs) stack.push_back({o, false, {}});
+  stack.reserve(64);
+  for (const auto& o : outputs) stack.push_back({&o, nullptr});
   while (!stack.empty()) {
-    Frame f = std::move(stack.back());
+    const Frame f = stack.back();
     stack.pop_back();
-    ArrayDesc* d = f.node.desc();
-    if (f.expanded) {
-      if (!through_stop_gradient && typeid(*d->primitive) == typeid(StopGradient)) continue;
-      for (const auto& in : f.inputs) {
+    ArrayDesc* d = f.node->desc();
+    if (f.inputs) {
+      for (const auto& in : *f.inputs) {
         if (tape.index.find(in.desc()) >= 0) {
           tape.index.set(d, static_cast<int32_t>(tape.entries.size()));  // was kConstant
-          tape.entries.push_back({std::move(f.node), std::move(f.inputs)});
+          tape.entries.push_back({*f.node, f.inputs});
           break;
         }
       }
@@ -94,16 +106,15 @@ Tape build_tape(const std::vector<array>& outputs, const std::vector<array>& pri
     if (!tape.index.insert(d, Tape::kConstant)) continue;  // visited
     // Only tracers can depend on the primals; anything else is a constant here.
     if (!d->primitive || !is_tracer(d)) continue;
-    std::vector<array> inputs;
-    {
-      SpinGuard guard(d->lock);  // a tracer keeps its inputs, but read them as eval does
-      inputs = d->inputs;
+    if (!through_stop_gradient && typeid(*d->primitive) == typeid(StopGradient)) continue;
+    const std::vector<array>* inputs = &d->inputs;
+    if (!traced_within(d, scope)) {
+      SpinGuard guard(d->lock);  // read as eval does: this node may lose its tracing meanwhile
+      inputs = &tape.copied_inputs.emplace_back(d->inputs);
     }
-    const size_t frame = stack.size();
-    stack.push_back({std::move(f.node), true, std::move(inputs)});
-    for (size_t i = 0; i < stack[frame].inputs.size(); ++i) {
-      const array& in = stack[frame].inputs[i];  // re-read: pushing may move the stack
-      if (tape.index.find(in.desc()) == NodeIndex::kAbsent) stack.push_back({array(in), false, {}});
+    stack.push_back({f.node, inputs});
+    for (const auto& in : *inputs) {
+      if (tape.index.find(in.desc()) == NodeIndex::kAbsent) stack.push_back({&in, nullptr});
     }
   }
   return tape;

@@ -90,6 +90,17 @@ Mapped elementwise(const array& node, const std::vector<array>& in, const std::v
   return {array(std::move(shape), node.dtype(), node.primitive_ptr(), std::move(x)), 0};
 }
 
+// As the pair it fuses maps: op(x) keeps x's layout, then multiply aligns both operands.
+Mapped scaled_unary_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const ScaledUnary&>(node.primitive());
+  const Stream& s = p.stream();
+  array u(in[1].shape(), in[1].dtype(), make_pooled<Unary>(s, p.op()), {in[1]});
+  std::vector<array> x = align({in[0], std::move(u)}, axes, s);
+  Shape shape = detail::broadcast_shapes(x[0].shape(), x[1].shape(), "vmap");
+  return {array(std::move(shape), node.dtype(), make_pooled<Binary>(s, Binary::Op::multiply), std::move(x)),
+          0};
+}
+
 Mapped reduce(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
   const auto& p = static_cast<const Reduce&>(node.primitive());
   const Stream& s = p.stream();
@@ -573,6 +584,7 @@ const std::unordered_map<std::type_index, Rule>& rules() {
       {typeid(Pad), &pad_rule}, {typeid(RandomBits), &random_bits_rule},
       {typeid(Convolution), &convolution_rule}, {typeid(Diagonal), &diagonal_rule},
       {typeid(View), &view_rule}, {typeid(Depends), &depends_rule},
+      {typeid(ScaledUnary), &scaled_unary_rule},
       // Along the last axis (or the last two): the batch axis goes first.
       {typeid(Hadamard), &softmax_rule}, {typeid(SvdSquareRoot), &softmax_rule},
       // No batched form: one slice at a time (loop_rule).
@@ -643,7 +655,8 @@ std::vector<array> vmap_call(const std::function<std::vector<array>(const std::v
     throw std::invalid_argument("[vmap] The number of out axes must match the number of outputs.");
   }
 
-  detail::Tape tape = detail::build_tape(outputs, placeholders, /*through_stop_gradient=*/true);
+  detail::Tape tape =
+      detail::build_tape(outputs, placeholders, *call.scope(), /*through_stop_gradient=*/true);
   std::vector<std::optional<Mapped>> mapped(tape.entries.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (in_axes[i] != -1) mapped[tape.entry_of(traced[i])] = Mapped{inputs[i], in_axes[i]};
@@ -654,7 +667,7 @@ std::vector<array> vmap_call(const std::function<std::vector<array>(const std::v
     const detail::TapeEntry& entry = tape.entries[e];
     v_inputs.clear();
     v_axes.clear();
-    for (const auto& in : entry.inputs) {
+    for (const auto& in : entry.inputs()) {
       const int32_t t = tape.entry_of(in);
       v_inputs.push_back(t >= 0 ? mapped[t]->first : in);
       v_axes.push_back(t >= 0 ? mapped[t]->second : -1);

@@ -1,6 +1,7 @@
-// Select and StopGradient on the CPU. Select only moves elements, so it runs on unsigned
+// Select, StopGradient and ScaledUnary on the CPU. Select only moves elements, so it runs on unsigned
 // carriers of the element's size (four instantiations for fourteen dtypes).
 #include <cstdint>
+#include <stdexcept>
 
 #include "backend/cpu/elementwise_loops.h"
 #include "primitives/primitives.h"
@@ -52,5 +53,31 @@ void Select::eval_cpu(const std::vector<array>& inputs, array& out) {
 }
 
 void StopGradient::eval_cpu(const std::vector<array>& inputs, array& out) { detail::share_buffer(out, inputs[0]); }
+
+// op(x) into out by Unary's loop (float32 runs through vector_math.h as there), then g * out
+// in place by Binary's: the same two computations as the unfused pair, element by element.
+void ScaledUnary::eval_cpu(const std::vector<array>& inputs, array& out) {
+  const array& g = inputs[0];
+  const array& x = inputs[1];
+  // Only x's buffer may be taken over: g is read after out is first written.
+  if (!detail::donate_host(inputs, 1, out)) detail::alloc_contiguous(out);
+  if (out.size() == 0) return;
+  auto run = [&](auto op) {
+    cpu::dispatch_class<ew::DtypeClass::inexact>(x.dtype(), name(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      cpu::unary_loop<T>(x, out, op);
+      cpu::binary_loop<T>(g, out, out, ew::Multiply{});
+    });
+  };
+  if (op_ == Unary::Op::cos) {
+    run(ew::Cos{});
+  } else if (op_ == Unary::Op::cosh) {
+    run(ew::Cosh{});
+  } else if (op_ == Unary::Op::sinh) {
+    run(ew::Sinh{});
+  } else {
+    throw std::logic_error("[ScaledUnary] unsupported op.");
+  }
+}
 
 }  // namespace braid

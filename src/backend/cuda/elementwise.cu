@@ -1,4 +1,4 @@
-// Select and StopGradient on the GPU. Select only moves elements, so it runs on unsigned
+// Select, StopGradient and ScaledUnary on the GPU. Select only moves elements, so it runs on unsigned
 // carriers of the element's size (four instantiations for fourteen dtypes): a 16-byte flat
 // kernel when every input is contiguous or a single value, else a strided one.
 #include <cstdint>
@@ -122,5 +122,41 @@ void Select::eval_gpu(const std::vector<array>& inputs, array& out) {
 }
 
 void StopGradient::eval_gpu(const std::vector<array>& inputs, array& out) { detail::share_buffer(out, inputs[0]); }
+
+namespace cuda {
+namespace {
+// g * op(x), with op's value rounded to T as Unary's kernel stores it: multiply(g, op(x)).
+template <typename T, typename Op>
+struct TimesUnary {
+  Op op;
+  template <typename C>
+  __device__ __forceinline__ C operator()(C g, C x) const {
+    return ew::Multiply{}(g, to_compute(from_compute<T>(op(x))));
+  }
+};
+}  // namespace
+}  // namespace cuda
+
+void ScaledUnary::eval_gpu(const std::vector<array>& inputs, array& out) {
+  const array& g = inputs[0];
+  const array& x = inputs[1];
+  cuda::alloc_output_or_donate(inputs, out);
+  if (out.size() == 0) return;
+  auto run = [&](auto op) {
+    cuda::dispatch_class<ew::DtypeClass::inexact>(x.dtype(), name(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      cuda::binary_launch<T>(g, x, out, cuda::TimesUnary<T, decltype(op)>{op}, stream());
+    });
+  };
+  if (op_ == Unary::Op::cos) {
+    run(ew::Cos{});
+  } else if (op_ == Unary::Op::cosh) {
+    run(ew::Cosh{});
+  } else if (op_ == Unary::Op::sinh) {
+    run(ew::Sinh{});
+  } else {
+    throw std::logic_error("[ScaledUnary] unsupported op.");
+  }
+}
 
 }  // namespace braid
