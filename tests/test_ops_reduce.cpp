@@ -476,6 +476,59 @@ TEST(OpsReduce, ComplexSumsProductsAndExtremes) {
   }
 }
 
+// A complex value is NaN when either part is, and a NaN wins max, min, maximum, minimum and
+// the running extremes (NumPy's rule; MLX's max([1+1j, nan+4j]) is nan+4j). Which NaN wins
+// when a group holds two is the first on the CPU (as NumPy); on the GPU it is one of them.
+TEST(OpsReduce, ComplexExtremesPropagateNaNInEitherPart) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto is_nan = [](std::complex<float> z) { return std::isnan(z.real()) || std::isnan(z.imag()); };
+  for (const Device& dev : test_devices()) {
+    const std::string d = test::device_name(dev);
+    std::vector<complex64_t> pair = {{1, 1}, {nan, 4}};
+    array a(pair.begin(), {2}, complex64);
+    for (const array& r : {max(a, false, dev), min(a, false, dev)}) {
+      auto z = test::complex_values(r)[0];
+      EXPECT_TRUE(std::isnan(z.real()) && z.imag() == 4.0f) << d << ": " << z;
+    }
+    // The NaN in the imaginary part, in rows long enough for the CPU's lanes, and in columns.
+    std::vector<complex64_t> v(3 * 40);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = {static_cast<float>(i % 7), static_cast<float>(i % 5)};
+    v[40 + 17] = {2, nan};
+    array m(v.begin(), {3, 40}, complex64);
+    for (const array& r : {max(m, 1, false, dev), min(m, 1, false, dev)}) {
+      auto z = test::complex_values(r);
+      EXPECT_FALSE(is_nan(z[0])) << d;
+      EXPECT_TRUE(z[1].real() == 2.0f && std::isnan(z[1].imag())) << d << ": " << z[1];
+      EXPECT_FALSE(is_nan(z[2])) << d;
+    }
+    for (const array& r : {max(m, 0, false, dev), min(m, 0, false, dev)}) {
+      auto z = test::complex_values(r);
+      EXPECT_TRUE(z[17].real() == 2.0f && std::isnan(z[17].imag())) << d << ": " << z[17];
+      EXPECT_FALSE(is_nan(z[16])) << d;
+    }
+    // Element-wise, on either side; and the running max from the NaN on.
+    std::vector<complex64_t> lhs = {{1, 1}, {nan, 4}, {3, 0}}, rhs = {{2, nan}, {5, 5}, {0, 0}};
+    array l(lhs.begin(), {3}, complex64), r(rhs.begin(), {3}, complex64);
+    for (const array& e : {maximum(l, r, dev), minimum(l, r, dev), maximum(r, l, dev)}) {
+      auto z = test::complex_values(e);
+      EXPECT_TRUE(is_nan(z[0]) && is_nan(z[1]) && !is_nan(z[2])) << d;
+    }
+    std::vector<complex64_t> run = {{1, 0}, {0, nan}, {9, 9}, {nan, 1}};
+    auto c = test::complex_values(cummax(array(run.begin(), {4}, complex64), 0, false, true, dev));
+    EXPECT_FALSE(is_nan(c[0])) << d;
+    EXPECT_TRUE(c[1].real() == 0.0f && c[2].real() == 0.0f && is_nan(c[3])) << d;
+    if (dev == Device::cpu) {
+      // Two NaNs: the first wins (NumPy's np.max and np.maximum.accumulate).
+      std::vector<complex64_t> two = {{2, nan}, {nan, 4}};
+      auto t = test::complex_values(max(array(two.begin(), {2}, complex64), false, dev))[0];
+      EXPECT_EQ(t.real(), 2.0f) << t;
+      EXPECT_EQ(
+          test::complex_values(cummax(array(run.begin(), {4}, complex64), 0, false, true, dev))[3].real(),
+          0.0f);
+    }
+  }
+}
+
 TEST(OpsReduce, OverloadsAndKeepdims) {
   for (const Device& dev : test_devices()) {
     array a = reshape(arange(6), {2, 3});

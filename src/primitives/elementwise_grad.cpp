@@ -1,6 +1,7 @@
 // Derivatives of the element-wise primitives. Each Unary and Binary op gives its partial
 // derivatives in one switch without a default (-Werror=switch): adding a row to
-// elementwise_ops.h without its derivative does not compile. vjp and jvp both use them.
+// elementwise_ops.h without its derivative does not compile. vjp and jvp both use them: a jvp
+// multiplies by the derivative f'(z), a vjp by its conjugate (MLX's complex convention).
 #include <cmath>
 #include <optional>
 
@@ -10,6 +11,7 @@
 
 namespace braid {
 
+using detail::conj_if_complex;
 using detail::scalar_like;
 using detail::unbroadcast;
 
@@ -46,18 +48,19 @@ struct Slope {
   static Slope of(array a) { return {value, std::move(a)}; }
 };
 
-// `g` times the slope (g: a cotangent or tangent of any broadcast-compatible shape).
-std::optional<array> apply(const Slope& d, const array& g, const Stream& s) {
+// `g` times the slope (g: a cotangent or tangent of any broadcast-compatible shape); times the
+// conjugated slope for a cotangent (`adjoint`).
+std::optional<array> apply(const Slope& d, const array& g, bool adjoint, const Stream& s) {
   switch (d.kind) {
     case Slope::zero: return std::nullopt;
     case Slope::one: return g;
     case Slope::minus_one: return negative(g, s);
-    case Slope::value: return multiply(g, *d.v, s);
+    case Slope::value: return multiply(g, adjoint ? conj_if_complex(*d.v, s) : *d.v, s);
   }
   return std::nullopt;
 }
 
-// d y / d x of y = op(x). Complex parts are handled by the callers.
+// d y / d x of y = op(x). Complex parts and the complex abs are handled by the callers.
 Slope unary_slope(Unary::Op op, const array& x, const array& y, const Stream& s) {
   using Op = Unary::Op;
   auto one = [&] { return scalar_like(1.0, x); };
@@ -113,11 +116,12 @@ Slope unary_slope(Unary::Op op, const array& x, const array& y, const Stream& s)
   return {Slope::zero, std::nullopt};
 }
 
-// The linear complex parts: the adjoint maps of real, imag and conjugate (MLX's rules).
+// The linear complex parts: the adjoint maps of real, imag and conjugate (MLX's rules: the
+// gradient of imag(z) is i, as d/dy of y is 1).
 std::optional<array> complex_part(Unary::Op op, const array& g, bool adjoint, const Stream& s) {
   if (op == Unary::Op::real) return adjoint ? astype(g, complex64, s) : real(g, s);
   if (op == Unary::Op::imag) {
-    return adjoint ? multiply(array(complex64_t(0.0f, -1.0f)), astype(g, complex64, s), s) : imag(g, s);
+    return adjoint ? multiply(array(complex64_t(0.0f, 1.0f)), astype(g, complex64, s), s) : imag(g, s);
   }
   if (op == Unary::Op::conjugate) return conjugate(g, s);
   return std::nullopt;
@@ -135,11 +139,14 @@ Slope binary_slope(Binary::Op op, int arg, const array& a, const array& b, const
     case Op::remainder:
       if (arg == 0) return {Slope::one, std::nullopt};
       return Slope::of(negative(floor(divide(a, b, s), s), s));
-    case Op::power:
+    case Op::power: {
       if (arg == 0) return Slope::of(multiply(b, power(a, subtract(b, scalar_like(1.0, b), s), s), s));
-      // d/db a^b = log(a) a^b; taken as 0 where a <= 0 (MLX: 0 ** x has no gradient in x).
-      return Slope::of(
-          multiply(log(where(greater(a, scalar_like(0.0, a), s), a, scalar_like(1.0, a), s), s), out, s));
+      // d/db a^b = log(a) a^b; taken as 0 where a <= 0 (MLX: 0 ** x has no gradient in x), and
+      // for complex a only where a == 0 (log is defined off the real axis too).
+      const array zero = scalar_like(0.0, a);
+      const array defined = a.dtype() == complex64 ? not_equal(a, zero, s) : greater(a, zero, s);
+      return Slope::of(multiply(log(where(defined, a, scalar_like(1.0, a), s), s), out, s));
+    }
     case Op::maximum:  // ties go to the second argument, as MLX
       return Slope::of(arg == 0 ? greater(a, b, s) : less_equal(a, b, s));
     case Op::minimum: return Slope::of(arg == 0 ? less(a, b, s) : greater_equal(a, b, s));
@@ -203,8 +210,13 @@ std::vector<array> Unary::vjp(const std::vector<array>& primals, const std::vect
   const Stream& s = stream();
   const array& x = primals[0];
   if (auto c = complex_part(op_, cotangents[0], /*adjoint=*/true, s)) return {*c};
-  if (auto u = scaled_slope(op_, cotangents[0], x)) return {scaled_unary(*u, cotangents[0], x, s)};
-  auto g = apply(unary_slope(op_, x, outputs[0], s), cotangents[0], s);
+  // |z| is not holomorphic: its gradient is d|z|/dx + i d|z|/dy = z / |z|, unconjugated.
+  if (op_ == Op::abs && x.dtype() == complex64) return {multiply(cotangents[0], sign(x, s), s)};
+  // One ScaledUnary node computes g * f'(x); a complex x needs g * conj(f'(x)) instead.
+  if (x.dtype() != complex64) {
+    if (auto u = scaled_slope(op_, cotangents[0], x)) return {scaled_unary(*u, cotangents[0], x, s)};
+  }
+  auto g = apply(unary_slope(op_, x, outputs[0], s), cotangents[0], /*adjoint=*/true, s);
   return {g ? as_dtype_of(std::move(*g), x, s) : zeros_like(x, s)};
 }
 
@@ -213,10 +225,14 @@ std::vector<array> Unary::jvp(const std::vector<array>& primals, const std::vect
   const Stream& s = stream();
   const array& y = outputs[0];
   if (auto t = complex_part(op_, tangents[0], /*adjoint=*/false, s)) return {*t};
+  // d|z| = Re(conj(z / |z|) dz).
+  if (op_ == Op::abs && primals[0].dtype() == complex64) {
+    return {real(multiply(tangents[0], conjugate(sign(primals[0], s), s), s), s)};
+  }
   if (auto u = scaled_slope(op_, tangents[0], primals[0]))
     return {scaled_unary(*u, tangents[0], primals[0], s)};
-  return {
-      as_output_tangent(apply(unary_slope(op_, primals[0], y, s), tangents[0], s), y.shape(), y.dtype(), s)};
+  return {as_output_tangent(apply(unary_slope(op_, primals[0], y, s), tangents[0], /*adjoint=*/false, s),
+                            y.shape(), y.dtype(), s)};
 }
 
 std::vector<array> Binary::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -226,7 +242,8 @@ std::vector<array> Binary::vjp(const std::vector<array>& primals, const std::vec
   out.reserve(argnums.size());
   for (int arg : argnums) {
     const array& p = primals[arg];
-    auto g = apply(binary_slope(op_, arg, primals[0], primals[1], outputs[0], s), cotangents[0], s);
+    auto g = apply(binary_slope(op_, arg, primals[0], primals[1], outputs[0], s), cotangents[0],
+                   /*adjoint=*/true, s);
     if (!g) {
       out.push_back(zeros_like(p, s));
     } else {
@@ -243,7 +260,8 @@ std::vector<array> Binary::jvp(const std::vector<array>& primals, const std::vec
   const array& y = outputs[0];
   std::optional<array> total;
   for (size_t i = 0; i < argnums.size(); ++i) {
-    auto t = apply(binary_slope(op_, argnums[i], primals[0], primals[1], y, s), tangents[i], s);
+    auto t = apply(binary_slope(op_, argnums[i], primals[0], primals[1], y, s), tangents[i],
+                   /*adjoint=*/false, s);
     if (t) total = total ? add(*total, *t, s) : *t;
   }
   return {as_output_tangent(total, y.shape(), y.dtype(), s)};

@@ -382,6 +382,43 @@ def npz_archives(outdir):
     np.savez_compressed(os.path.join(outdir, "numpy_savez_compressed.npz"), **arrays)
 
 
+def complex_nan_cases(w):
+    """complex64 max and min with NaN in either part: a complex is NaN when either part is, and
+    a NaN wins (NumPy's rule and MLX's). One NaN per reduced group or row, so that every device
+    agrees (which of two NaNs a parallel reduction keeps depends on its order)."""
+    nan = np.nan
+
+    def cplx(shape, nans):
+        a = (RNG.uniform(-4, 4, size=shape) + 1j * RNG.uniform(-4, 4, size=shape)).astype(np.complex64)
+        flat = a.reshape(-1)
+        for i, z in nans:
+            flat[i] = z
+        return a
+
+    reductions = [(cplx((2,), [(1, complex(nan, 4))]), [(0,)]),
+                  (cplx((5,), [(3, complex(2, nan))]), [(0,)]),
+                  (cplx((3, 5), [(7, complex(nan, -1))]), [(0,), (1,), (0, 1)]),
+                  (cplx((40, 70), [(1234, complex(0.5, nan))]), [(0,), (1,), (0, 1)])]
+    for a, axes_sets in reductions:
+        for name, fn in [("max", np.max), ("min", np.min)]:
+            for axes in axes_sets:
+                params = "axes=" + ",".join(map(str, axes)) + ";keepdims=0"
+                w.add(name, params, ["complex64"], [a], "complex64", fn(a, axis=axes))
+    # Element-wise: NaN on either side (both: the first, as NumPy).
+    a = cplx((3, 4), [(0, complex(nan, 4)), (5, complex(1, nan)), (9, complex(nan, nan))])
+    b = cplx((3, 4), [(1, complex(nan, 2)), (5, complex(nan, 3)), (10, complex(2, nan))])
+    for name, fn in [("maximum", np.maximum), ("minimum", np.minimum)]:
+        w.add(name, "", ["complex64", "complex64"], [a, b], "complex64", fn(a, b))
+    # Running extremes: a NaN sticks from where it appears.
+    a = cplx((3, 6), [(2, complex(nan, 1)), (10, complex(-1, nan))])
+    for name, ufunc in [("cummax", np.maximum), ("cummin", np.minimum)]:
+        for reverse in (0, 1):
+            x = np.flip(a, 1) if reverse else a
+            r = ufunc.accumulate(x, axis=1)
+            r = np.flip(r, 1) if reverse else r
+            w.add(name, f"axis=1;reverse={reverse};inclusive=1", ["complex64"], [a], "complex64", r)
+
+
 def main():
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
@@ -415,6 +452,7 @@ def main():
     shape_cases(w)
     sort_cases(w)
     linalg_cases(w)
+    complex_nan_cases(w)
     npz_archives(outdir)
     w.finish()
     print(f"make_cases: {len(w.lines)} cases in {outdir}")

@@ -135,7 +135,8 @@ struct ProdOp {
 };
 
 // max (kMax) or min. NaN wins, as in NumPy: once the accumulator is NaN, no comparison
-// replaces it. complex64 compares lexicographically. Bool max/min are any/all.
+// replaces it. complex64 compares lexicographically and is NaN when either part is (its first
+// NaN wins, as NumPy's). Bool max/min are any/all.
 template <typename In, bool kMax>
 struct ExtremeOp {
   using Acc = compute_t<In>;
@@ -161,6 +162,11 @@ struct ExtremeOp {
   static Acc combine(Acc a, Acc b) {
     if constexpr (is_float_v<In>) {
       return (better(b, a) || b != b) ? b : a;
+    } else if constexpr (cpu::is_complex_v<In>) {
+      // A NaN part compares false either way, so the lexicographic order alone would skip it.
+      const auto nan = [](Acc z) { return z.real() != z.real() || z.imag() != z.imag(); };
+      if (nan(a)) return a;
+      return (nan(b) || better(b, a)) ? b : a;
     } else {
       return better(b, a) ? b : a;
     }
@@ -187,7 +193,7 @@ struct ExtremeOp {
     }
     Acc acc = init();
     int64_t i = 0;
-    if (stride == 1 && n >= kLanes) {
+    if (!cpu::is_complex_v<In> && stride == 1 && n >= kLanes) {
       // A plain extreme per lane plus a NaN flag vectorizes better than a NaN-aware compare.
       Acc lanes[kLanes];
       int32_t nan[kLanes] = {};

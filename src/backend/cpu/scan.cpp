@@ -45,7 +45,8 @@ struct ProdScan {
   static Acc step(Acc a, In x) { return a * static_cast<Acc>(x); }
 };
 
-// NaN propagates (a NaN accumulator is never replaced); complex64 compares lexicographically.
+// NaN propagates (a NaN accumulator is never replaced); complex64 compares lexicographically
+// and is NaN when either part is.
 template <typename In, bool kMax>
 struct ExtremeScan {
   using Acc = compute_t<In>;
@@ -68,6 +69,10 @@ struct ExtremeScan {
       take = x < a;
     }
     if constexpr (std::is_floating_point_v<Acc>) take = take || (x != x && a == a);
+    if constexpr (cpu::is_complex_v<In>) {
+      const auto nan = [](Acc z) { return z.real() != z.real() || z.imag() != z.imag(); };
+      take = !nan(a) && (take || nan(x));
+    }
     return take ? x : a;
   }
 };

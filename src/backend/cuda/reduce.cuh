@@ -71,7 +71,7 @@ struct ProdOp {
 };
 
 // max (kMax) or min. NaN wins, as on the CPU: once a side is NaN, the result is NaN whatever
-// the order. complex64 compares lexicographically.
+// the order. complex64 compares lexicographically and is NaN when either part is.
 template <typename T, bool kMax>
 struct ExtremeOp {
   using Acc = compute_t<T>;
@@ -90,6 +90,10 @@ struct ExtremeOp {
     const bool better = kMax ? (b > a) : (b < a);
     if constexpr (std::is_floating_point_v<Acc>) {
       return (better || b != b) ? b : a;
+    } else if constexpr (is_complex_v<Acc>) {
+      // A NaN part compares false either way, so the lexicographic order alone would skip it.
+      if (a.re != a.re || a.im != a.im) return a;
+      return (better || b.re != b.re || b.im != b.im) ? b : a;
     } else {
       return better ? b : a;
     }

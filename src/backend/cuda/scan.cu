@@ -58,7 +58,8 @@ struct ProdScan {
   __device__ Acc operator()(Acc a, Acc b) const { return a * b; }
 };
 
-// NaN propagates; complex64 compares lexicographically.
+// NaN propagates; complex64 compares lexicographically and is NaN when either part is (the
+// earlier NaN wins, which keeps the operator associative).
 template <typename In, bool kMax>
 struct ExtremeScan {
   using Acc = compute_t<In>;
@@ -74,6 +75,10 @@ struct ExtremeScan {
   __device__ Acc operator()(Acc a, Acc b) const {
     bool take = kMax ? (b > a) : (b < a);
     if constexpr (std::is_floating_point_v<Acc>) take = take || (b != b && a == a);
+    if constexpr (is_complex_v<Acc>) {
+      const bool a_nan = a.re != a.re || a.im != a.im;
+      take = !a_nan && (take || b.re != b.re || b.im != b.im);
+    }
     return take ? b : a;
   }
 };
