@@ -432,6 +432,24 @@ void bench_quantized(Run& run, CopyPeer& copy) {
   };
   qb.copy = copy.timed();
   run.add(std::move(qb));
+
+  // Reference row: the least any kernel launched once per call pays to read these bytes. Each
+  // call reduces one layer's 8 MiB of packed words (max over all of them), cycling the 16
+  // layers as q1 does; libtorch's amax over int32 words of the same size beside it.
+  std::vector<torch::Tensor> twords;
+  for (int c = 0; c < copies; ++c) {
+    twords.push_back(torch::randint(1 << 30, {n, n * bits / 32},
+                                    torch::TensorOptions().dtype(torch::kInt32).device(torch::kCUDA)));
+  }
+  torch::Tensor tmax = torch::empty({}, twords[0].options());
+  Figure qr{"q1r",
+            "max over one layer's packed words (4096x512 uint32, 8 MiB) per call, cycling the 16 layers; "
+            "torch amax of int32 words, ms/call",
+            Peer::torch_time, 0};
+  int next_words = 0, next_twords = 0;
+  qr.braid = run.braid([&] { return braid::max(layers[next_words++ % copies][0], false, s); });
+  qr.torch = torch_timed([&] { at::amax_out(tmax, twords[next_twords++ % copies], {0, 1}); });
+  run.add(std::move(qr));
 }
 
 // conv2d 3x3, 64 -> 64 channels, 56x56, padding 1, batch 64, float32 and bfloat16: NHWC input
