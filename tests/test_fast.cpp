@@ -272,6 +272,16 @@ TEST(Fast, AttentionCausalMaskAlignsTheLastQueryWithTheLastKey) {
                "causal");
 }
 
+// With more queries than keys, MLX puts query i at position i (its offset is
+// max(0, L_kv - L_q)): query i sees keys 0..i, and no row is fully masked.
+TEST(Fast, AttentionCausalMaskWithMoreQueriesThanKeysStartsAtTheFirstKey) {
+  Qkv t(1, 2, 2, 6, 3, 4, 4);
+  array y = fast::scaled_dot_product_attention(t.qa(), t.ka(), t.va(), 1.0f, "causal");
+  auto causal = [](int, int, int i, int j) { return j <= i ? 0.0 : -INFINITY; };
+  expect_close(values(y), attention_ref(t.q, t.k, t.v, 1, 2, 2, 6, 3, 4, 4, 1.0, causal), 1e-5, 1e-6,
+               "causal, 6 queries over 3 keys");
+}
+
 TEST(Fast, AttentionTakesBoolAndAdditiveMasksThatBroadcast) {
   Qkv t(2, 2, 2, 3, 4, 4, 4);
   // A bool mask [Lq, Lk] and an additive one [B, 1, Lq, Lk].

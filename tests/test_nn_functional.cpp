@@ -622,6 +622,14 @@ TEST(NnLosses, TripletAndCosineSimilarityLossesMatchTheirFormulas) {
   expect_close(values(nn::losses::cosine_similarity_loss(zeros({1, 3}), ones({1, 3}))), {0.0}, 0, 0, "zero");
   EXPECT_THROW(nn::losses::cosine_similarity_loss(a, p, 2), std::invalid_argument);
   EXPECT_THROW(nn::losses::triplet_loss(a, p, zeros({2, 4})), std::invalid_argument);
+  // Other p: the p-norm of the differences (MLX's case: 2 - 3 + 1 = 0 for p = 1 and p = 3).
+  const array a0 = array({0.0f, 0.0f}, {1, 2}), p0 = array({2.0f, 0.0f}, {1, 2}),
+              n0 = array({0.0f, 3.0f}, {1, 2});
+  for (int norm : {1, 3}) {
+    expect_close(values(nn::losses::triplet_loss(a0, p0, n0, -1, norm)), {0.0}, 1e-5, 1e-5,
+                 "triplet p=" + std::to_string(norm));
+  }
+  expect_close(values(nn::losses::triplet_loss(a0, p0, n0, -1, 3, 2.0f)), {1.0}, 1e-5, 1e-5, "triplet p=3");
 }
 
 TEST(NnLosses, EachLossHasMlxsDefaultReduction) {
@@ -779,23 +787,23 @@ TEST(NnInit, HeScalesByTheChosenFan) {
   EXPECT_THROW(nn::init::he_uniform()(zeros(shape), "fan_avg"), std::invalid_argument);
 }
 
-TEST(NnInit, SparseZeroesTheSameNumberOfEntriesInEveryRow) {
+TEST(NnInit, SparseZeroesTheSameNumberOfEntriesInEveryColumn) {
   random::seed(17);
-  const int rows = 64, cols = 50;
+  const int rows = 50, cols = 64;
   array s = nn::init::sparse(0.3, 0.0f, 0.5f)(zeros({rows, cols}));
   const auto v = values(s);
   std::vector<double> nonzero;
-  for (int r = 0; r < rows; ++r) {
-    int zeros_in_row = 0;
-    for (int c = 0; c < cols; ++c) {
+  for (int c = 0; c < cols; ++c) {
+    int zeros_in_column = 0;
+    for (int r = 0; r < rows; ++r) {
       const double x = v[static_cast<size_t>(r) * cols + c];
       if (x == 0) {
-        ++zeros_in_row;
+        ++zeros_in_column;
       } else {
         nonzero.push_back(x);
       }
     }
-    EXPECT_EQ(zeros_in_row, 15) << "row " << r;  // ceil(0.3 * 50)
+    EXPECT_EQ(zeros_in_column, 15) << "column " << c;  // ceil(0.3 * 50)
   }
   auto m = moments_of(arr(nonzero, {static_cast<int>(nonzero.size())}));
   EXPECT_NEAR(m.std, 0.5, 0.5 * 0.05);

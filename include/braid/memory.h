@@ -30,6 +30,7 @@ size_t get_active_memory();
 /// The largest host use since start or the last reset_peak_memory(), plus the largest device
 /// use (the sum of the two peaks: at least the largest get_active_memory() seen).
 size_t get_peak_memory();
+/// Sets the peak to 0, as MLX: get_peak_memory() reads 0 until memory is next allocated.
 void reset_peak_memory();
 /// Bytes kept in the cache for reuse.
 size_t get_cache_memory();

@@ -6,8 +6,8 @@
 // are binned by an array index, large ones by a map. get_peak_memory() is sampled at
 // allocations of 16 KiB or more and at each query, not at every small allocation.
 #include <algorithm>
-#include <cstdio>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -108,7 +108,7 @@ class AllocationTooLarge : public std::bad_alloc {
 // Each shard keeps its own byte counts on its own cache line: threads on different streams
 // never write a shared counter on the hot path. Totals are sums over the shards.
 struct alignas(64) Shard {
-  SpinMutex mu;  // nearly always taken by one thread only
+  SpinMutex mu;                                                  // nearly always taken by one thread only
   std::vector<void*> small[kSmall / kAlignment] GUARDED_BY(mu);  // index: class / 64 - 1
   std::map<size_t, std::vector<void*>> large GUARDED_BY(mu);
   std::atomic<int64_t> active{0};  // handed out minus returned through this shard
@@ -170,8 +170,9 @@ class CachingAllocator {
     home.active.fetch_sub(static_cast<int64_t>(cls), std::memory_order_relaxed);
     const int64_t limit = static_cast<int64_t>(cache_limit_.load(std::memory_order_relaxed));
     const int64_t c = static_cast<int64_t>(cls);
-    bool keep = cls <= kSmall ? home.cached.load(std::memory_order_relaxed) + c <= std::min(limit, kSmallCachePerShard)
-                              : static_cast<int64_t>(cache_bytes()) + c <= limit;
+    bool keep = cls <= kSmall
+                    ? home.cached.load(std::memory_order_relaxed) + c <= std::min(limit, kSmallCachePerShard)
+                    : static_cast<int64_t>(cache_bytes()) + c <= limit;
     if (keep) {
       SpinLock lock(home.mu);
       try {
@@ -195,10 +196,18 @@ class CachingAllocator {
     return sum > 0 ? static_cast<size_t>(sum) : 0;
   }
   size_t peak() {
+    // As MLX, a reset peak reads 0 until memory is next allocated (small allocations are not
+    // sampled as they happen: a change of the active bytes since the reset stands for them).
+    if (peak_.load(std::memory_order_relaxed) == 0 &&
+        active() == active_at_reset_.load(std::memory_order_relaxed))
+      return 0;
     note_peak();
     return peak_.load(std::memory_order_relaxed);
   }
-  void reset_peak() { peak_.store(active(), std::memory_order_relaxed); }
+  void reset_peak() {
+    active_at_reset_.store(active(), std::memory_order_relaxed);
+    peak_.store(0, std::memory_order_relaxed);
+  }
   size_t cache_bytes() const {
     int64_t sum = 0;
     for (const auto& s : shards_) sum += s.cached.load(std::memory_order_relaxed);
@@ -260,6 +269,7 @@ class CachingAllocator {
   std::atomic<size_t> cache_limit_;
   const size_t backable_;  // requests above this can never be backed (see backable_bytes)
   std::atomic<size_t> peak_{0};
+  std::atomic<size_t> active_at_reset_{0};  // active bytes at the last reset_peak()
   std::atomic<int> fail_next_{0};
 };
 

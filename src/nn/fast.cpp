@@ -255,7 +255,10 @@ array scaled_dot_product_attention(const array& queries, const array& keys, cons
   }
   array scores = matmul(q, swapaxes(k, -1, -2, s), s);
   if (causal) {
-    array q_idx = expand_dims(arange(kv_len - q_len, kv_len, s), 1, s);
+    // Query i sits at position i + max(0, L_kv - L_q), as in MLX: with more queries than keys
+    // the first query sees the first key.
+    const int q_offset = std::max(0, kv_len - q_len);
+    array q_idx = expand_dims(arange(q_offset, q_offset + q_len, s), 1, s);
     array k_idx = expand_dims(arange(0, kv_len, s), 0, s);
     mask = greater_equal(q_idx, k_idx, s);
   } else if (mask && repeats > 1) {

@@ -1,5 +1,5 @@
 // Initializers (nn/init.h) from braid::random and braid's ops, in MLX's formulas and draw
-// order (sparse draws its column order first, then the values, as MLX does).
+// order (sparse draws its row order first, then the values, as MLX does).
 #include "braid/nn/init.h"
 
 #include <algorithm>
@@ -140,16 +140,16 @@ Initializer sparse(double sparsity, float mean, float std, Dtype dtype) {
     if (a.ndim() != 2)
       fail("sparse", "Only tensors with 2 dimensions are supported, got shape " + shape_str(a.shape()) + ".");
     const int rows = a.shape(0), cols = a.shape(1);
-    const int num_zeros = static_cast<int>(std::ceil(sparsity * cols));
-    if (num_zeros < 0 || num_zeros > cols) {
+    const int num_zeros = static_cast<int>(std::ceil(sparsity * rows));
+    if (num_zeros < 0 || num_zeros > rows) {
       fail("sparse", "sparsity " + std::to_string(sparsity) + " gives " + std::to_string(num_zeros) +
-                         " zeros per row of " + std::to_string(cols) + ".");
+                         " zeros per column of " + std::to_string(rows) + ".");
     }
-    const array order = argsort(random::uniform(a.shape()), 1);
+    const array order = argsort(random::uniform(a.shape()), 0);
     const array values = random::normal(a.shape(), dtype, mean, std);
     if (num_zeros == 0) return values;
-    const array zero_columns = slice(order, {0, 0}, {rows, num_zeros});
-    return put_along_axis(values, zero_columns, array(0, dtype), 1);
+    const array zero_rows = slice(order, {0, 0}, {num_zeros, cols});
+    return put_along_axis(values, zero_rows, array(0, dtype), 0);
   };
 }
 

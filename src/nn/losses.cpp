@@ -208,8 +208,10 @@ array triplet_loss(const array& anchors, const array& positives, const array& ne
   const int ax = normalize_axis(fn, axis, static_cast<int>(to_positive_shape.size()));
   const array to_positive = anchors - positives;
   const array to_negative = anchors - negatives;
+  // The p-norm (sum |d|^p + eps)^(1/p) along the axis; sqrt for p = 2.
   auto distance = [&](const array& d) {
-    return sqrt(sum(power(d, weak_int(p, d)), ax) + weak_float(eps, d));
+    const array total = sum(power(abs(d), weak_int(p, d)), ax) + weak_float(eps, d);
+    return p == 2 ? sqrt(total) : power(total, weak_float(1.0 / p, total));
   };
   const array gap = distance(to_positive) - distance(to_negative);
   return reduce(maximum(gap + weak_float(margin, gap), weak_int(0, gap)), reduction);

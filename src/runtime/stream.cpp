@@ -183,7 +183,7 @@ struct ThreadDefaults {
 
   std::optional<Stream> cpu_stream;
   std::optional<Stream> gpu_stream;
-  std::optional<Device> device_override;  // set by StreamContext
+  std::optional<Device> device_override;                   // set by StreamContext
   std::unordered_map<int, Resolved> thread_local_streams;  // handle index -> real stream
 
   std::optional<Stream>& slot(Device d) { return d.type == Device::cpu ? cpu_stream : gpu_stream; }
@@ -374,7 +374,7 @@ StreamContext::~StreamContext() {
 }
 
 std::ostream& operator<<(std::ostream& os, const Device& d) {
-  return os << (d.type == Device::cpu ? "cpu" : "gpu") << "(" << d.index << ")";
+  return os << "Device(" << (d.type == Device::cpu ? "cpu" : "gpu") << ", " << d.index << ")";  // MLX's form
 }
 
 std::ostream& operator<<(std::ostream& os, const Stream& s) {

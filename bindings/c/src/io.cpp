@@ -26,6 +26,11 @@ class VtableStream {
                                   "] The vtable needs is_open, good, tell, seek and label.");
     }
   }
+  VtableStream(const VtableStream&) = delete;
+  VtableStream& operator=(const VtableStream&) = delete;
+  ~VtableStream() {
+    if (vt_.free != nullptr) vt_.free(desc_);  // the descriptor's owner, as mlx-c's vtable has it
+  }
   void* descriptor() const { return desc_; }
 
  protected:

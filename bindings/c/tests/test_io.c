@@ -158,6 +158,50 @@ static void UserReadersAndWritersCarryTheBytes(void) {
   mlx_array_free(b);
 }
 
+static int frees_of_file;
+static void mem_free(void* d) {
+  CHECK(d != NULL);
+  ++frees_of_file;
+}
+
+/* mlx-c's vtable `free`: called once on the descriptor when braid lets it go, which for a
+ * safetensors reader is after the handle's free and after its lazily loaded arrays are gone. */
+static void VtableFreeRunsOnceWhenTheLastUserLetsGo(void) {
+  static MemFile file;
+  memset(&file, 0, sizeof(file));
+  frees_of_file = 0;
+  mlx_io_vtable vt = {mem_is_open, mem_good, mem_tell, mem_seek, mem_read, mem_read_at, mem_write, mem_label,
+                      mem_free};
+  float data[] = {1, 2, 3, 4};
+  int shape[] = {4};
+  mlx_array a = mlx_array_new_data(data, shape, 1, MLX_FLOAT32), b = mlx_array_new();
+  mlx_map_string_to_array arrays = mlx_map_string_to_array_new(), loaded = mlx_map_string_to_array_new();
+  mlx_map_string_to_string meta = mlx_map_string_to_string_new(), loaded_meta = mlx_map_string_to_string_new();
+  CHECK_OK(mlx_map_string_to_array_insert(arrays, "a", a));
+  mlx_io_writer w = mlx_io_writer_new(&file, vt);
+  CHECK_OK(mlx_save_safetensors_writer(w, arrays, meta));
+  CHECK(frees_of_file == 0);
+  mlx_io_writer_free(w);
+  CHECK(frees_of_file == 1);
+
+  file.pos = 0;
+  mlx_io_reader r = mlx_io_reader_new(&file, vt);
+  CHECK_OK(mlx_load_safetensors_reader(&loaded, &loaded_meta, r, s));
+  mlx_io_reader_free(r);
+  CHECK_OK(mlx_map_string_to_array_get(&b, loaded, "a"));
+  mlx_map_string_to_array_free(loaded);
+  CHECK(frees_of_file == 1); /* b may still read from the file */
+  CHECK_OK(mlx_array_eval(b));
+  CHECK(mlx_array_data_float32(b)[3] == 4.0f);
+  mlx_array_free(b);
+  CHECK(frees_of_file == 2);
+
+  mlx_map_string_to_array_free(arrays);
+  mlx_map_string_to_string_free(meta);
+  mlx_map_string_to_string_free(loaded_meta);
+  mlx_array_free(a);
+}
+
 int main(void) {
   test_setup(60);
   s = mlx_default_cpu_stream_new();
@@ -166,6 +210,7 @@ int main(void) {
   RUN(NpyRoundTripsThroughAFile);
   RUN(SafetensorsKeepArraysAndMetadata);
   RUN(UserReadersAndWritersCarryTheBytes);
+  RUN(VtableFreeRunsOnceWhenTheLastUserLetsGo);
   char cmd[300];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
   CHECK(system(cmd) == 0);

@@ -15,7 +15,7 @@ static void DevicesDescribeThemselves(void) {
   CHECK(type == MLX_CPU && index == 0);
   mlx_string str = mlx_string_new();
   CHECK_OK(mlx_device_tostring(&str, cpu));
-  CHECK(strcmp(mlx_string_data(str), "cpu(0)") == 0);
+  CHECK(strcmp(mlx_string_data(str), "Device(cpu, 0)") == 0);
   bool available = false;
   CHECK_OK(mlx_device_is_available(&available, cpu));
   CHECK(available);

@@ -33,9 +33,22 @@ class PyStreamContext {
 }  // namespace
 
 BRAID_PYTHON_INIT(kInitDevice) {
-  py::enum_<Device::DeviceType>(m, "DeviceType")
-      .value("cpu", Device::DeviceType::cpu)
-      .value("gpu", Device::DeviceType::gpu);
+  py::enum_<Device::DeviceType> device_type(m, "DeviceType");
+  device_type.value("cpu", Device::DeviceType::cpu).value("gpu", Device::DeviceType::gpu);
+  // As MLX: a device type equals a Device of that type and index 0. Set as attributes (not
+  // def): the enum's own __eq__ would otherwise be the first overload tried.
+  auto same = [](Device::DeviceType a, py::handle b) {
+    if (py::isinstance<Device::DeviceType>(b)) return a == b.cast<Device::DeviceType>();
+    return py::isinstance<Device>(b) && Device(a) == b.cast<Device>();
+  };
+  device_type.attr("__eq__") =
+      py::cpp_function([same](Device::DeviceType a, py::object b) { return same(a, b); }, py::name("__eq__"),
+                       py::is_method(device_type));
+  device_type.attr("__ne__") =
+      py::cpp_function([same](Device::DeviceType a, py::object b) { return !same(a, b); }, py::name("__ne__"),
+                       py::is_method(device_type));
+  device_type.attr("__hash__") = py::cpp_function([](Device::DeviceType a) { return static_cast<int>(a); },
+                                                  py::name("__hash__"), py::is_method(device_type));
   m.attr("cpu") = py::cast(Device::DeviceType::cpu);
   m.attr("gpu") = py::cast(Device::DeviceType::gpu);
 

@@ -24,7 +24,8 @@ BRAID_PYTHON_INIT(kInitFunctions) {
         "Bytes held by live arrays' buffers (the cache not counted).");
   m.def("get_peak_memory", &get_peak_memory,
         "The largest active memory seen since the start or the last reset_peak_memory().");
-  m.def("reset_peak_memory", &reset_peak_memory, "Resets the peak memory to the active memory.");
+  m.def("reset_peak_memory", &reset_peak_memory,
+        "Sets the peak memory to 0 (it reads 0 until memory is next allocated).");
   m.def("get_cache_memory", &get_cache_memory, "Bytes kept in the allocator's cache for reuse.");
   m.def("set_memory_limit", &set_memory_limit, "limit"_a,
         "Sets the guideline for active memory above which the cache is trimmed and new work waits "

@@ -199,3 +199,15 @@ def test_errors_map_to_python_exceptions():
         mx.array([1, 2, 3]) + mx.array([1, 2])
     with pytest.raises(ValueError):
         mx.array(object())
+
+
+def test_devices_print_and_compare_as_in_mlx():
+    cpu = mx.Device(mx.cpu)
+    assert str(cpu) == repr(cpu) == "Device(cpu, 0)"
+    assert str(mx.Device(mx.gpu, 1)) == "Device(gpu, 1)"
+    # A device type equals the Device of that type and index 0, either way round.
+    assert mx.cpu == cpu and cpu == mx.cpu
+    assert mx.default_device().type == mx.Device(mx.default_device().type)
+    assert mx.cpu != mx.Device(mx.gpu) and mx.cpu != mx.gpu and mx.cpu != "cpu"
+    assert len({mx.cpu, mx.gpu, mx.cpu}) == 2
+    assert str(mx.default_stream(mx.cpu)).startswith("Stream(cpu, ")

@@ -1131,5 +1131,7 @@ def test_initializers():
     with pytest.raises(ValueError):
         nn.init.glorot_normal()(mx.zeros((5,)))
 
-    s = npy(nn.init.sparse(sparsity=0.25)(mx.zeros((6, 8))))
-    assert np.all((s == 0).sum(axis=1) == 2)
+    s = npy(nn.init.sparse(sparsity=0.25)(mx.zeros((8, 6))))
+    assert np.all((s == 0).sum(axis=0) == 2)  # ceil(0.25 * 8) in every column
+    s = npy(nn.init.sparse(0.5, mean=1.0, std=0.0)(mx.zeros((5, 7))))
+    assert np.all((s == 0).sum(axis=0) == 3)

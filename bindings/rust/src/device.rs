@@ -112,7 +112,7 @@ impl PartialEq for Device {
 }
 
 impl fmt::Display for Device {
-    /// "cpu(0)", "gpu(0)".
+    /// "Device(cpu, 0)", "Device(gpu, 0)", as MLX prints them.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         error::init();
         let mut text = error::CString::new_empty();

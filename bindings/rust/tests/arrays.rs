@@ -118,7 +118,7 @@ fn devices_and_streams_describe_themselves() {
     assert!(cpu.is_available());
     assert_eq!(cpu.device_type().unwrap(), DeviceType::Cpu);
     assert_eq!(cpu.index().unwrap(), 0);
-    assert_eq!(cpu.to_string(), "cpu(0)");
+    assert_eq!(cpu.to_string(), "Device(cpu, 0)");
     assert_eq!(cpu.clone(), cpu);
     let stream = Stream::new(&cpu).unwrap();
     assert_eq!(stream.device().unwrap(), cpu);

@@ -33,7 +33,7 @@ mlx_device mlx_device_new(void);
 mlx_device mlx_device_new_type(mlx_device_type type, int index);
 int mlx_device_free(mlx_device dev);
 int mlx_device_set(mlx_device* dev, const mlx_device src);
-/** "cpu(0)", "gpu(0)". */
+/** "Device(cpu, 0)", "Device(gpu, 0)", as MLX prints them. */
 int mlx_device_tostring(mlx_string* str, mlx_device dev);
 bool mlx_device_equal(mlx_device lhs, mlx_device rhs);
 int mlx_device_get_index(int* index, mlx_device dev);

@@ -28,7 +28,9 @@ typedef struct mlx_io_writer_ {
 
 /** Callbacks on a user descriptor. seek's `whence` is SEEK_SET, SEEK_CUR or SEEK_END. A reader
  * needs is_open, good, tell, seek, read and label (read_at_offset may be NULL); a writer needs
- * is_open, good, tell, seek, write and label. */
+ * is_open, good, tell, seek, write and label. `free` (may be NULL) is called once on the
+ * descriptor when braid releases it: after the last *_free of the handle and once no lazily
+ * loaded array reads from it any more, on whichever thread drops it last. */
 typedef struct mlx_io_vtable_ {
   bool (*is_open)(void*);
   bool (*good)(void*);
@@ -38,6 +40,7 @@ typedef struct mlx_io_vtable_ {
   void (*read_at_offset)(void*, char* data, size_t n, size_t off);
   void (*write)(void*, const char* data, size_t n);
   const char* (*label)(void*);
+  void (*free)(void*);
 } mlx_io_vtable;
 
 /** A reader calling `vtable` on `desc`. */

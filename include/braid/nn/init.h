@@ -68,8 +68,8 @@ HeInitializer he_normal(Dtype dtype = float32);
 /// He uniform: U(-limit, limit), limit = gain * sqrt(3 / fan).
 HeInitializer he_uniform(Dtype dtype = float32);
 
-/// A 2-d array of N(mean, std^2) samples with ceil(sparsity * cols) entries of each row, at
-/// random columns, set to zero (MLX's layout; its docs say "column").
+/// A 2-d array of N(mean, std^2) samples with ceil(sparsity * rows) entries of each column, at
+/// random rows, set to zero (as MLX and PyTorch's sparse_).
 Initializer sparse(double sparsity, float mean = 0.0f, float std = 1.0f, Dtype dtype = float32);
 
 /// A 2-d matrix with orthonormal rows or columns (whichever are fewer), times `gain`: the

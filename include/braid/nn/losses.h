@@ -50,8 +50,8 @@ array kl_div_loss(const array& inputs, const array& targets, int axis = -1,
 array smooth_l1_loss(const array& predictions, const array& targets, float beta = 1.0f,
                      const std::string& reduction = "mean");
 
-/// max(sqrt(sum((a - p)^p_norm) + eps) - sqrt(sum((a - n)^p_norm) + eps) + margin, 0), the sums
-/// over `axis` (p_norm is MLX's `p`: the power taken before the sum, as MLX computes it).
+/// max(d(a, p) - d(a, n) + margin, 0) with d(x, y) = (sum(|x - y|^p) + eps)^(1/p), the sums over
+/// `axis` (the p-norm, as MLX: sqrt for p = 2).
 array triplet_loss(const array& anchors, const array& positives, const array& negatives, int axis = -1,
                    int p = 2, float margin = 1.0f, float eps = 1e-6f, const std::string& reduction = "none");
 

@@ -431,7 +431,7 @@ class DeviceAllocator {
 
   size_t active() const { return active_.load(std::memory_order_relaxed); }
   size_t peak() const { return peak_.load(std::memory_order_relaxed); }
-  void reset_peak() { peak_.store(active(), std::memory_order_relaxed); }
+  void reset_peak() { peak_.store(0, std::memory_order_relaxed); }  // as MLX: 0 until the next allocation
 
  private:
   struct Shared {

@@ -129,18 +129,18 @@ def sparse(
     std: float = 1.0,
     dtype: mx.Dtype = mx.float32,
 ) -> Callable[[mx.array], mx.array]:
-    """Normal samples N(``mean``, ``std``^2) with ``ceil(sparsity * columns)`` random entries
-    of each row set to zero (2-d inputs only)."""
+    """Normal samples N(``mean``, ``std``^2) with ``ceil(sparsity * rows)`` random entries
+    of each column set to zero (2-d inputs only)."""
 
     def initializer(a: mx.array) -> mx.array:
         if a.ndim != 2:
             raise ValueError("Only tensors with 2 dimensions are supported")
         rows, cols = a.shape
-        num_zeros = int(math.ceil(sparsity * cols))
-        order = mx.argsort(mx.random.uniform(shape=a.shape), axis=1)
+        num_zeros = int(math.ceil(sparsity * rows))
+        order = mx.argsort(mx.random.uniform(shape=a.shape), axis=0)
         values = mx.random.normal(shape=a.shape, scale=std, loc=mean, dtype=dtype)
-        # Rank of each entry within its row under a random order: the lowest ranks are zeroed.
-        ranks = mx.argsort(order, axis=1)
+        # Rank of each entry within its column under a random order: the lowest ranks are zeroed.
+        ranks = mx.argsort(order, axis=0)
         return mx.where(ranks < num_zeros, mx.zeros_like(values), values)
 
     return initializer

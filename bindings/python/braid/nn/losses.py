@@ -172,11 +172,12 @@ def triplet_loss(
     eps: float = 1e-6,
     reduction: Reduction = "none",
 ) -> mx.array:
-    r""":math:`\max(\|a - p\| - \|a - n\| + \text{margin}, 0)`, the distances taken as
-    :math:`\sqrt{\sum (\cdot)^p + \epsilon}` along ``axis``."""
+    r""":math:`\max(\|a - p\|_p - \|a - n\|_p + \text{margin}, 0)`, the distances taken as
+    :math:`(\sum |\cdot|^p + \epsilon)^{1/p}` along ``axis`` (a square root for p = 2)."""
 
     def distance(a, b):
-        return mx.sqrt(mx.sum(mx.power(a - b, p), axis) + eps)
+        total = mx.sum(mx.power(mx.abs(a - b), p), axis) + eps
+        return mx.sqrt(total) if p == 2 else mx.power(total, 1.0 / p)
 
     loss = mx.maximum(distance(anchors, positives) - distance(anchors, negatives) + margin, 0)
     return _reduce(loss, reduction)
