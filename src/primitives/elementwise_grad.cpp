@@ -300,13 +300,23 @@ std::vector<array> Select::jvp(const std::vector<array>& primals, const std::vec
 
 // ScaledUnary's derivatives are those of the pair it fuses, u = op(x) and multiply(g, u),
 // taken by the same rules, so that derivatives of any order match the unfused graph's.
+namespace {
+// The pair a ScaledUnary fuses: u = op(x) and product = multiply(g, u).
+struct UnfusedPair {
+  Unary unary;
+  Binary product;
+  array u;
+  UnfusedPair(const Stream& s, Unary::Op op, const array& x)
+      : unary(s, op),
+        product(s, Binary::Op::multiply),
+        u(x.shape(), x.dtype(), detail::make_pooled<Unary>(s, op), {x}) {}
+};
+}  // namespace
+
 std::vector<array> ScaledUnary::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                                     const std::vector<int>& argnums, const std::vector<array>& outputs) {
-  const Stream& s = stream();
   const array& x = primals[1];
-  Unary unary(s, op_);
-  Binary product(s, Binary::Op::multiply);
-  const array u(x.shape(), x.dtype(), detail::make_pooled<Unary>(s, op_), {x});
+  auto [unary, product, u] = UnfusedPair(stream(), op_, x);
   std::vector<array> out;
   for (int arg : argnums) {
     const std::vector<array> d = product.vjp({primals[0], u}, cotangents, {arg}, outputs);
@@ -317,11 +327,8 @@ std::vector<array> ScaledUnary::vjp(const std::vector<array>& primals, const std
 
 std::vector<array> ScaledUnary::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
                                     const std::vector<int>& argnums, const std::vector<array>& outputs) {
-  const Stream& s = stream();
   const array& x = primals[1];
-  Unary unary(s, op_);
-  Binary product(s, Binary::Op::multiply);
-  const array u(x.shape(), x.dtype(), detail::make_pooled<Unary>(s, op_), {x});
+  auto [unary, product, u] = UnfusedPair(stream(), op_, x);
   std::vector<array> product_tangents;
   for (size_t i = 0; i < argnums.size(); ++i) {
     product_tangents.push_back(argnums[i] == 0 ? tangents[i] : unary.jvp({x}, {tangents[i]}, {0}, {u})[0]);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <type_traits>
 #if !defined(__CUDACC__)
 #include <complex>
@@ -823,5 +824,21 @@ struct RightShift {
     return static_cast<C>(x >> y);
   }
 };
+
+/// Calls run(f) with the functor of the op whose value ScaledUnary multiplies by its cotangent:
+/// cos, cosh or sinh (the derivatives of sin, sinh and cosh). `UnaryOp` is Unary::Op; both
+/// backends' ScaledUnary bodies dispatch through here.
+template <typename UnaryOp, typename Run>
+void with_scaled_unary_functor(UnaryOp op, Run&& run) {
+  if (op == UnaryOp::cos) {
+    run(Cos{});
+  } else if (op == UnaryOp::cosh) {
+    run(Cosh{});
+  } else if (op == UnaryOp::sinh) {
+    run(Sinh{});
+  } else {
+    throw std::logic_error("[ScaledUnary] unsupported op.");
+  }
+}
 
 }  // namespace braid::ew

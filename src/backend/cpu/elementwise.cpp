@@ -69,15 +69,7 @@ void ScaledUnary::eval_cpu(const std::vector<array>& inputs, array& out) {
       cpu::binary_loop<T>(g, out, out, ew::Multiply{});
     });
   };
-  if (op_ == Unary::Op::cos) {
-    run(ew::Cos{});
-  } else if (op_ == Unary::Op::cosh) {
-    run(ew::Cosh{});
-  } else if (op_ == Unary::Op::sinh) {
-    run(ew::Sinh{});
-  } else {
-    throw std::logic_error("[ScaledUnary] unsupported op.");
-  }
+  ew::with_scaled_unary_functor(op_, run);
 }
 
 }  // namespace braid

@@ -148,15 +148,7 @@ void ScaledUnary::eval_gpu(const std::vector<array>& inputs, array& out) {
       cuda::binary_launch<T>(g, x, out, cuda::TimesUnary<T, decltype(op)>{op}, stream());
     });
   };
-  if (op_ == Unary::Op::cos) {
-    run(ew::Cos{});
-  } else if (op_ == Unary::Op::cosh) {
-    run(ew::Cosh{});
-  } else if (op_ == Unary::Op::sinh) {
-    run(ew::Sinh{});
-  } else {
-    throw std::logic_error("[ScaledUnary] unsupported op.");
-  }
+  ew::with_scaled_unary_functor(op_, run);
 }
 
 }  // namespace braid
