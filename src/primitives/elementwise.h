@@ -77,10 +77,6 @@ class ScaledUnary : public UnaryPrimitive {
   const char* name() const override { return "ScaledUnary"; }
   Unary::Op op() const { return op_; }
   bool is_equivalent(const Primitive& o) const override;
-  /// Whether the kernels compute `op`: cos, cosh or sinh.
-  static bool supports(Unary::Op op) {
-    return op == Unary::Op::cos || op == Unary::Op::cosh || op == Unary::Op::sinh;
-  }
 
  private:
   Unary::Op op_;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "backend/common/elementwise_ops.h"
 #include "backend/common/reduce_plan.h"
 #include "backend/cpu/convert.h"
 #include "backend/cpu/dispatch.h"
@@ -164,9 +165,8 @@ struct ExtremeOp {
       return (better(b, a) || b != b) ? b : a;
     } else if constexpr (cpu::is_complex_v<In>) {
       // A NaN part compares false either way, so the lexicographic order alone would skip it.
-      const auto nan = [](Acc z) { return z.real() != z.real() || z.imag() != z.imag(); };
-      if (nan(a)) return a;
-      return (nan(b) || better(b, a)) ? b : a;
+      if (ew::is_nan(a)) return a;
+      return (ew::is_nan(b) || better(b, a)) ? b : a;
     } else {
       return better(b, a) ? b : a;
     }

@@ -11,6 +11,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "backend/common/elementwise_ops.h"
 #include "backend/cpu/dispatch.h"
 #include "graph/node.h"
 #include "primitives/primitives.h"
@@ -70,8 +71,7 @@ struct ExtremeScan {
     }
     if constexpr (std::is_floating_point_v<Acc>) take = take || (x != x && a == a);
     if constexpr (cpu::is_complex_v<In>) {
-      const auto nan = [](Acc z) { return z.real() != z.real() || z.imag() != z.imag(); };
-      take = !nan(a) && (take || nan(x));
+      take = !ew::is_nan(a) && (take || ew::is_nan(x));
     }
     return take ? x : a;
   }
