@@ -169,8 +169,8 @@ std::vector<array> GatherMM::jvp(const std::vector<array>& primals, const std::v
 }
 
 // The transform is linear: its vjp multiplies by the transposed matrix, H_m^T (x) H_p (H_p is
-// symmetric). When H_m is symmetric too (m = 1, 28) that is the transform itself; otherwise
-// (Paley's m = 12, 20) the blocks go through H_p and then H_m^T mixes them.
+// symmetric). When H_m is symmetric too (m = 1, 12) that is the transform itself; otherwise
+// (Sloane's m = 20, 28) the blocks go through H_p and then H_m^T mixes them.
 std::vector<array> Hadamard::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
                                  const std::vector<int>&, const std::vector<array>&) {
   const Stream& s = stream();
