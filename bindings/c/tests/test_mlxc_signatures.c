@@ -2,7 +2,7 @@
  * version 0.4, and io_gguf.h) that braid provides is declared again here with mlx-c's own prototype, so a
  * signature that differs fails to compile ("conflicting types"), and referenced, so a missing
  * function fails to link. mlx-c functions that braid does not provide, and why, are listed in
- * docs/porting-from-mlx.md (C API); mlx_einsum is the one op among them. */
+ * docs/porting-from-mlx.md (C API). */
 #include "check.h"  /* first: it sets the feature macros */
 
 
@@ -266,6 +266,7 @@ int mlx_diag(mlx_array* res, const mlx_array a, int k, const mlx_stream s);
 int mlx_diagonal(mlx_array* res, const mlx_array a, int offset, int axis1, int axis2, const mlx_stream s);
 int mlx_divide(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
 int mlx_divmod(mlx_vector_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
+int mlx_einsum(mlx_array* res, const char* subscripts, const mlx_vector_array operands, const mlx_stream s);
 int mlx_equal(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
 int mlx_erf(mlx_array* res, const mlx_array a, const mlx_stream s);
 int mlx_erfinv(mlx_array* res, const mlx_array a, const mlx_stream s);
@@ -781,6 +782,7 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_diagonal,
     (any_function)mlx_divide,
     (any_function)mlx_divmod,
+    (any_function)mlx_einsum,
     (any_function)mlx_equal,
     (any_function)mlx_erf,
     (any_function)mlx_erfinv,

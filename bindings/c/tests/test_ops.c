@@ -173,6 +173,23 @@ static void StringsPairsAndTriplesMap(void) {
   mlx_array_free(r);
 }
 
+static void EinsumContractsAVectorOfOperands(void) {
+  float ad[] = {1, 2, 3, 4, 5, 6}, bd[] = {1, 0, 0, 1, 1, 1};
+  int a_shape[] = {2, 3}, b_shape[] = {3, 2};
+  mlx_array a = floats(ad, a_shape, 2), b = floats(bd, b_shape, 2), r = mlx_array_new();
+  mlx_array pair[] = {a, b};
+  mlx_vector_array operands = mlx_vector_array_new_data(pair, 2);
+  CHECK_OK(mlx_einsum(&r, "ij,jk->ki", operands, s)); /* (a @ b).T = [[4, 10], [5, 11]] */
+  float out[4];
+  read_floats(r, out, 4);
+  CHECK(mlx_array_dim(r, 0) == 2 && out[0] == 4 && out[1] == 10 && out[2] == 5 && out[3] == 11);
+  CHECK_FAILS(mlx_einsum(&r, "ij,jk,kl", operands, s), "[einsum]");
+  mlx_vector_array_free(operands);
+  mlx_array_free(a);
+  mlx_array_free(b);
+  mlx_array_free(r);
+}
+
 static void QuantizationRoundTrips(void) {
   float w[64 * 2];
   for (int i = 0; i < 128; ++i) w[i] = (float)(i % 16) / 16.0f;
@@ -276,6 +293,7 @@ int main(void) {
   RUN(OptionalArgumentsAcceptEmptyHandles);
   RUN(VectorResultsAndInputs);
   RUN(StringsPairsAndTriplesMap);
+  RUN(EinsumContractsAVectorOfOperands);
   RUN(QuantizationRoundTrips);
   RUN(IndexingAndSortingOps);
   RUN(FastFunctionsNormalizeAndAttend);

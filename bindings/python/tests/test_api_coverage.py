@@ -41,3 +41,11 @@ def test_every_random_and_fast_function_is_bound():
         assert names, header
         missing = sorted(n for n in names if not hasattr(module, n))
         assert not missing, f"functions of include/braid/{header} missing from {module.__name__}: {missing}"
+
+
+def test_every_einsum_function_is_bound():
+    with open(os.path.join(os.path.dirname(OPS_H), "einsum.h")) as f:
+        source = re.sub(r"//[^\n]*", "", f.read())
+    names = set(re.findall(r"^(?:array|std::pair<.*?>)\s+([A-Za-z_]\w*)\s*\(", source, re.MULTILINE))
+    assert names == {"einsum", "einsum_path"}
+    assert all(hasattr(mx, n) for n in names)
