@@ -17,7 +17,7 @@ def f32(a):
     return np.array(a.astype(mx.float32))
 
 
-@pytest.mark.parametrize("bits", [2, 3, 4, 5, 6, 8])
+@pytest.mark.parametrize("bits", [1, 2, 3, 4, 5, 6, 8])
 @pytest.mark.parametrize("group_size", [32, 64, 128])
 def test_affine_round_trip_within_one_step(bits, group_size):
     w = randn(8, 256)
@@ -33,6 +33,22 @@ def test_affine_round_trip_within_one_step(bits, group_size):
     assert np.all(err <= np.abs(np.array(scales)) * 1.001 + 1e-6)
     # The codes cover the group: the error is far below the group's range.
     assert err.max() < (w.max() - w.min())
+
+
+def test_one_bit_reads_back_each_groups_extremes():
+    rng_bits = np.random.default_rng(5).random((16, 256)) > 0.5
+    for lo, hi in ((-0.5, 0.5), (0.1, 0.9)):
+        w = np.where(rng_bits, hi, lo).astype(np.float32)
+        for gs in (32, 64, 128):
+            w_q, scales, biases = mx.quantize(mx.array(w), group_size=gs, bits=1)
+            np.testing.assert_allclose(np.array(scales), hi - lo, rtol=1e-6)
+            np.testing.assert_allclose(np.array(biases), lo, rtol=1e-6)
+            np.testing.assert_allclose(np.array(mx.dequantize(w_q, scales, biases, gs, 1)), w, atol=1e-6)
+            x = randn(4, 256)
+            y = mx.quantized_matmul(mx.array(x), w_q, scales, biases, True, gs, 1)
+            np.testing.assert_allclose(np.array(y), x @ w.T, rtol=1e-4, atol=1e-4)
+    w_q, scales, biases = mx.quantize(mx.zeros((8, 128)), 64, 1)
+    assert np.all(np.array(mx.dequantize(w_q, scales, biases, 64, 1)) == 0)
 
 
 def test_quantize_defaults_and_keywords():
