@@ -1,6 +1,7 @@
 // Affine quantization in MLX's packed layout, on every device: round trips within half a
 // step, the exact bit layout, quantized_matmul against matmul of the dequantized weights on
-// both of its paths, gather_qmm against gathers of the dequantized weights, the float8 e4m3
+// both of its paths, gather_qmm against gathers of the dequantized weights, the derivatives'
+// dtypes and errors (their values are checked in test_transforms.cpp), the float8 e4m3
 // conversions against the format's definition, and the invalid calls.
 #include <gtest/gtest.h>
 
@@ -323,6 +324,58 @@ TEST(OpsQuantized, GatherQmmIndicesBroadcastDefaultAndWrap) {
     // Neither: quantized_matmul.
     array plain = gather_qmm(x2, q[0], q[1], q[2], std::nullopt, std::nullopt, true, 32, 8, "affine", false, dev);
     EXPECT_EQ(plain.shape(), (Shape{3, 3, 32}));
+  }
+}
+
+TEST(OpsQuantized, HalfPrecisionScaleGradientsMatchTheFloat32Ones) {
+  // Both paths of quantized_matmul (2 rows read the packed weights, 12 the dequantized ones):
+  // the cotangents come back in the scales' dtype and shape.
+  for (Device dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    for (int rows : {2, 12}) {
+      auto q = quantize(random_weights({16, 128}, 31), 64, 4);
+      array x = random_weights({rows, 128}, 32 + rows);
+      auto loss = [&](Dtype dt) {
+        return grad(
+            [&](const std::vector<array>& p) {
+              return sum(quantized_matmul(astype(x, dt), q[0], p[0], p[1], true, 64, 4));
+            },
+            {0, 1})({astype(q[1], dt), astype(q[2], dt)});
+      };
+      const std::vector<array> want = loss(float32), got = loss(float16);
+      const std::string what = test::device_name(dev) + " rows " + std::to_string(rows);
+      for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(got[i].dtype(), float16) << what;
+        EXPECT_EQ(got[i].shape(), q[1].shape()) << what;
+        test::expect_close(test::values(got[i]), test::values(want[i]), 2e-2, 0.5,
+                           what + " input " + std::to_string(i));
+      }
+    }
+  }
+}
+
+TEST(OpsQuantized, PackedWeightsAndFpScalesHaveNoDerivative) {
+  // MLX's exception types: a RuntimeError for the packed integers, a ValueError (here
+  // invalid_argument) for the scales of the fp modes.
+  for (Device dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    array x = random_weights({2, 64}, 41);
+    auto q = quantize(random_weights({8, 64}, 42));
+    for (bool many_rows : {false, true}) {
+      array xr = many_rows ? random_weights({16, 64}, 43) : x;
+      auto on_w = [&](const array& w) { return sum(quantized_matmul(xr, w, q[1], q[2])); };
+      EXPECT_THROW(grad(on_w)(q[0]), std::runtime_error);
+    }
+    auto gathered = [&](const array& w) {
+      return sum(gather_qmm(reshape(x, {2, 1, 64}), w, reshape(q[1], {1, 8, 1}), reshape(q[2], {1, 8, 1}),
+                            std::nullopt, array({0, 0})));
+    };
+    EXPECT_THROW(grad(gathered)(reshape(q[0], {1, 8, 8})), std::runtime_error);
+    auto fp = quantize(random_weights({8, 64}, 44), std::nullopt, std::nullopt, "mxfp4");
+    auto on_scales = [&](const array& s) {
+      return sum(quantized_matmul(x, fp[0], s, std::nullopt, true, std::nullopt, std::nullopt, "mxfp4"));
+    };
+    EXPECT_THROW(grad(on_scales)(fp[1]), std::invalid_argument);
   }
 }
 
