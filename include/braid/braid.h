@@ -4,6 +4,7 @@
 #include "braid/array.h"
 #include "braid/device.h"
 #include "braid/dtype.h"
+#include "braid/fft.h"
 #include "braid/io.h"
 #include "braid/memory.h"
 #include "braid/ops.h"
