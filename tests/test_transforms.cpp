@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "braid/fft.h"
 #include "support.h"
 #include "watchdog.h"
 
@@ -489,7 +490,29 @@ std::vector<GradCase> linalg_cases() {
     return c;
   };
   auto packed = [](const Shape& shape) { return quantize(fixed_weights(shape), 32, 4)[0]; };
+  // The Fourier transforms compute in complex64: their real and imaginary parts side by side.
+  auto fourier = [](const std::string& name, std::vector<Shape> shapes, std::function<array(const std::vector<array>&)> f) {
+    GradCase c{name, std::move(shapes), -1, 1, [f](const std::vector<array>& x) {
+                 array y = f(x);
+                 if (y.dtype() == complex64) y = concatenate({real(y), imag(y)}, -1);
+                 return astype(y, x[0].dtype());
+               }};
+    c.float32_kernel = true;
+    return c;
+  };
+  auto complex_of = [](const array& re, const array& im) {
+    return astype(re, complex64) + astype(im, complex64) * array(complex64_t(0.0f, 1.0f));
+  };
   return {
+      fourier("fft::fft", {{2, 5}}, [](const std::vector<array>& x) { return fft::fft(x[0]); }),
+      fourier("fft::ifft2 of a complex input, padded and truncated", {{3, 4}, {3, 4}},
+              [complex_of](const std::vector<array>& x) { return fft::ifft2(complex_of(x[0], x[1]), {4, 3}, {0, 1}); }),
+      fourier("fft::rfft odd", {{2, 5}}, [](const std::vector<array>& x) { return fft::rfft(x[0]); }),
+      fourier("fft::rfftn axes (1, 0)", {{3, 4}}, [](const std::vector<array>& x) { return fft::rfftn(x[0], {1, 0}); }),
+      fourier("fft::irfft even", {{2, 3}, {2, 3}},
+              [complex_of](const std::vector<array>& x) { return fft::irfft(complex_of(x[0], x[1])); }),
+      fourier("fft::irfft2 odd", {{3, 3}, {3, 3}},
+              [complex_of](const std::vector<array>& x) { return fft::irfft2(complex_of(x[0], x[1]), {3, 5}, {0, 1}); }),
       binary("matmul", matmul, {{2, 3}, {3, 4}}, -1, 1),
       binary("matmul batched broadcast", matmul, {{2, 2, 3}, {3, 2}}, -1, 1),
       binary("matmul vector", matmul, {{3}, {3, 2}}, -1, 1),
@@ -1376,6 +1399,10 @@ std::vector<VmapCase> vmap_cases() {
        0,
        [](const std::vector<array>& x) { return depends({x[0]}, {x[1]})[0] * 2; }},
       one("hadamard_transform", {4, 3}, 1, [](const array& x) { return hadamard_transform(x); }),
+      one("fft::fft", {4, 3}, 1, [](const array& x) { return imag(fft::fft(x)); }),
+      one("fft::rfft2 of a 3-d input", {3, 4, 5}, 2, [](const array& x) { return real(fft::rfft2(x)); }),
+      one("fft::irfftn axes (1, 0)", {4, 3, 3}, 0,
+          [](const array& x) { return fft::irfftn(astype(x, complex64), {3, 4}, {1, 0}); }),
       {"gather_mm (per slice)",
        {{3, 2, 2, 3}, {3, 3, 2}},
        {0, -1},

@@ -4,9 +4,9 @@
     generate.py --braid-include DIR --out DIR [--summary]
 
 Reads DIR/braid/ops.h (with einsum.h, which joins the ops family as mlx-c's ops.h has
-mlx_einsum), random.h and fast.h and writes, under the output directory,
-include/braid/c/{ops,random,fast}.h (the C declarations) and src/{ops,random,fast}.cpp (their
-definitions). The build runs it whenever a header or this script changes,
+mlx_einsum), random.h, fast.h and fft.h and writes, under the output directory,
+include/braid/c/{ops,random,fast,fft}.h (the C declarations) and src/{ops,random,fast,fft}.cpp
+(their definitions). The build runs it whenever a header or this script changes,
 so the C API cannot fall behind the C++ one.
 
 Every overload of every public function in those headers is accounted for:
@@ -180,6 +180,17 @@ FAST_VARIANTS = {
 
 # Functions that mlx-c does not have either, by name, with the reason.
 OPS_NO_C_FORM = {"einsum_path": "mlx-c has no einsum_path (its pair of path and text has no C type there)"}
+# mlx-c's fft family: one function per transform, taking the sizes and axes explicitly; the
+# overloads that default them (and the shifts over every axis) are covered by it.
+FFT_VARIANTS = {}
+for _name in ["fft", "ifft", "rfft", "irfft"]:
+    FFT_VARIANTS[_name] = {"array,int,int": "", "array,int": None}
+for _name in ["fft2", "ifft2", "rfft2", "irfft2"]:
+    FFT_VARIANTS[_name] = {"array,Shape,std::vector<int>": "", "array,std::vector<int>": None}
+for _name in ["fftn", "ifftn", "rfftn", "irfftn"]:
+    FFT_VARIANTS[_name] = {"array,Shape,std::vector<int>": "", "array,std::vector<int>": None, "array": None}
+for _name in ["fftshift", "ifftshift"]:
+    FFT_VARIANTS[_name] = {"array,std::vector<int>": "", "array": None}
 
 # Overloads whose signature the type rules cannot map, with their C declaration and C++ body:
 # {("name", "types"): ("int mlx_x(...)", "body using the C parameters")}. None needed so far.
@@ -209,6 +220,8 @@ FAMILIES = [
            "random numbers, braid/random.h (mlx-c's mlx/c/random.h)"),
     Family(("braid/fast.h",), "braid::fast", "fast_", "fast", FAST_VARIANTS,
            "norms, rotary embeddings and attention, braid/fast.h (mlx-c's mlx/c/fast.h, without custom kernels)"),
+    Family(("braid/fft.h",), "braid::fft", "fft_", "fft", FFT_VARIANTS,
+           "discrete Fourier transforms, braid/fft.h (mlx-c's mlx/c/fft.h)"),
 ]
 
 

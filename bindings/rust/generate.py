@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Writes the Rust crate's generated sources from braid's C headers (<braid/c.h> and the
-headers it includes, the generated ops.h, random.h and fast.h among them):
+headers it includes, the generated ops.h, random.h, fast.h and fft.h among them):
 
   sys.rs     extern "C" declarations of every function, the handle structs (#[repr(C)], with
              their `ctx` pointers as mlx-c defines them), the optional structs, the io vtable,
              and the enums as integer aliases with one constant per value (a C value Rust does
              not know can then never be undefined behaviour)
-  ops.rs, random.rs, fast.rs
+  ops.rs, random.rs, fast.rs, fft.rs
              safe wrappers of the op families: `name(args) -> Result<..>` on the calling
              thread's default stream and `name_device(args, &Stream)`, with the C comments
 
@@ -397,9 +397,9 @@ def main():
     skipped = []
     counts = [write_family(args.include, h, p, o, args.out, skipped)
               for h, p, o in (("ops.h", "mlx_", "ops.rs"), ("random.h", "mlx_random_", "random.rs"),
-                              ("fast.h", "mlx_fast_", "fast.rs"))]
+                              ("fast.h", "mlx_fast_", "fast.rs"), ("fft.h", "mlx_fft_", "fft.rs"))]
     if args.summary:
-        print("generate.py: %d C functions declared; safe wrappers: %d ops, %d random, %d fast"
+        print("generate.py: %d C functions declared; safe wrappers: %d ops, %d random, %d fast, %d fft"
               % (declared, *counts))
     for s in skipped:
         print("generate.py: no safe wrapper for " + s, file=sys.stderr)

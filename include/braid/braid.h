@@ -5,6 +5,7 @@
 #include "braid/device.h"
 #include "braid/dtype.h"
 #include "braid/einsum.h"
+#include "braid/fft.h"
 #include "braid/graph_utils.h"
 #include "braid/io.h"
 #include "braid/memory.h"

@@ -127,6 +127,22 @@ int mlx_fast_rope(mlx_array* res, const mlx_array x, int dims, bool traditional,
 int mlx_fast_rope_dynamic(mlx_array* res, const mlx_array x, int dims, bool traditional, mlx_optional_float base, float scale, const mlx_array offset, const mlx_array freqs, const mlx_stream s);
 int mlx_fast_scaled_dot_product_attention(mlx_array* res, const mlx_array queries, const mlx_array keys, const mlx_array values, float scale, const char* mask_mode, const mlx_array mask_arr, const mlx_array sinks, const mlx_stream s);
 
+/* fft.h (mlx-c's, before the norm argument) */
+int mlx_fft_fft(mlx_array* res, const mlx_array a, int n, int axis, const mlx_stream s);
+int mlx_fft_fft2(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_fftn(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_fftshift(mlx_array* res, const mlx_array a, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_ifft(mlx_array* res, const mlx_array a, int n, int axis, const mlx_stream s);
+int mlx_fft_ifft2(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_ifftn(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_ifftshift(mlx_array* res, const mlx_array a, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_irfft(mlx_array* res, const mlx_array a, int n, int axis, const mlx_stream s);
+int mlx_fft_irfft2(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_irfftn(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_rfft(mlx_array* res, const mlx_array a, int n, int axis, const mlx_stream s);
+int mlx_fft_rfft2(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_rfftn(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+
 /* io_types.h, io.h */
 mlx_io_reader mlx_io_reader_new(void* desc, mlx_io_vtable vtable);
 int mlx_io_reader_descriptor(void** desc_, mlx_io_reader io);
@@ -655,6 +671,20 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_fast_rope,
     (any_function)mlx_fast_rope_dynamic,
     (any_function)mlx_fast_scaled_dot_product_attention,
+    (any_function)mlx_fft_fft,
+    (any_function)mlx_fft_fft2,
+    (any_function)mlx_fft_fftn,
+    (any_function)mlx_fft_fftshift,
+    (any_function)mlx_fft_ifft,
+    (any_function)mlx_fft_ifft2,
+    (any_function)mlx_fft_ifftn,
+    (any_function)mlx_fft_ifftshift,
+    (any_function)mlx_fft_irfft,
+    (any_function)mlx_fft_irfft2,
+    (any_function)mlx_fft_irfftn,
+    (any_function)mlx_fft_rfft,
+    (any_function)mlx_fft_rfft2,
+    (any_function)mlx_fft_rfftn,
     (any_function)mlx_io_reader_new,
     (any_function)mlx_io_reader_descriptor,
     (any_function)mlx_io_reader_tostring,

@@ -63,6 +63,12 @@ pub mod fast {
     include!(concat!(env!("OUT_DIR"), "/fast.rs"));
 }
 
+/// Discrete Fourier transforms (generated from `braid/c/fft.h`), as MLX's `mlx::core::fft`.
+#[allow(clippy::too_many_arguments)]
+pub mod fft {
+    include!(concat!(env!("OUT_DIR"), "/fft.rs"));
+}
+
 /// braid's version, "major.minor.patch".
 pub fn version() -> Result<String> {
     error::init();
