@@ -3,6 +3,7 @@
 #include "braid/graph_utils.h"
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 #include <unordered_set>
 #include <utility>
@@ -48,31 +49,39 @@ Graph walk(const std::vector<array>& outputs) {
   Graph g;
   std::unordered_set<std::uintptr_t> seen_arrays;
   std::unordered_map<const Primitive*, size_t> node_of;
-  // Post-order with an explicit stack: (array, inputs pushed yet).
-  std::vector<std::pair<array, bool>> stack;
-  for (auto it = outputs.rbegin(); it != outputs.rend(); ++it) stack.emplace_back(*it, false);
+  // Post-order with an explicit stack. An entry's inputs are read (a copy taken under the
+  // node's lock) once, when it is first reached; the entry is completed after its inputs.
+  struct Entry {
+    array a;
+    std::optional<std::vector<array>> inputs;  // set once expanded
+  };
+  std::vector<Entry> stack;
+  for (auto it = outputs.rbegin(); it != outputs.rend(); ++it) stack.push_back({*it, std::nullopt});
   while (!stack.empty()) {
-    auto [a, expanded] = stack.back();
-    stack.pop_back();
-    if (!expanded) {
-      if (seen_arrays.count(a.id())) continue;
-      std::vector<array> in = a.has_primitive() ? a.inputs() : std::vector<array>{};
-      stack.emplace_back(a, true);
+    if (seen_arrays.count(stack.back().a.id())) {
+      stack.pop_back();
+      continue;
+    }
+    if (!stack.back().inputs) {
+      Entry& e = stack.back();
+      e.inputs = e.a.has_primitive() ? e.a.inputs() : std::vector<array>{};
+      std::vector<array> in = *e.inputs;  // e may move as the stack grows
       for (auto it = in.rbegin(); it != in.rend(); ++it) {
-        if (!seen_arrays.count(it->id())) stack.emplace_back(*it, false);
+        if (!seen_arrays.count(it->id())) stack.push_back({*it, std::nullopt});
       }
       continue;
     }
-    if (!seen_arrays.insert(a.id()).second) continue;
-    std::vector<array> in = a.has_primitive() ? a.inputs() : std::vector<array>{};
-    if (!a.has_primitive() || in.empty()) {
-      g.leaves.push_back(a);
+    Entry e = std::move(stack.back());
+    stack.pop_back();
+    seen_arrays.insert(e.a.id());
+    if (e.inputs->empty()) {
+      g.leaves.push_back(e.a);
       continue;
     }
-    const Primitive* p = &a.primitive();
+    const Primitive* p = &e.a.primitive();
     auto [it, inserted] = node_of.try_emplace(p, g.nodes.size());
-    if (inserted) g.nodes.push_back(GraphNode{p->name(), std::move(in), {}});
-    g.nodes[it->second].outputs.push_back(a);
+    if (inserted) g.nodes.push_back(GraphNode{p->name(), std::move(*e.inputs), {}});
+    g.nodes[it->second].outputs.push_back(e.a);
   }
   return g;
 }
