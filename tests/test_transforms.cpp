@@ -868,6 +868,65 @@ TEST(Transforms, GradErrorsAreMlxs) {
                      "[jvp] Input shape does not match shape of tangent.");
 }
 
+// Indices computed from the differentiated input (a router's argsort, say) are on the tape:
+// gather_mm and gather_qmm refuse their gradient as MLX does, and stop_gradient on the
+// indices is the way out.
+TEST(Transforms, GatherProductsRefuseGradientsThroughTheirIndices) {
+  for (const Device& dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    const array w = reshape(arange(24.0f), {3, 4, 2});
+    const array x = reshape(arange(8.0f), {2, 1, 4});
+    auto routed = [&](bool stop) {
+      return [&, stop](const array& a) {
+        array idx = astype(argsort(sum(a, {1, 2}), 0), uint32);
+        if (stop) idx = stop_gradient(idx);
+        return sum(gather_mm(a, w, std::nullopt, idx));
+      };
+    };
+    expect_throws_with([&] { eval(grad(routed(false))(x)); },
+                       "[GatherMM] Cannot calculate VJP with respect to indices.");
+    array g = grad(routed(true))(x);
+    // d/dx sum(x[i] @ w[idx[i]]) = the row sums of w[idx[i]], broadcast over x's row.
+    array want = broadcast_to(expand_dims(sum(take(w, array({0u, 1u}), 0), -1), 1), x.shape());
+    test::expect_close(values(g), values(want), 0, 0, "gather_mm with stopped indices");
+
+    const std::vector<array> q = quantize(reshape(arange(3.0f * 32 * 64), {3, 32, 64}), 64, 4);
+    const array xq = ones({2, 1, 64});
+    auto qrouted = [&](const array& a) {
+      array idx = astype(argsort(sum(a, {1, 2}), 0), uint32);
+      return sum(gather_qmm(a, q[0], q[1], q[2], std::nullopt, idx, true, 64, 4));
+    };
+    try {
+      eval(grad(qrouted)(xq));
+      ADD_FAILURE() << "gather_qmm differentiated through its indices";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "[GatherQMM::vjp] cannot compute the gradient wrt the indices.");
+    }
+  }
+}
+
+TEST(Transforms, AsyncEvalOfATracerIsRefusedAsInMlx) {
+  auto fun = [](const array& x) {
+    array y = add(x, array(1.0f));
+    async_eval(y);
+    return exp(y);
+  };
+  expect_throws_with([&] { grad(fun)(array(1.0f)); },
+                     "[async_eval] Not allowed inside a graph transformation.");
+  expect_throws_with([&] { vmap(fun)(ones({2, 2})); },
+                     "[async_eval] Not allowed inside a graph transformation.");
+  // eval inside the function, and async_eval outside any transformation, are fine.
+  auto with_eval = [](const array& x) {
+    array y = add(x, array(1.0f));
+    eval(y);
+    return exp(y);
+  };
+  EXPECT_NEAR(grad(with_eval)(array(1.0f)).item<float>(), std::exp(2.0f), 1e-5);
+  array z = add(ones({3}), array(1.0f));
+  async_eval(z).wait();
+  EXPECT_TRUE(z.is_available());
+}
+
 TEST(Transforms, IntegerOutputsGetZeroCotangents) {
   for (const Device& dev : test::test_devices()) {
     StreamContext ctx(dev);

@@ -35,7 +35,8 @@ class EvalHandle {
 };
 
 /// Submits `outputs` for evaluation and returns at once; the work runs on the streams'
-/// workers. The returned handle (ignorable, as in MLX) waits for it.
+/// workers. The returned handle (ignorable, as in MLX) waits for it. As in MLX, throws
+/// std::invalid_argument for an array traced by a transformation (use eval there).
 EvalHandle async_eval(std::vector<array> outputs);
 template <typename... Arrays>
 EvalHandle async_eval(Arrays&&... outputs) {

@@ -417,6 +417,12 @@ void eval(std::vector<array> outputs) {
 }
 
 EvalHandle async_eval(std::vector<array> outputs) {
+  for (const auto& o : outputs) {
+    // As MLX: a traced function evaluates its intermediates with eval, never asynchronously.
+    if (detail::is_tracer(o.desc())) {
+      throw std::invalid_argument("[async_eval] Not allowed inside a graph transformation.");
+    }
+  }
   detail::submit(outputs, /*wake=*/true);
   return EvalHandle(std::move(outputs));
 }

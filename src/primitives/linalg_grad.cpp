@@ -131,7 +131,8 @@ std::vector<array> Softmax::jvp(const std::vector<array>&, const std::vector<arr
 
 // out[i] = a[lhs[i]] @ b[rhs[i]]: each operand's cotangent is the product of the cotangent
 // with the other operand's picked matrices, summed into the matrices it was picked from (as
-// MLX). The indices are integers: no gradient.
+// MLX). Indices that depend on the differentiated inputs (an argsort of them, say) have no
+// gradient: MLX's error, which stop_gradient on the indices avoids.
 std::vector<array> GatherMM::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                                  const std::vector<int>& argnums, const std::vector<array>&) {
   const Stream& s = stream();
@@ -146,7 +147,7 @@ std::vector<array> GatherMM::vjp(const std::vector<array>& primals, const std::v
       out.push_back(
           detail::sum_into_matrices(gather_mm(mT(a, s), c, lhs, std::nullopt, false, s), rhs, b.shape(), s));
     } else {
-      out.push_back(zeros_like(primals[arg], s));
+      throw std::invalid_argument("[GatherMM] Cannot calculate VJP with respect to indices.");
     }
   }
   return out;

@@ -174,8 +174,8 @@ std::vector<array> GatherQMM::vjp(const std::vector<array>& primals, const std::
   std::vector<array> out;
   for (int arg : argnums) {
     if (static_cast<size_t>(arg) >= first_index) {
-      out.push_back(zeros_like(primals[arg], s));
-      continue;
+      // Indices that depend on the differentiated inputs: MLX's error (stop_gradient avoids it).
+      throw std::runtime_error("[GatherQMM::vjp] cannot compute the gradient wrt the indices.");
     }
     if (arg == 0) {
       array g = gather_qmm(c, w, primals[2], biases_of(primals, mode_), std::nullopt, rhs, !transpose_,

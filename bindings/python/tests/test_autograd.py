@@ -457,3 +457,32 @@ def test_transformed_functions_in_reference_cycles_are_collected(transform):
         cycle()
         gc.collect()
     assert mx.get_active_memory() == before
+
+
+def test_async_eval_inside_a_transformation_raises_as_in_mlx():
+    def fun(x):
+        y = x + 1.0
+        mx.async_eval(y)
+        return mx.exp(y)
+
+    with pytest.raises(ValueError, match="Not allowed inside a graph transformation"):
+        mx.grad(fun)(mx.array(1.0))
+    with pytest.raises(ValueError, match="Not allowed inside a graph transformation"):
+        mx.vmap(fun)(mx.ones((2, 2)))
+
+
+def test_gather_mm_refuses_gradients_through_indices_computed_from_the_input():
+    w = mx.arange(24.0).reshape(3, 4, 2)
+
+    def routed(x, stop):
+        idx = mx.argsort(x.sum(axis=(1, 2))).astype(mx.uint32)
+        if stop:
+            idx = mx.stop_gradient(idx)
+        return mx.gather_mm(x, w, rhs_indices=idx).sum()
+
+    x = mx.arange(8.0).reshape(2, 1, 4)
+    with pytest.raises(ValueError, match=r"\[GatherMM\] Cannot calculate VJP with respect to indices"):
+        mx.grad(lambda x: routed(x, False))(x)
+    g = mx.grad(lambda x: routed(x, True))(x)
+    want = np.broadcast_to(np.asarray(w)[[0, 1]].sum(-1)[:, None, :], (2, 1, 4))
+    np.testing.assert_array_equal(np.asarray(g), want)
