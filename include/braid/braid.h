@@ -5,6 +5,7 @@
 #include "braid/device.h"
 #include "braid/dtype.h"
 #include "braid/io.h"
+#include "braid/linalg.h"
 #include "braid/memory.h"
 #include "braid/ops.h"
 #include "braid/primitive.h"
