@@ -1,7 +1,6 @@
 // braid::linalg's norms and cross product: compositions of ops (MLX's formulas), so they run on
 // every device and differentiate like any graph. The singular-value norms (2, -2, "nuc") take
 // their SVD on the CPU, the rest on the given stream.
-#include <cmath>
 #include <limits>
 #include <numeric>
 #include <sstream>
