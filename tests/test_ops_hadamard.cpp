@@ -1,4 +1,4 @@
-// hadamard_transform on every device: Paley's matrices are Hadamard matrices, and the
+// hadamard_transform on every device: the tables of order 12, 20 and 28 are MLX's Hadamard matrices, and the
 // transform equals the dense product with H_m (x) Sylvester's H_(2^k), built here from the
 // definition, for every supported factor, dtype, layout and scale.
 #include <gtest/gtest.h>
@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/common/hadamard.h"
@@ -72,7 +73,14 @@ void check_transform(int64_t n, int rows, Dtype dt, std::optional<float> scale, 
 
 }  // namespace
 
-TEST(OpsHadamard, PaleyMatricesAreHadamardMatrices) {
+TEST(OpsHadamard, TablesAreMlxsHadamardMatrices) {
+  // The first row of each of MLX's tables (MLX's test_hadamard spells out its order-28 table).
+  const std::pair<int, std::string> first_rows[] = {
+      {12, "+-++++++++++"}, {20, "+----+----++--++-++-"}, {28, "+------++----++-+--+-+--++--"}};
+  for (const auto& [m, row] : first_rows) {
+    const common::HadamardMatrix hm = common::hadamard_matrix(m);
+    for (int j = 0; j < m; ++j) EXPECT_EQ(hm.h[j], row[j] == '+' ? 1 : -1) << m << " at " << j;
+  }
   for (int m : {12, 20, 28}) {
     const common::HadamardMatrix hm = common::hadamard_matrix(m);
     for (int i = 0; i < m; ++i) {

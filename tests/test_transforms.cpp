@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "braid/fft.h"
 #include "support.h"
 #include "watchdog.h"
 
@@ -36,6 +37,7 @@ struct GradCase {
   double avoid = std::nan("");
   std::vector<std::pair<int, int>> zeros = {};
   bool float32_kernel = false;  // computes in float32 whatever the dtype: a wider step
+  bool linear = false;          // linear in each input: a wide step is exact, and rounds less
 };
 
 size_t numel(const Shape& s) {
@@ -49,10 +51,11 @@ struct Precision {
   double step, tol;
 };
 
-Precision precision_for(const Device& dev, bool float32_kernel) {
+Precision precision_for(const Device& dev, const GradCase& c) {
   // The GPU runs float32 (not every GPU kernel takes float64), with a wider step.
-  if (dev != Device::cpu) return {float32, 1e-2, 3e-2};
-  return float32_kernel ? Precision{float64, 1e-3, 1e-3} : Precision{float64, 1e-6, 2e-6};
+  if (dev != Device::cpu) return {float32, c.linear ? 0.1 : 1e-2, 3e-2};
+  if (!c.float32_kernel) return {float64, 1e-6, 2e-6};
+  return {float64, c.linear ? 0.1 : 1e-3, 1e-3};
 }
 
 std::vector<double> draw(size_t n, const GradCase& c, std::mt19937& rng) {
@@ -84,7 +87,7 @@ std::vector<double> draw(size_t n, const GradCase& c, std::mt19937& rng) {
 void check_case(const GradCase& c, const Device& dev, uint32_t seed) {
   SCOPED_TRACE(c.name + " on " + test::device_name(dev) + ", seed " + std::to_string(seed));
   StreamContext ctx(dev);
-  const Precision p = precision_for(dev, c.float32_kernel);
+  const Precision p = precision_for(dev, c);
   std::mt19937 rng(seed);
   std::vector<std::vector<double>> xs;
   for (const auto& s : c.shapes) xs.push_back(draw(numel(s), c, rng));
@@ -473,7 +476,43 @@ std::vector<GradCase> linalg_cases() {
     c.float32_kernel = true;
     return c;
   };
+  // Derivatives with respect to affine scales and biases (and x where given): every input in
+  // float32, the packed integers of fixed weights.
+  auto affine_params = [](const std::string& name, std::vector<Shape> shapes,
+                          std::function<array(const std::vector<array>&)> f) {
+    GradCase c{name, std::move(shapes), -1, 1, [f](const std::vector<array>& x) {
+                 std::vector<array> in;
+                 for (const auto& a : x) in.push_back(astype(a, float32));
+                 return astype(f(in), x[0].dtype());
+               }};
+    c.float32_kernel = true;
+    c.linear = true;
+    return c;
+  };
+  auto packed = [](const Shape& shape) { return quantize(fixed_weights(shape), 32, 4)[0]; };
+  // The Fourier transforms compute in complex64: their real and imaginary parts side by side.
+  auto fourier = [](const std::string& name, std::vector<Shape> shapes, std::function<array(const std::vector<array>&)> f) {
+    GradCase c{name, std::move(shapes), -1, 1, [f](const std::vector<array>& x) {
+                 array y = f(x);
+                 if (y.dtype() == complex64) y = concatenate({real(y), imag(y)}, -1);
+                 return astype(y, x[0].dtype());
+               }};
+    c.float32_kernel = true;
+    return c;
+  };
+  auto complex_of = [](const array& re, const array& im) {
+    return astype(re, complex64) + astype(im, complex64) * array(complex64_t(0.0f, 1.0f));
+  };
   return {
+      fourier("fft::fft", {{2, 5}}, [](const std::vector<array>& x) { return fft::fft(x[0]); }),
+      fourier("fft::ifft2 of a complex input, padded and truncated", {{3, 4}, {3, 4}},
+              [complex_of](const std::vector<array>& x) { return fft::ifft2(complex_of(x[0], x[1]), {4, 3}, {0, 1}); }),
+      fourier("fft::rfft odd", {{2, 5}}, [](const std::vector<array>& x) { return fft::rfft(x[0]); }),
+      fourier("fft::rfftn axes (1, 0)", {{3, 4}}, [](const std::vector<array>& x) { return fft::rfftn(x[0], {1, 0}); }),
+      fourier("fft::irfft even", {{2, 3}, {2, 3}},
+              [complex_of](const std::vector<array>& x) { return fft::irfft(complex_of(x[0], x[1])); }),
+      fourier("fft::irfft2 odd", {{3, 3}, {3, 3}},
+              [complex_of](const std::vector<array>& x) { return fft::irfft2(complex_of(x[0], x[1]), {3, 5}, {0, 1}); }),
       binary("matmul", matmul, {{2, 3}, {3, 4}}, -1, 1),
       binary("matmul batched broadcast", matmul, {{2, 2, 3}, {3, 2}}, -1, 1),
       binary("matmul vector", matmul, {{3}, {3, 2}}, -1, 1),
@@ -543,6 +582,44 @@ std::vector<GradCase> linalg_cases() {
                   auto q = quantize(fixed_weights({2, 4, 32}), 32, 4);
                   return gather_qmm(x, q[0], q[1], q[2], array({1, 1}), array({0, 1}), false, 32, 4);
                 }),
+      affine_params(
+          "quantized_matmul scales and biases, few rows", {{3, 2}, {3, 2}},
+          [packed](const std::vector<array>& p) {
+            return quantized_matmul(fixed_weights({2, 64}), packed({3, 64}), p[0], p[1], true, 32, 4);
+          }),
+      affine_params("quantized_matmul x, scales and biases, batched rows", {{3, 3, 64}, {3, 2}, {3, 2}},
+                    [packed](const std::vector<array>& p) {
+                      return quantized_matmul(p[0], packed({3, 64}), p[1], p[2], true, 32, 4);
+                    }),
+      affine_params(
+          "quantized_matmul untransposed scales and biases", {{4, 2}, {4, 2}},
+          [packed](const std::vector<array>& p) {
+            return quantized_matmul(fixed_weights({2, 4}), packed({4, 64}), p[0], p[1], false, 32, 4);
+          }),
+      affine_params(
+          "quantized_matmul batched weights, scales and biases", {{2, 3, 2}, {2, 3, 2}},
+          [packed](const std::vector<array>& p) {
+            return quantized_matmul(fixed_weights({2, 64}), packed({2, 3, 64}), p[0], p[1], true, 32, 4);
+          }),
+      affine_params("dequantize scales and biases", {{3, 2}, {3, 2}},
+                    [packed](const std::vector<array>& p) {
+                      return dequantize(packed({3, 64}), p[0], p[1], 32, 4);
+                    }),
+      affine_params("gather_qmm scales and biases, repeated experts", {{3, 4, 1}, {3, 4, 1}},
+                    [packed](const std::vector<array>& p) {
+                      return gather_qmm(fixed_weights({2, 1, 32}), packed({3, 4, 32}), p[0], p[1],
+                                        array({1, 0, 1}), array({2, 0, 2}), true, 32, 4);
+                    }),
+      affine_params("gather_qmm untransposed x, scales and biases", {{2, 1, 4}, {2, 4, 1}, {2, 4, 1}},
+                    [packed](const std::vector<array>& p) {
+                      return gather_qmm(p[0], packed({2, 4, 32}), p[1], p[2], array({0, 1, 1}),
+                                        array({1, 1, 0}), false, 32, 4);
+                    }),
+      affine_params("gather_qmm sorted rhs indices only, scales and biases", {{3, 4, 1}, {3, 4, 1}},
+                    [packed](const std::vector<array>& p) {
+                      return gather_qmm(fixed_weights({4, 1, 32}), packed({3, 4, 32}), p[0], p[1],
+                                        std::nullopt, array({0, 0, 2, 2}), true, 32, 4, "affine", true);
+                    }),
       {"matmul chain",
        {{2, 3}, {3, 3}},
        -1,
@@ -1322,6 +1399,10 @@ std::vector<VmapCase> vmap_cases() {
        0,
        [](const std::vector<array>& x) { return depends({x[0]}, {x[1]})[0] * 2; }},
       one("hadamard_transform", {4, 3}, 1, [](const array& x) { return hadamard_transform(x); }),
+      one("fft::fft", {4, 3}, 1, [](const array& x) { return imag(fft::fft(x)); }),
+      one("fft::rfft2 of a 3-d input", {3, 4, 5}, 2, [](const array& x) { return real(fft::rfft2(x)); }),
+      one("fft::irfftn axes (1, 0)", {4, 3, 3}, 0,
+          [](const array& x) { return fft::irfftn(astype(x, complex64), {3, 4}, {1, 0}); }),
       {"gather_mm (per slice)",
        {{3, 2, 2, 3}, {3, 3, 2}},
        {0, -1},

@@ -3,16 +3,18 @@
 
     generate.py --braid-include DIR --out DIR [--summary]
 
-Reads DIR/braid/ops.h, random.h, fast.h and linalg.h and writes, under the output directory,
-include/braid/c/{ops,random,fast,linalg}.h (the C declarations) and src/{ops,random,fast,linalg}.cpp
-(their definitions). The build runs it whenever a header or this script changes,
+Reads DIR/braid/ops.h (with einsum.h, which joins the ops family as mlx-c's ops.h has
+mlx_einsum), random.h, fast.h, fft.h and linalg.h and writes, under the output directory,
+include/braid/c/{ops,random,fast,fft,linalg}.h (the C declarations) and
+src/{ops,random,fast,fft,linalg}.cpp (their definitions). The build runs it whenever a header or this script changes,
 so the C API cannot fall behind the C++ one.
 
 Every overload of every public function in those headers is accounted for:
   * a function with one overload becomes mlx_<prefix><name>;
   * the overloads of an overloaded function are named by VARIANTS below (mlx-c's names:
     mlx_sum_axes, mlx_sum_axis, mlx_sum) or covered by another overload (None);
-  * templates (scalar conveniences) and operators have no C form;
+  * templates (scalar conveniences) and operators have no C form, nor do the functions a
+    family's `no_c_form` names (each with the reason);
   * a signature the type rules cannot map needs an entry in HANDWRITTEN.
 Anything else (a new overload without a rule, a rule for an overload that no longer exists, a
 type without a mapping) stops the build with a message saying what to add. Standard library only.
@@ -176,6 +178,19 @@ FAST_VARIANTS = {
     },
 }
 
+# Functions that mlx-c does not have either, by name, with the reason.
+OPS_NO_C_FORM = {"einsum_path": "mlx-c has no einsum_path (its pair of path and text has no C type there)"}
+# mlx-c's fft family: one function per transform, taking the sizes and axes explicitly; the
+# overloads that default them (and the shifts over every axis) are covered by it.
+FFT_VARIANTS = {}
+for _name in ["fft", "ifft", "rfft", "irfft"]:
+    FFT_VARIANTS[_name] = {"array,int,int": "", "array,int": None}
+for _name in ["fft2", "ifft2", "rfft2", "irfft2"]:
+    FFT_VARIANTS[_name] = {"array,Shape,std::vector<int>": "", "array,std::vector<int>": None}
+for _name in ["fftn", "ifftn", "rfftn", "irfftn"]:
+    FFT_VARIANTS[_name] = {"array,Shape,std::vector<int>": "", "array,std::vector<int>": None, "array": None}
+for _name in ["fftshift", "ifftshift"]:
+    FFT_VARIANTS[_name] = {"array,std::vector<int>": "", "array": None}
 LINALG_VARIANTS = {
     # mlx-c: mlx_linalg_norm (a numeric ord), mlx_linalg_norm_matrix (a string ord),
     # mlx_linalg_norm_l2 (none); the single-axis overloads are C++ conveniences.
@@ -197,21 +212,30 @@ HANDWRITTEN = {}
 
 @dataclass
 class Family:
-    header: str  # under the braid include directory
+    headers: tuple  # under the braid include directory
     namespace: str  # of the functions
     c_prefix: str  # after "mlx_"
     out_name: str  # ops -> include/braid/c/ops.h and src/ops.cpp
     variants: dict
     title: str
+    no_c_form: dict = field(default_factory=dict)
+
+    @property
+    def header(self):
+        """The headers as messages and notices name them."""
+        return " and ".join(self.headers)
 
 
 FAMILIES = [
-    Family("braid/ops.h", "braid", "", "ops", OPS_VARIANTS, "every op of braid/ops.h (mlx-c's mlx/c/ops.h)"),
-    Family("braid/random.h", "braid::random", "random_", "random", RANDOM_VARIANTS,
+    Family(("braid/ops.h", "braid/einsum.h"), "braid", "", "ops", OPS_VARIANTS,
+           "every op of braid/ops.h and braid/einsum.h (mlx-c's mlx/c/ops.h)", OPS_NO_C_FORM),
+    Family(("braid/random.h",), "braid::random", "random_", "random", RANDOM_VARIANTS,
            "random numbers, braid/random.h (mlx-c's mlx/c/random.h)"),
-    Family("braid/fast.h", "braid::fast", "fast_", "fast", FAST_VARIANTS,
+    Family(("braid/fast.h",), "braid::fast", "fast_", "fast", FAST_VARIANTS,
            "norms, rotary embeddings and attention, braid/fast.h (mlx-c's mlx/c/fast.h, without custom kernels)"),
-    Family("braid/linalg.h", "braid::linalg", "linalg_", "linalg", LINALG_VARIANTS,
+    Family(("braid/fft.h",), "braid::fft", "fft_", "fft", FFT_VARIANTS,
+           "discrete Fourier transforms, braid/fft.h (mlx-c's mlx/c/fft.h)"),
+    Family(("braid/linalg.h",), "braid::linalg", "linalg_", "linalg", LINALG_VARIANTS,
            "linear algebra, braid/linalg.h (mlx-c's mlx/c/linalg.h)"),
 ]
 
@@ -368,6 +392,15 @@ def parse_header(text):
     return decls
 
 
+def read_family(family, include_dir):
+    """The declarations of all the family's headers."""
+    decls = []
+    for header in family.headers:
+        with open(os.path.join(include_dir, header), encoding="utf-8") as f:
+            decls += parse_header(f.read())
+    return decls
+
+
 # --- Type rules (mlx-c's mapping) --------------------------------------------------------------
 
 
@@ -463,7 +496,7 @@ def generate_family(family, decls):
     for d in own:
         if d.kind == "function":
             by_name.setdefault(d.name, []).append(d)
-    functions, covered, stats = [], 0, {"templates": 0, "operators": 0}
+    functions, covered, stats = [], 0, {"templates": 0, "operators": 0, "no_c_form": 0}
     for d in own:
         if d.kind == "template":
             stats["templates"] += 1
@@ -471,7 +504,12 @@ def generate_family(family, decls):
             stats["operators"] += 1
     for name in sorted(set(family.variants) - set(by_name)):
         raise GeneratorError(f"{family.header}: a naming rule exists for {name}, which is not declared any more.")
+    for name in sorted(set(family.no_c_form) - set(by_name)):
+        raise GeneratorError(f"{family.header}: {name} is listed as having no C form, but is not declared any more.")
     for name, overloads in by_name.items():
+        if name in family.no_c_form:
+            stats["no_c_form"] += len(overloads)
+            continue
         doc = next((d.doc for d in overloads if d.doc), [])
         for d in overloads:
             d.doc = d.doc or doc
@@ -511,7 +549,11 @@ def generate_family(family, decls):
 
 # --- Output ------------------------------------------------------------------------------------
 
-NOTICE = "Generated by bindings/c/generate.py from include/{header}; do not edit."
+NOTICE = "Generated by bindings/c/generate.py from {headers}; do not edit."
+
+
+def notice(family):
+    return NOTICE.format(headers=" and ".join("include/" + h for h in family.headers))
 
 
 def c_doc(lines):
@@ -540,7 +582,7 @@ def write_header(family, functions):
     guard = f"BRAID_C_{family.out_name.upper()}_H"
     parts = [
         f"/* braid's C API: {family.title}.",
-        f" * {NOTICE.format(header=family.header)}",
+        f" * {notice(family)}",
         " *",
         " * Each function writes its result through its first argument(s) and returns 0, or reports the",
         " * error to the handler (braid/c/error.h) and returns non-zero. An array argument marked \"may be",
@@ -575,10 +617,11 @@ def write_header(family, functions):
 
 
 def write_source(family, functions):
-    text = (f"// {NOTICE.format(header=family.header)}\n"
+    text = (f"// {notice(family)}\n"
             f"// The C functions of {family.header}: each converts its arguments, calls braid and stores the\n"
             f"// result, inside the error boundary (handles.h).\n"
-            f'#include "braid/c/{family.out_name}.h"\n\n#include "{family.header}"\n#include "handles.h"\n\n'
+            f'#include "braid/c/{family.out_name}.h"\n\n'
+            + "".join(f'#include "{h}"\n' for h in family.headers) + '#include "handles.h"\n\n'
             "using namespace braid;\nusing namespace braid::capi;\n\n")
     for f in functions:
         text += f"// {f.source}\nextern \"C\" {wrap(f.decl, 90)} {{\n  {f.body}\n}}\n\n"
@@ -599,16 +642,15 @@ def main():
     args = ap.parse_args()
     try:
         for family in FAMILIES:
-            with open(os.path.join(args.braid_include, family.header), encoding="utf-8") as f:
-                decls = parse_header(f.read())
-            functions, stats = generate_family(family, decls)
+            functions, stats = generate_family(family, read_family(family, args.braid_include))
             write(os.path.join(args.out, "include", "braid", "c", family.out_name + ".h"),
                              write_header(family, functions))
             write(os.path.join(args.out, "src", family.out_name + ".cpp"), write_source(family, functions))
             if args.summary:
                 print(f"{family.header}: {len(functions)} C functions from {stats['overloads']} overloads "
                       f"({stats['covered']} covered by another overload); {stats['templates']} templates and "
-                      f"{stats['operators']} operators have no C form")
+                      f"{stats['operators']} operators have no C form"
+                      + (f"; {stats['no_c_form']} overloads without a C form in mlx-c either" if stats["no_c_form"] else ""))
     except GeneratorError as e:
         print(f"generate.py: error: {e}", file=sys.stderr)
         return 1

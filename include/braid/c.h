@@ -18,6 +18,7 @@
 #include "braid/c/device.h"
 #include "braid/c/error.h"
 #include "braid/c/fast.h"
+#include "braid/c/fft.h"
 #include "braid/c/half.h"
 #include "braid/c/io.h"
 #include "braid/c/io_gguf.h"

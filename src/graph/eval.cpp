@@ -220,6 +220,8 @@ void claim_and_submit(std::vector<array>& order, std::vector<array>& run, bool w
       // Another evaluation is about to push it: hand over all we hold, then wait.
       flush();
       kick_all(t.touched);
+      while (d->status.load() == Status::claimed && help_at_exit()) {
+      }
       park_while(d, d->parked, [d] { return d->status.load() == Status::claimed; });
     }
   }
@@ -248,6 +250,9 @@ void wait_for(const array& node, const std::vector<std::shared_ptr<Strand>>& tou
       kicked = true;
       continue;
     }
+    // At exit the workers run nothing: the exiting thread runs what the node waits for,
+    // wherever it is queued, and polls while another thread still holds it.
+    if (help_at_exit()) continue;
     if (st == Status::scheduled && handover) {
       // Sleep where the node's strand can find us and hand itself over. The registration
       // lasts exactly as long as the sleep, so a thread running anything (a nested eval in
@@ -312,7 +317,27 @@ ArrayDesc* first_incomplete_input(const array& node) {
   return nullptr;
 }
 
-void execute_node(array& node) noexcept {
+namespace {
+// The kernel of `node` on its device; results go to `outputs` (holding `node`).
+void run_kernel(array& node, std::vector<array>& outputs) {
+  ArrayDesc& d = *node.desc();
+  if (auto hook = g_eval_hook.load(std::memory_order_acquire)) hook(node);
+  outputs.clear();
+  outputs.push_back(node);
+  if (d.primitive->device().type == Device::gpu) {
+    gpu::eval_node(node);
+  } else if (gpu::device_buffers_made() && std::any_of(d.inputs.begin(), d.inputs.end(), gpu::on_device)) {
+    // A CPU node reading GPU results works on host copies of them.
+    std::vector<array> host_inputs;
+    for (const auto& in : d.inputs) host_inputs.push_back(gpu::on_device(in) ? gpu::host_view(in) : in);
+    d.primitive->eval_cpu(host_inputs, outputs);
+  } else {
+    d.primitive->eval_cpu(d.inputs, outputs);
+  }
+}
+}  // namespace
+
+bool execute_node(array& node) noexcept {
   ArrayDesc& d = *node.desc();
   std::exception_ptr err;
   for (const auto& in : d.inputs) {
@@ -323,26 +348,17 @@ void execute_node(array& node) noexcept {
   }
   if (!err) {
     std::vector<array> outputs = ThreadOutputs::take();
+    bool refused = false;
     try {
       KernelScope running_kernel;  // exit waits for it
-      if (auto hook = g_eval_hook.load(std::memory_order_acquire)) hook(node);
-      outputs.clear();
-      outputs.push_back(node);
-      if (d.primitive->device().type == Device::gpu) {
-        gpu::eval_node(node);
-      } else if (gpu::device_buffers_made() && std::any_of(d.inputs.begin(), d.inputs.end(), gpu::on_device)) {
-        // A CPU node reading GPU results works on host copies of them.
-        std::vector<array> host_inputs;
-        for (const auto& in : d.inputs) host_inputs.push_back(gpu::on_device(in) ? gpu::host_view(in) : in);
-        d.primitive->eval_cpu(host_inputs, outputs);
-      } else {
-        d.primitive->eval_cpu(d.inputs, outputs);
-      }
+      refused = running_kernel.refused();
+      if (!refused) run_kernel(node, outputs);
     } catch (...) {
       err = std::current_exception();
     }
     outputs.clear();
     ThreadOutputs::give_back(std::move(outputs));
+    if (refused) return false;
   }
   if (err) {
     d.error = err;
@@ -352,6 +368,7 @@ void execute_node(array& node) noexcept {
   } else {
     complete_node(d, Status::available);
   }
+  return true;
 }
 
 void Strand::drain_to(size_t max_queued) {

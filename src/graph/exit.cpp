@@ -8,6 +8,7 @@
 #include "backend/backend.h"
 #include "runtime/mutex.h"
 #include "runtime/pool.h"
+#include "runtime/registry.h"
 
 namespace braid::detail {
 
@@ -108,15 +109,32 @@ KernelScope::KernelScope() : slot_(my_slot()) {
   if (slot_ != nullptr) slot_->running.store(true);  // seq_cst: pairs with the pool's stop()
   if (WorkerPool::instance().stopping() && !WorkerPool::is_stopping_thread()) {
     // Another thread is ending the process: this thread, as the workers do, starts nothing
-    // more and sleeps until the process is gone (an exception here would reach code that is
-    // racing the exit, and end it with std::terminate).
+    // more. Its caller gives the node back to its strand (the exiting thread may need it)
+    // and sleeps; an exception here would reach code that is racing the exit.
     if (slot_ != nullptr) slot_->running.store(false, std::memory_order_release);
-    WorkerPool::sleep_forever();
+    slot_ = nullptr;
+    refused_ = true;
   }
 }
 
 KernelScope::~KernelScope() {
   if (slot_ != nullptr) slot_->running.store(false, std::memory_order_release);
+}
+
+bool help_at_exit() noexcept {
+  if (!WorkerPool::is_stopping_thread()) return false;
+  bool ran = false;
+  try {
+    for (const auto& stream : StreamRegistry::instance().all()) {
+      if (stream->strand->try_run_inline(nullptr)) ran = true;
+    }
+  } catch (...) {
+    // No memory for the list: pause and let the caller check again.
+  }
+  // Nothing to run: a thread that was releasing a strand, or finishing a kernel that exit
+  // stopped waiting for, will be done soon. Poll: nobody is left to wake us.
+  if (!ran) std::this_thread::sleep_for(std::chrono::microseconds(100));
+  return true;
 }
 
 }  // namespace braid::detail

@@ -11,11 +11,13 @@ void start_runtime();
 
 /// Marks the calling thread as running a kernel while it lives, so that exit waits for it.
 /// Once the process is exiting, a thread other than the exiting one (whose static destructors
-/// may still evaluate) starts no kernel: it sleeps here until the process is gone.
+/// may still evaluate) starts no kernel: the scope is `refused()`, and its caller gives the
+/// node back and sleeps until the process is gone.
 class KernelScope {
  public:
   KernelScope();
   ~KernelScope();
+  bool refused() const { return refused_; }
   KernelScope(const KernelScope&) = delete;
   KernelScope& operator=(const KernelScope&) = delete;
 
@@ -23,6 +25,14 @@ class KernelScope {
 
  private:
   Slot* slot_;
+  bool refused_ = false;
 };
+
+/// For the thread that is ending the process, whose static destructors may still evaluate
+/// while the workers run nothing more: runs every stream's queued work that nobody holds
+/// and, if there was none, pauses briefly. Returns false (doing nothing) on any other thread
+/// or before exit; a waiter that gets true checks its condition again instead of sleeping,
+/// since the thread that would otherwise wake it (a worker) has stopped.
+bool help_at_exit() noexcept;
 
 }  // namespace braid::detail

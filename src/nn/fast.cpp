@@ -3,7 +3,7 @@
 // float64 for float64 ones, where MLX would round them to float32.
 #include "braid/fast.h"
 
-#include <cfloat>
+#include <limits>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -42,16 +42,8 @@ void check_feature_array(const std::string& op, const char* what, const array& x
 // The dtype the statistics are computed in: float32, or float64 when the result is float64.
 Dtype accumulation_type(Dtype out_type) { return out_type == float64 ? float64 : float32; }
 
-// MLX's finfo(dtype).min: the most negative finite value, which masks a score out.
-array lowest(Dtype dtype) {
-  switch (dtype) {
-    case Dtype::Val::float16: return array(-65504.0f, float16);
-    case Dtype::Val::bfloat16:
-      return array(-FLT_MAX, bfloat16);  // rounds to bfloat16's largest finite, -3.3895e38
-    case Dtype::Val::float64: return array(-DBL_MAX, float64);
-    default: return array(-FLT_MAX, float32);
-  }
-}
+// The score of a masked-out key: -inf, as MLX, so a row with every key masked gives NaN.
+array masked_score(Dtype dtype) { return array(-std::numeric_limits<float>::infinity(), dtype); }
 
 }  // namespace
 
@@ -95,26 +87,33 @@ array layer_norm(const array& x, const std::optional<array>& weight, const std::
 
 namespace {
 
-// x rotated by the angles of `positions` ([T] or [B, 1, T]) times `inv_freqs` ([dims / 2]).
+// x rotated by the angles of `positions` ([T] or [B, 1, T]) times `inv_freqs` ([dims / 2]),
+// computed in float32 (float64 for float64 inputs) and rounded to x's dtype once, as MLX's
+// kernels do: half-precision inputs would otherwise round cos, sin and each product.
 array rotate(const array& x4, int dims, bool traditional, const array& positions, const array& inv_freqs,
              const StreamOrDevice& s) {
   const int B = x4.shape(0), N = x4.shape(1), T = x4.shape(2), D = x4.shape(3);
   const int half = dims / 2;
+  const Dtype out_type = x4.dtype();
+  const Dtype ct = out_type == float64 ? float64 : float32;
   array theta = multiply(expand_dims(positions, -1, s), inv_freqs, s);
-  array coss = astype(cos(theta, s), x4.dtype(), s);
-  array sins = astype(sin(theta, s), x4.dtype(), s);
+  array coss = astype(cos(theta, s), ct, s);
+  array sins = astype(sin(theta, s), ct, s);
+  auto part = [&](const Shape& start, const Shape& stop, const Shape& step) {
+    return astype(slice(x4, start, stop, step, s), ct, s);
+  };
   std::vector<array> parts;
   if (traditional) {
-    array x1 = slice(x4, {0, 0, 0, 0}, {B, N, T, dims}, {1, 1, 1, 2}, s);
-    array x2 = slice(x4, {0, 0, 0, 1}, {B, N, T, dims}, {1, 1, 1, 2}, s);
+    array x1 = part({0, 0, 0, 0}, {B, N, T, dims}, {1, 1, 1, 2});
+    array x2 = part({0, 0, 0, 1}, {B, N, T, dims}, {1, 1, 1, 2});
     array r1 = subtract(multiply(x1, coss, s), multiply(x2, sins, s), s);
     array r2 = add(multiply(x1, sins, s), multiply(x2, coss, s), s);
-    parts.push_back(reshape(stack({r1, r2}, -1, s), {B, N, T, dims}, s));
+    parts.push_back(astype(reshape(stack({r1, r2}, -1, s), {B, N, T, dims}, s), out_type, s));
   } else {
-    array x1 = slice(x4, {0, 0, 0, 0}, {B, N, T, half}, s);
-    array x2 = slice(x4, {0, 0, 0, half}, {B, N, T, dims}, s);
-    parts.push_back(subtract(multiply(x1, coss, s), multiply(x2, sins, s), s));
-    parts.push_back(add(multiply(x1, sins, s), multiply(x2, coss, s), s));
+    array x1 = part({0, 0, 0, 0}, {B, N, T, half}, {1, 1, 1, 1});
+    array x2 = part({0, 0, 0, half}, {B, N, T, dims}, {1, 1, 1, 1});
+    parts.push_back(astype(subtract(multiply(x1, coss, s), multiply(x2, sins, s), s), out_type, s));
+    parts.push_back(astype(add(multiply(x1, sins, s), multiply(x2, coss, s), s), out_type, s));
   }
   if (dims < D) parts.push_back(slice(x4, {0, 0, 0, dims}, {B, N, T, D}, s));
   return parts.size() == 1 ? parts[0] : concatenate(parts, -1, s);
@@ -265,7 +264,7 @@ array scaled_dot_product_attention(const array& queries, const array& keys, cons
     mask = unflatten(*mask, -3, {n_kv_heads, repeats}, s);
   }
   if (mask) {
-    scores = mask->dtype() == bool_ ? where(*mask, scores, lowest(type), s) : add(scores, *mask, s);
+    scores = mask->dtype() == bool_ ? where(*mask, scores, masked_score(type), s) : add(scores, *mask, s);
   }
   if (sinks) {
     array sink = expand_dims(astype(*sinks, type, s), {0, 2, 3}, s);  // [1, N_q, 1, 1]

@@ -60,8 +60,8 @@ Params quant_params(const std::string& mode_str, std::optional<int> group_size, 
     if (g != 32 && g != 64 && g != 128) {
       throw_invalid(op, "The requested group size " + std::to_string(g) + " is not supported. The supported group sizes are 32, 64 and 128.");
     }
-    if (b != 2 && b != 3 && b != 4 && b != 5 && b != 6 && b != 8) {
-      throw_invalid(op, "The requested number of bits " + std::to_string(b) + " is not supported. The supported bits are 2, 3, 4, 5, 6 and 8.");
+    if (b != 1 && b != 2 && b != 3 && b != 4 && b != 5 && b != 6 && b != 8) {
+      throw_invalid(op, "The requested number of bits " + std::to_string(b) + " is not supported. The supported bits are 1, 2, 3, 4, 5, 6 and 8.");
     }
     return {mode, g, b};
   }

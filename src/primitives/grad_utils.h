@@ -21,6 +21,10 @@ inline array conj_if_complex(const array& d, const Stream& s) {
   return d.dtype() == complex64 ? conjugate(d, s) : d;
 }
 
+/// The products g [batch..., R, C] summed into the matrices of an operand of `shape`
+/// [..., R, C] that `indices` (uint32, the batch shape) picked: the adjoint of the gather.
+array sum_into_matrices(const array& g, const array& indices, const Shape& shape, const Stream& s);
+
 /// zeros_like for each input in `argnums`: the derivative of an integer-valued primitive.
 std::vector<array> zero_grads(const std::vector<array>& primals, const std::vector<int>& argnums,
                               const Stream& s);

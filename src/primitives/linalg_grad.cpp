@@ -11,17 +11,8 @@ namespace braid {
 
 using detail::scalar_like;
 
-namespace {
-
-array mT(const array& a, const Stream& s) { return swapaxes(a, -1, -2, s); }
-
-// The operand a vjp multiplies by: conjugated when complex (MLX's convention).
-array adj(const array& a, const Stream& s) { return detail::conj_if_complex(a, s); }
-
-// The products g [batch..., R, C] summed into the matrices of an operand of `shape`
-// [..., R, C] that `indices` (uint32, the batch shape) picked: the adjoint of the gather.
-// Indices past the last matrix are clamped, as the product's kernel reads them.
-array sum_into_matrices(const array& g, const array& indices, const Shape& shape, const Stream& s) {
+// Indices past the last matrix are clamped, as the products' kernels read them.
+array detail::sum_into_matrices(const array& g, const array& indices, const Shape& shape, const Stream& s) {
   const int32_t count =
       std::accumulate(shape.begin(), shape.end() - 2, int32_t{1}, std::multiplies<int32_t>());
   const int32_t rows = shape[shape.size() - 2], cols = shape.back();
@@ -30,6 +21,13 @@ array sum_into_matrices(const array& g, const array& indices, const Shape& shape
   array acc = scatter_add(zeros({count, rows, cols}, g.dtype(), s), {idx}, upd, {0}, s);
   return reshape(acc, shape, s);
 }
+
+namespace {
+
+array mT(const array& a, const Stream& s) { return swapaxes(a, -1, -2, s); }
+
+// The operand a vjp multiplies by: conjugated when complex (MLX's convention).
+array adj(const array& a, const Stream& s) { return detail::conj_if_complex(a, s); }
 
 // Whether `b` is its input with the last two axes swapped (a Transpose node), as the weight
 // of a linear layer is (x @ W^T).
@@ -143,10 +141,10 @@ std::vector<array> GatherMM::vjp(const std::vector<array>& primals, const std::v
   for (int arg : argnums) {
     if (arg == 0) {
       out.push_back(
-          sum_into_matrices(gather_mm(c, mT(b, s), std::nullopt, rhs, false, s), lhs, a.shape(), s));
+          detail::sum_into_matrices(gather_mm(c, mT(b, s), std::nullopt, rhs, false, s), lhs, a.shape(), s));
     } else if (arg == 1) {
       out.push_back(
-          sum_into_matrices(gather_mm(mT(a, s), c, lhs, std::nullopt, false, s), rhs, b.shape(), s));
+          detail::sum_into_matrices(gather_mm(mT(a, s), c, lhs, std::nullopt, false, s), rhs, b.shape(), s));
     } else {
       out.push_back(zeros_like(primals[arg], s));
     }
@@ -169,8 +167,8 @@ std::vector<array> GatherMM::jvp(const std::vector<array>& primals, const std::v
 }
 
 // The transform is linear: its vjp multiplies by the transposed matrix, H_m^T (x) H_p (H_p is
-// symmetric). When H_m is symmetric too (m = 1, 28) that is the transform itself; otherwise
-// (Paley's m = 12, 20) the blocks go through H_p and then H_m^T mixes them.
+// symmetric). When H_m is symmetric too (m = 1, 12) that is the transform itself; otherwise
+// (Sloane's m = 20, 28) the blocks go through H_p and then H_m^T mixes them.
 std::vector<array> Hadamard::vjp(const std::vector<array>&, const std::vector<array>& cotangents,
                                  const std::vector<int>&, const std::vector<array>&) {
   const Stream& s = stream();

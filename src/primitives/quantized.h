@@ -40,6 +40,7 @@ class Dequantize : public UnaryPrimitive {
   Dequantize(Stream s, int group_size, int bits, QuantizationMode mode)
       : UnaryPrimitive(std::move(s)), group_size_(group_size), bits_(bits), mode_(mode) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Dequantize"; }
   int group_size() const { return group_size_; }
   int bits() const { return bits_; }

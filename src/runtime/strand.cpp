@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "graph/exit.h"
 #include "runtime/park.h"
 #include "runtime/pool.h"
 
@@ -243,7 +244,16 @@ void Strand::run_loop(ArrayDesc* until, uint64_t until_completed, bool on_worker
     }
     {
       array node = std::move(batch_[batch_next_++]);  // released right after: its memory may go
-      execute_node(node);
+      if (!execute_node(node)) {
+        // The process began to end after the check above: give the node back and leave the
+        // strand to the exiting thread, as there.
+        batch_[--batch_next_] = std::move(node);
+        {
+          MutexLock lock(mu_);
+          state_ = State::idle;
+        }
+        WorkerPool::sleep_forever();
+      }
     }
     // seq_cst pairs with wait_until_completed's flag: it sees the count or we see it parked.
     completed_.fetch_add(1);
@@ -284,6 +294,7 @@ void Strand::wait_until_completed(uint64_t target) {
     kick();
     uint64_t done = completed_.load();
     if (done >= target) break;
+    if (help_at_exit()) continue;  // nobody else runs anything now
     park_while(&completed_, sync_parked_, [&] { return completed_.load() == done; });
   }
 }

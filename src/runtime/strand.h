@@ -139,7 +139,9 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
 
 /// Runs one claimed node whose inputs have all completed: computes it (or propagates an
 /// input's error), publishes the result, wakes waiters, detaches inputs. Never throws.
-void execute_node(array& node) noexcept;
+/// Returns false, touching nothing, when another thread is ending the process: the caller
+/// then gives the node back to its strand and starts nothing more.
+bool execute_node(array& node) noexcept;
 
 /// The first input of `node` that has not completed, or null. Called by the node's claimer.
 ArrayDesc* first_incomplete_input(const array& node);

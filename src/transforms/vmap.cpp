@@ -17,6 +17,7 @@
 #include "graph/trace.h"
 #include "memory/object_pool.h"
 #include "ops/utils.h"
+#include "primitives/fft.h"
 #include "primitives/primitives.h"
 #include "transforms/tape.h"
 
@@ -555,6 +556,15 @@ Mapped view_rule(const array& node, const std::vector<array>& in, const std::vec
   return {view(to_front(in[0], axes[0], s), node.dtype(), s), 0};
 }
 
+// The transform's axes move past the batch axis, which goes first.
+Mapped fft_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const FFT&>(node.primitive());
+  const Stream& s = p.stream();
+  return {array(batched(batch_size(in, axes), node.shape()), node.dtype(),
+                make_pooled<FFT>(s, shifted(p.axes()), p.inverse(), p.real()), {to_front(in[0], axes[0], s)}),
+          0};
+}
+
 // Input 0 batched; the dependencies come along as they are.
 Mapped depends_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
   const Stream& s = node.primitive().stream();
@@ -602,7 +612,7 @@ const std::unordered_map<std::type_index, Rule>& rules() {
       {typeid(Pad), &pad_rule}, {typeid(RandomBits), &random_bits_rule},
       {typeid(Convolution), &convolution_rule}, {typeid(Diagonal), &diagonal_rule},
       {typeid(View), &view_rule}, {typeid(Depends), &depends_rule},
-      {typeid(ScaledUnary), &scaled_unary_rule},
+      {typeid(ScaledUnary), &scaled_unary_rule}, {typeid(FFT), &fft_rule},
       // Along the last axis (or the last two): the batch axis goes first.
       {typeid(Hadamard), &softmax_rule}, {typeid(SvdSquareRoot), &softmax_rule},
       {typeid(Inverse), &matrix_rule}, {typeid(Cholesky), &matrix_rule}, {typeid(QRF), &matrix_rule},

@@ -24,8 +24,13 @@ def ops_header():
 
 
 def generate_ops(text):
+    """The ops family with `text` in place of ops.h (its other headers as they are)."""
     family = generate.FAMILIES[0]
-    return generate.generate_family(family, generate.parse_header(text))
+    decls = generate.parse_header(text)
+    for header in family.headers[1:]:
+        with open(os.path.join(BRAID_INCLUDE, header), encoding="utf-8") as f:
+            decls += generate.parse_header(f.read())
+    return generate.generate_family(family, decls)
 
 
 def with_declaration(decl):
@@ -38,8 +43,7 @@ def with_declaration(decl):
 class GeneratorTest(unittest.TestCase):
     def test_every_overload_of_braids_headers_is_accounted_for(self):
         for family in generate.FAMILIES:
-            with open(os.path.join(BRAID_INCLUDE, family.header), encoding="utf-8") as f:
-                functions, stats = generate.generate_family(family, generate.parse_header(f.read()))
+            functions, stats = generate.generate_family(family, generate.read_family(family, BRAID_INCLUDE))
             self.assertGreater(len(functions), 0)
             self.assertEqual(len({f.c_name for f in functions}), len(functions))
 
@@ -67,6 +71,19 @@ class GeneratorTest(unittest.TestCase):
         text = ops_header().replace("array squeeze(const array& a, int axis, StreamOrDevice s = {});", "")
         with self.assertRaisesRegex(generate.GeneratorError, "naming rule of squeeze lists"):
             generate_ops(text)
+
+    def test_einsum_joins_the_ops_with_mlx_cs_signature_and_einsum_path_has_no_c_form(self):
+        functions, stats = generate_ops(ops_header())
+        f = next(f for f in functions if f.c_name == "mlx_einsum")
+        self.assertEqual(f.decl, "int mlx_einsum(mlx_array* res, const char* subscripts, "
+                                 "const mlx_vector_array operands, const mlx_stream s)")
+        self.assertFalse(any(f.c_name == "mlx_einsum_path" for f in functions))
+        self.assertEqual(stats["no_c_form"], 1)
+
+    def test_a_function_without_c_form_that_is_gone_fails(self):
+        family = generate.FAMILIES[0]
+        with self.assertRaisesRegex(generate.GeneratorError, "einsum_path is listed as having no C form"):
+            generate.generate_family(family, generate.parse_header(ops_header()))
 
     def test_the_script_writes_headers_and_sources(self):
         with tempfile.TemporaryDirectory() as out:

@@ -2,7 +2,7 @@
  * version 0.4, and io_gguf.h) that braid provides is declared again here with mlx-c's own prototype, so a
  * signature that differs fails to compile ("conflicting types"), and referenced, so a missing
  * function fails to link. mlx-c functions that braid does not provide, and why, are listed in
- * docs/porting-from-mlx.md (C API); mlx_einsum is the one op among them. */
+ * docs/porting-from-mlx.md (C API). */
 #include "check.h"  /* first: it sets the feature macros */
 
 
@@ -127,6 +127,21 @@ int mlx_fast_rope(mlx_array* res, const mlx_array x, int dims, bool traditional,
 int mlx_fast_rope_dynamic(mlx_array* res, const mlx_array x, int dims, bool traditional, mlx_optional_float base, float scale, const mlx_array offset, const mlx_array freqs, const mlx_stream s);
 int mlx_fast_scaled_dot_product_attention(mlx_array* res, const mlx_array queries, const mlx_array keys, const mlx_array values, float scale, const char* mask_mode, const mlx_array mask_arr, const mlx_array sinks, const mlx_stream s);
 
+/* fft.h (mlx-c's, before the norm argument) */
+int mlx_fft_fft(mlx_array* res, const mlx_array a, int n, int axis, const mlx_stream s);
+int mlx_fft_fft2(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_fftn(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_fftshift(mlx_array* res, const mlx_array a, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_ifft(mlx_array* res, const mlx_array a, int n, int axis, const mlx_stream s);
+int mlx_fft_ifft2(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_ifftn(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_ifftshift(mlx_array* res, const mlx_array a, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_irfft(mlx_array* res, const mlx_array a, int n, int axis, const mlx_stream s);
+int mlx_fft_irfft2(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_irfftn(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_rfft(mlx_array* res, const mlx_array a, int n, int axis, const mlx_stream s);
+int mlx_fft_rfft2(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+int mlx_fft_rfftn(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
 /* linalg.h */
 int mlx_linalg_cholesky(mlx_array* res, const mlx_array a, bool upper, const mlx_stream s);
 int mlx_linalg_cholesky_inv(mlx_array* res, const mlx_array a, bool upper, const mlx_stream s);
@@ -287,6 +302,7 @@ int mlx_diag(mlx_array* res, const mlx_array a, int k, const mlx_stream s);
 int mlx_diagonal(mlx_array* res, const mlx_array a, int offset, int axis1, int axis2, const mlx_stream s);
 int mlx_divide(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
 int mlx_divmod(mlx_vector_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
+int mlx_einsum(mlx_array* res, const char* subscripts, const mlx_vector_array operands, const mlx_stream s);
 int mlx_equal(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
 int mlx_erf(mlx_array* res, const mlx_array a, const mlx_stream s);
 int mlx_erfinv(mlx_array* res, const mlx_array a, const mlx_stream s);
@@ -675,6 +691,20 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_fast_rope,
     (any_function)mlx_fast_rope_dynamic,
     (any_function)mlx_fast_scaled_dot_product_attention,
+    (any_function)mlx_fft_fft,
+    (any_function)mlx_fft_fft2,
+    (any_function)mlx_fft_fftn,
+    (any_function)mlx_fft_fftshift,
+    (any_function)mlx_fft_ifft,
+    (any_function)mlx_fft_ifft2,
+    (any_function)mlx_fft_ifftn,
+    (any_function)mlx_fft_ifftshift,
+    (any_function)mlx_fft_irfft,
+    (any_function)mlx_fft_irfft2,
+    (any_function)mlx_fft_irfftn,
+    (any_function)mlx_fft_rfft,
+    (any_function)mlx_fft_rfft2,
+    (any_function)mlx_fft_rfftn,
     (any_function)mlx_linalg_cholesky,
     (any_function)mlx_linalg_cholesky_inv,
     (any_function)mlx_linalg_cross,
@@ -821,6 +851,7 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_diagonal,
     (any_function)mlx_divide,
     (any_function)mlx_divmod,
+    (any_function)mlx_einsum,
     (any_function)mlx_equal,
     (any_function)mlx_erf,
     (any_function)mlx_erfinv,

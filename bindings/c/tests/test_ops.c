@@ -1,5 +1,6 @@
 /* The generated op wrappers, one case per kind of C signature: arrays, shapes and strides,
- * axis lists, scalars, dtypes, optionals, strings, pairs and triples, vector results. */
+ * axis lists, scalars, dtypes, optionals, strings, pairs and triples, vector results; and the
+ * fast and fft families. */
 #include "check.h"
 
 static mlx_stream s;
@@ -173,6 +174,23 @@ static void StringsPairsAndTriplesMap(void) {
   mlx_array_free(r);
 }
 
+static void EinsumContractsAVectorOfOperands(void) {
+  float ad[] = {1, 2, 3, 4, 5, 6}, bd[] = {1, 0, 0, 1, 1, 1};
+  int a_shape[] = {2, 3}, b_shape[] = {3, 2};
+  mlx_array a = floats(ad, a_shape, 2), b = floats(bd, b_shape, 2), r = mlx_array_new();
+  mlx_array pair[] = {a, b};
+  mlx_vector_array operands = mlx_vector_array_new_data(pair, 2);
+  CHECK_OK(mlx_einsum(&r, "ij,jk->ki", operands, s)); /* (a @ b).T = [[4, 10], [5, 11]] */
+  float out[4];
+  read_floats(r, out, 4);
+  CHECK(mlx_array_dim(r, 0) == 2 && out[0] == 4 && out[1] == 10 && out[2] == 5 && out[3] == 11);
+  CHECK_FAILS(mlx_einsum(&r, "ij,jk,kl", operands, s), "[einsum]");
+  mlx_vector_array_free(operands);
+  mlx_array_free(a);
+  mlx_array_free(b);
+  mlx_array_free(r);
+}
+
 static void QuantizationRoundTrips(void) {
   float w[64 * 2];
   for (int i = 0; i < 128; ++i) w[i] = (float)(i % 16) / 16.0f;
@@ -267,6 +285,33 @@ static void FastFunctionsNormalizeAndAttend(void) {
   mlx_array_free(r);
 }
 
+static void FftRoundTripsAndShifts(void) {
+  float data[] = {1, 2, 3, 4};
+  int shape[] = {4};
+  mlx_array x = floats(data, shape, 1), spec = mlx_array_new(), r = mlx_array_new();
+  CHECK_OK(mlx_fft_rfft(&spec, x, 4, -1, s)); /* [10, -2+2i, -2] */
+  CHECK(mlx_array_dim(spec, 0) == 3 && mlx_array_dtype(spec) == MLX_COMPLEX64);
+  CHECK_OK(mlx_fft_irfft(&r, spec, 4, 0, s));
+  float out[4];
+  read_floats(r, out, 4);
+  for (int i = 0; i < 4; ++i) CHECK_NEAR(out[i], data[i], 1e-5);
+  int n[] = {4}, axes[] = {0};
+  CHECK_OK(mlx_fft_fftn(&spec, x, n, 1, axes, 1, s));
+  CHECK_OK(mlx_fft_ifftn(&r, spec, n, 1, axes, 1, s));
+  CHECK_OK(mlx_real(&r, r, s));
+  read_floats(r, out, 4);
+  CHECK_NEAR(out[3], 4, 1e-5);
+  CHECK_OK(mlx_fft_fftshift(&r, x, axes, 1, s));
+  read_floats(r, out, 4);
+  CHECK(out[0] == 3 && out[1] == 4 && out[2] == 1 && out[3] == 2);
+  int bad[] = {1};
+  CHECK(mlx_fft_fftn(&r, x, n, 1, bad, 1, s) != 0);
+  CHECK(strstr(last_error_message(), "[fftn]") != NULL);
+  mlx_array_free(x);
+  mlx_array_free(spec);
+  mlx_array_free(r);
+}
+
 int main(void) {
   test_setup(60);
   s = mlx_default_cpu_stream_new();
@@ -276,9 +321,11 @@ int main(void) {
   RUN(OptionalArgumentsAcceptEmptyHandles);
   RUN(VectorResultsAndInputs);
   RUN(StringsPairsAndTriplesMap);
+  RUN(EinsumContractsAVectorOfOperands);
   RUN(QuantizationRoundTrips);
   RUN(IndexingAndSortingOps);
   RUN(FastFunctionsNormalizeAndAttend);
+  RUN(FftRoundTripsAndShifts);
   mlx_stream_free(s);
   return 0;
 }

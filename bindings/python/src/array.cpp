@@ -1,7 +1,9 @@
 // The array class of braid.core: construction from Python values, properties, conversion to
 // Python and NumPy, printing and the arithmetic operators (with MLX's rules for Python scalars).
 // Indexing and the op methods (a.sum(), a.reshape(), ...) are added by other files.
+#include <complex>
 #include <sstream>
+#include <string_view>
 
 #include "python.h"
 
@@ -11,23 +13,35 @@ namespace {
 
 using Binary = array (*)(const array&, const array&, StreamOrDevice);
 
-/// Binds `name` and its reflected form (`rname`, operands swapped) to `op`; a right operand that
-/// is not array-like gives NotImplemented, so Python tries the other operand.
+/// MLX's operands of an array operator: arrays, Python scalars and array-likes (NumPy arrays
+/// and scalars). Lists, tuples, strings and other objects are not: `==` and `!=` with them give
+/// False and True, every other operator raises ValueError.
+bool is_operand(py::handle b) {
+  return py::isinstance<array>(b) || is_python_scalar(b) || py::hasattr(b, "__array__");
+}
+
+void check_operand(const char* name, py::handle b) {
+  if (!is_operand(b)) {
+    throw std::invalid_argument(std::string("[") + name + "] Cannot perform the operation with an operand of type " +
+                                py::str(py::type::of(b).attr("__name__")).cast<std::string>() +
+                                ": expected an array, a Python scalar or a NumPy array.");
+  }
+}
+
+/// Binds `name` and its reflected form (`rname`, operands swapped) to `op`.
 void def_binary(py::class_<array>& cls, const char* name, const char* rname, Binary op) {
-  cls.def(name, [op](const array& a, py::object b) -> py::object {
-    if (!py::isinstance<array>(b) && !is_python_scalar(b) && !PyList_Check(b.ptr()) &&
-        !PyTuple_Check(b.ptr()) && !py::hasattr(b, "__array__")) {
-      return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+  cls.def(name, [op, name](const array& a, py::object b) -> py::object {
+    if (!is_operand(b)) {
+      if (std::string_view(name) == "__eq__") return py::bool_(false);
+      if (std::string_view(name) == "__ne__") return py::bool_(true);
+      check_operand(name, b);
     }
     auto [x, y] = to_arrays(py::cast(a), b);
     return py::cast(op(x, y, {}));
   });
   if (rname != nullptr) {
-    cls.def(rname, [op](const array& a, py::object b) -> py::object {
-      if (!py::isinstance<array>(b) && !is_python_scalar(b) && !PyList_Check(b.ptr()) &&
-          !PyTuple_Check(b.ptr()) && !py::hasattr(b, "__array__")) {
-        return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-      }
+    cls.def(rname, [op, rname](const array& a, py::object b) -> py::object {
+      check_operand(rname, b);
       auto [x, y] = to_arrays(b, py::cast(a));
       return py::cast(op(x, y, {}));
     });
@@ -38,7 +52,8 @@ void def_binary(py::class_<array>& cls, const char* name, const char* rname, Bin
 void def_inplace(py::class_<array>& cls, const char* name, Binary op) {
   cls.def(
       name,
-      [op](array& a, py::object b) -> array& {
+      [op, name](array& a, py::object b) -> array& {
+        check_operand(name, b);
         auto [x, y] = to_arrays(py::cast(a), b);
         a = op(x, y, {});
         return a;
@@ -142,9 +157,19 @@ BRAID_PYTHON_INIT(kInitArray) {
       .def("__float__", [](const array& a) { return py::float_(to_scalar(a)); })
       .def("__index__",
            [](const array& a) {
-             if (!issubdtype(a.dtype(), integer))
-               throw py::type_error("only integer arrays can be used as an index");
+             // TypeError (not ValueError) for anything but one integer: bytes(a) and other
+             // callers then fall back to the buffer protocol, as with MLX.
+             if (!issubdtype(a.dtype(), integer) || a.size() != 1)
+               throw py::type_error("only integer scalar arrays can be converted to a scalar index");
              return py::int_(to_scalar(a));
+           })
+      .def("__complex__", [](const array& a) { return py::module_::import("builtins").attr("complex")(to_scalar(a)); })
+      .def("__format__",
+           [](const array& a, const std::string& spec) -> py::object {
+             // A 0-d array formats its item (f"{a:.2f}"); others take only the empty spec.
+             if (spec.empty()) return py::str(py::cast(a));
+             if (a.ndim() != 0) throw py::type_error("unsupported format string passed to array.__format__");
+             return py::module_::import("builtins").attr("format")(to_scalar(a), spec);
            })
       .def("__copy__", [](const array& a) { return copy(a); })
       .def(

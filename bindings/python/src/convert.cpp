@@ -302,6 +302,10 @@ array to_array(py::handle obj, std::optional<Dtype> dtype) {
     return array(int_value(obj), *dtype);
   }
   if (is_sequence(obj)) return list_to_array(obj, dtype);
+  if (PyBytes_Check(obj.ptr())) {
+    // bytes are a buffer of uint8, as bytearray and memoryview (NumPy would make one 'S' scalar).
+    return to_array(py::module_::import("numpy").attr("frombuffer")(obj, "uint8"), dtype);
+  }
   if (PyObject_CheckBuffer(obj.ptr()) || py::hasattr(obj, "__array__")) {
     py::array arr = py::array::ensure(obj, py::array::c_style);
     if (!arr) throw py::error_already_set();

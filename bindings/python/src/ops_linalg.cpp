@@ -1,5 +1,6 @@
 // Matrix products of braid.core with mlx.core's signatures: matmul and addmm, inner, outer,
-// tensordot and kron, the masked, gathered and segmented products, and the Hadamard transform.
+// tensordot and kron, einsum and einsum_path, the masked, gathered and segmented products, and
+// the Hadamard transform.
 #include "ops_args.h"
 
 namespace braid::python {
@@ -26,6 +27,14 @@ array tensordot_axes(const array& a, const array& b, py::handle axes, StreamOrDe
   if (seq.size() != 2) throw std::invalid_argument("[tensordot] axes must be a list of two lists.");
   return tensordot(a, b, arg_int_or_ints(seq[0], 0, "tensordot", "axes"),
                    arg_int_or_ints(seq[1], 0, "tensordot", "axes"), s);
+}
+
+/// einsum's operands: every positional argument after the subscripts, array-like.
+std::vector<array> einsum_operands(const py::args& operands, const char* fn) {
+  std::vector<array> out;
+  out.reserve(operands.size());
+  for (auto item : operands) out.push_back(arg_array(item, fn, "operands"));
+  return out;
 }
 
 }  // namespace
@@ -56,6 +65,29 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       },
       "a"_a, "b"_a, py::pos_only(), "axes"_a = 2, py::kw_only(), "stream"_a = py::none(),
       "Sum of products over the last `axes` axes of a and the first of b, or over two lists of paired axes.");
+  m.def(
+      "einsum",
+      [](const std::string& subscripts, const py::args& operands, py::object stream) {
+        return einsum(subscripts, einsum_operands(operands, "einsum"), to_stream_or_device(stream));
+      },
+      "subscripts"_a, "stream"_a = py::none(),
+      "The Einstein summation of the operands that `subscripts` describes (NumPy's rules), contracted "
+      "pairwise in the order einsum_path gives.");
+  m.def(
+      "einsum_path",
+      [](const std::string& subscripts, const py::args& operands) {
+        auto [path, description] = einsum_path(subscripts, einsum_operands(operands, "einsum_path"));
+        py::list steps;
+        for (const auto& step : path) {
+          py::tuple t(step.size());
+          for (size_t i = 0; i < step.size(); ++i) t[i] = py::int_(step[i]);
+          steps.append(t);
+        }
+        return py::make_tuple(steps, description);
+      },
+      "subscripts"_a,
+      "The contraction order einsum takes (a list of tuples of positions in the operands left to "
+      "combine, each result joining them at the end) and a description of its cost.");
   m.def(
       "block_masked_mm",
       [](py::object a, py::object b, int block_size, py::object mask_out, py::object mask_lhs,

@@ -302,6 +302,31 @@ BRAID_PYTHON_INIT(kInitFunctions) {
         braid::async_eval(std::move(arrays));
       },
       "Starts computing the arrays in the arguments and returns at once; using them waits.");
+  m.def(
+      "export_to_dot",
+      [](py::object file, const py::args& args, const py::kwargs& kwargs) {
+        NodeNamer namer;
+        std::vector<array> outputs = tree_flatten_arrays(args, false);
+        for (const auto& item : kwargs) {
+          for (const array& a : tree_flatten_arrays(item.second, false)) {
+            namer.set_name(a, item.first.cast<std::string>());
+            outputs.push_back(a);
+          }
+        }
+        std::ostringstream dot;
+        export_to_dot(dot, std::move(namer), outputs);
+        if (py::isinstance<py::str>(file)) {
+          py::object f = py::module_::import("builtins").attr("open")(file, "w");
+          f.attr("write")(dot.str());
+          f.attr("close")();
+          return;
+        }
+        if (!py::hasattr(file, "write"))
+          throw py::type_error("[export_to_dot] file must be a path (str) or an object with a write method.");
+        file.attr("write")(dot.str());
+      },
+      "file"_a, "Writes the graph behind the arrays in the arguments (arrays or trees of them; keyword "
+      "arguments name their arrays) to `file`, a path or a writable text stream, in Graphviz's DOT format.");
 
   m.def(
       "vjp",

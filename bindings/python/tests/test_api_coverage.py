@@ -30,8 +30,8 @@ def test_every_declared_op_is_bound():
     assert not missing, f"ops of include/braid/ops.h missing from braid.core: {missing}"
 
 
-def test_every_random_fast_and_linalg_function_is_bound():
-    for header, module in [("random.h", mx.random), ("fast.h", mx.fast), ("linalg.h", mx.linalg)]:
+def test_every_random_fast_fft_and_linalg_function_is_bound():
+    for header, module in [("random.h", mx.random), ("fast.h", mx.fast), ("fft.h", mx.fft), ("linalg.h", mx.linalg)]:
         with open(os.path.join(os.path.dirname(OPS_H), header)) as f:
             source = re.sub(r"//[^\n]*", "", f.read())
         # Free functions start at the first column (members are indented).
@@ -41,3 +41,11 @@ def test_every_random_fast_and_linalg_function_is_bound():
         assert names, header
         missing = sorted(n for n in names if not hasattr(module, n))
         assert not missing, f"functions of include/braid/{header} missing from {module.__name__}: {missing}"
+
+
+def test_every_einsum_function_is_bound():
+    with open(os.path.join(os.path.dirname(OPS_H), "einsum.h")) as f:
+        source = re.sub(r"//[^\n]*", "", f.read())
+    names = set(re.findall(r"^(?:array|std::pair<.*?>)\s+([A-Za-z_]\w*)\s*\(", source, re.MULTILINE))
+    assert names == {"einsum", "einsum_path"}
+    assert all(hasattr(mx, n) for n in names)

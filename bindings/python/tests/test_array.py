@@ -211,3 +211,34 @@ def test_devices_print_and_compare_as_in_mlx():
     assert mx.cpu != mx.Device(mx.gpu) and mx.cpu != mx.gpu and mx.cpu != "cpu"
     assert len({mx.cpu, mx.gpu, mx.cpu}) == 2
     assert str(mx.default_stream(mx.cpu)).startswith("Stream(cpu, ")
+
+
+def test_operands_are_arrays_scalars_or_array_likes():
+    # MLX: == and != with a list, tuple or other object are False and True; every other
+    # operator raises ValueError for them.
+    a = mx.array([1, 2, 3])
+    assert (a == [1, 2, 3]) is False and (a == (1, 2, 3)) is False and (a == "abc") is False
+    assert (a != [1, 2, 3]) is True and (a != object()) is True
+    for op in (lambda: a < [1, 2, 3], lambda: a + (1, 2, 3), lambda: a // [1, 2, 3], lambda: a ** (1, 2, 3),
+               lambda: a & [1, 2, 3], lambda: a < "hello", lambda: mx.array([1, 2.5]) * "hello",
+               lambda: [1, 2, 3] - a):
+        with pytest.raises(ValueError):
+            op()
+    b = mx.array([1, 2, 3])
+    with pytest.raises(ValueError):
+        b += [1, 1, 1]
+    assert (a == np.array([1, 0, 3])).tolist() == [True, False, True]
+    assert (a + np.int32(1)).tolist() == [2, 3, 4]
+
+
+def test_scalar_conversions_format_and_bytes():
+    assert complex(mx.array(1 + 2j)) == 1 + 2j and complex(mx.array(3.0)) == 3 + 0j
+    assert f"{mx.array(0.35487):.1f}" == "0.4" and f"{mx.array(7):03d}" == "007"
+    assert f"{mx.array([1, 2])}" == str(mx.array([1, 2]))
+    with pytest.raises(TypeError):
+        f"{mx.array([1.0, 2.0]):.1f}"
+    with pytest.raises(TypeError):
+        mx.arange(3).__index__()
+    assert bytes(mx.arange(10).astype(mx.int16)) == np.arange(10, dtype=np.int16).tobytes()
+    x = mx.array(b"Hello")
+    assert x.dtype == mx.uint8 and x.tolist() == [72, 101, 108, 108, 111]

@@ -95,6 +95,33 @@ def test_rope_array_offsets_and_freqs():
         mx.fast.rope(mx.array(x), 8, False, 500.0, 1.0, 0)
 
 
+@pytest.mark.parametrize("dtype", [mx.bfloat16, mx.float16])
+@pytest.mark.parametrize("traditional", [False, True])
+def test_rope_half_precision_rounds_once(dtype, traditional):
+    # Computed in float32 and rounded to the input's dtype once, as MLX's kernels: the result
+    # is the float32 rotation of the same values, rounded (rounding cos, sin and each product
+    # to the input's dtype would add several roundings).
+    x = mx.array(randn(2, 4, 64, 32)).astype(dtype)
+    out = mx.fast.rope(x, 32, traditional=traditional, base=10000.0, scale=1.0, offset=5)
+    assert out.dtype == dtype
+    wide = mx.fast.rope(x.astype(mx.float32), 32, traditional=traditional, base=10000.0, scale=1.0, offset=5)
+    assert mx.array_equal(out, wide.astype(dtype)).item()
+    close(wide, rope_ref(np.array(x.astype(mx.float32)), 32, traditional, 10000.0, 1.0, 5), tol=1e-4)
+
+
+def test_sdpa_fully_masked_rows_are_nan():
+    # MLX: a masked-out key scores -inf, so a query that may see no key gets NaN.
+    q, k, v = randn(1, 2, 3, 8), randn(1, 2, 5, 8), randn(1, 2, 5, 8)
+    args = (mx.array(q), mx.array(k), mx.array(v))
+    for mask in (mx.array(False), mx.array(-np.inf)):
+        out = mx.fast.scaled_dot_product_attention(*args, scale=1.0, mask=mask)
+        assert np.isnan(np.array(out)).all()
+    rows = np.ones((3, 5), bool)
+    rows[1] = False
+    out = np.array(mx.fast.scaled_dot_product_attention(*args, scale=1.0, mask=mx.array(rows)))
+    assert np.isnan(out[:, :, 1]).all() and np.isfinite(out[:, :, [0, 2]]).all()
+
+
 def sdpa_ref(q, k, v, scale, mask=None, sinks=None):
     n_q, n_kv = q.shape[1], k.shape[1]
     k = np.repeat(k, n_q // n_kv, axis=1)

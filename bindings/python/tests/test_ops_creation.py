@@ -146,3 +146,13 @@ def test_windows_match_numpy(name):
     for M in (0, 1, 2, 7, 16):
         check(getattr(mx, name)(M), ref(M), mx.float32, rtol=1e-5, atol=1e-6)
     check(getattr(mx, name)(5, stream=mx.cpu), ref(5), rtol=1e-5, atol=1e-6)
+
+
+def test_constants_and_numpy_aliases():
+    assert mx.pi == np.pi and mx.e == np.e and mx.newaxis is None
+    assert mx.euler_gamma == pytest.approx(0.5772156649015329)
+    for name in ("inf", "Inf", "Infinity", "infty", "PINF"):
+        assert getattr(mx, name) == float("inf")
+    assert mx.NINF == float("-inf")
+    assert np.isnan(mx.nan) and np.isnan(mx.NAN) and np.isnan(mx.NaN)
+    assert mx.PZERO == 0.0 and np.signbit(mx.NZERO) and not np.signbit(mx.PZERO)

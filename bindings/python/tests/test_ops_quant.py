@@ -1,6 +1,6 @@
 # Quantization ops of braid.core: quantize/dequantize round trips within the error each format
-# allows, the quantized products against products of the dequantized weights (NumPy), and the
-# float8 conversions.
+# allows, the quantized products against products of the dequantized weights (NumPy), their
+# derivatives with respect to affine scales and biases, and the float8 conversions.
 import numpy as np
 import pytest
 
@@ -17,7 +17,7 @@ def f32(a):
     return np.array(a.astype(mx.float32))
 
 
-@pytest.mark.parametrize("bits", [2, 3, 4, 5, 6, 8])
+@pytest.mark.parametrize("bits", [1, 2, 3, 4, 5, 6, 8])
 @pytest.mark.parametrize("group_size", [32, 64, 128])
 def test_affine_round_trip_within_one_step(bits, group_size):
     w = randn(8, 256)
@@ -33,6 +33,22 @@ def test_affine_round_trip_within_one_step(bits, group_size):
     assert np.all(err <= np.abs(np.array(scales)) * 1.001 + 1e-6)
     # The codes cover the group: the error is far below the group's range.
     assert err.max() < (w.max() - w.min())
+
+
+def test_one_bit_reads_back_each_groups_extremes():
+    rng_bits = np.random.default_rng(5).random((16, 256)) > 0.5
+    for lo, hi in ((-0.5, 0.5), (0.1, 0.9)):
+        w = np.where(rng_bits, hi, lo).astype(np.float32)
+        for gs in (32, 64, 128):
+            w_q, scales, biases = mx.quantize(mx.array(w), group_size=gs, bits=1)
+            np.testing.assert_allclose(np.array(scales), hi - lo, rtol=1e-6)
+            np.testing.assert_allclose(np.array(biases), lo, rtol=1e-6)
+            np.testing.assert_allclose(np.array(mx.dequantize(w_q, scales, biases, gs, 1)), w, atol=1e-6)
+            x = randn(4, 256)
+            y = mx.quantized_matmul(mx.array(x), w_q, scales, biases, True, gs, 1)
+            np.testing.assert_allclose(np.array(y), x @ w.T, rtol=1e-4, atol=1e-4)
+    w_q, scales, biases = mx.quantize(mx.zeros((8, 128)), 64, 1)
+    assert np.all(np.array(mx.dequantize(w_q, scales, biases, 64, 1)) == 0)
 
 
 def test_quantize_defaults_and_keywords():
@@ -125,6 +141,77 @@ def test_gather_qmm_indexes_quantized_batches():
     np.testing.assert_allclose(np.array(out), ref, rtol=1e-4, atol=1e-4)
     out = mx.gather_qmm(mx.array(x[0]), w_q, scales, biases, rhs_indices=mx.array(rhs), sorted_indices=False)
     np.testing.assert_allclose(np.array(out), x[0] @ np.swapaxes(w_dq[rhs], -1, -2), rtol=1e-4, atol=1e-4)
+
+
+def group_sums(a, group):
+    return a.reshape(*a.shape[:-1], -1, group).sum(axis=-1)
+
+
+@pytest.mark.parametrize("rows", [2, 24])
+def test_quantized_matmul_differentiates_affine_scales_and_biases(rows):
+    # out = x @ W^T with W = scales * q + biases per group: dW = c^T x, and each group's
+    # scale gets sum(dW * q), its bias sum(dW). Two rows read the packed weights, 24 the
+    # dequantized ones.
+    x, c = randn(rows, 128), randn(rows, 16)
+    w_q, scales, biases = mx.quantize(mx.array(randn(16, 128)), 32, 4)
+    q = np.array(mx.dequantize(w_q, mx.ones_like(scales), mx.zeros_like(biases), 32, 4))
+    (_,), (ds, db) = mx.vjp(
+        lambda s, b: [mx.quantized_matmul(mx.array(x), w_q, s, b, group_size=32, bits=4)],
+        [scales, biases],
+        [mx.array(c)],
+    )
+    dw = c.T @ x
+    np.testing.assert_allclose(np.array(ds), group_sums(dw * q, 32), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(np.array(db), group_sums(dw, 32), rtol=1e-4, atol=1e-3)
+    # The product is linear in the scales and biases: its tangent is the product of their tangents.
+    ts, tb = randn(*scales.shape), randn(*biases.shape)
+    _, (t,) = mx.jvp(
+        lambda s, b: [mx.quantized_matmul(mx.array(x), w_q, s, b, group_size=32, bits=4)],
+        [scales, biases],
+        [mx.array(ts), mx.array(tb)],
+    )
+    tw = np.repeat(ts, 32, axis=-1) * q + np.repeat(tb, 32, axis=-1)
+    np.testing.assert_allclose(np.array(t), x @ tw.T, rtol=1e-4, atol=1e-3)
+
+
+def test_dequantize_differentiates_affine_scales_and_biases():
+    w_q, scales, biases = mx.quantize(mx.array(randn(4, 64)), 32, 8)
+    q = np.array(mx.dequantize(w_q, mx.ones_like(scales), mx.zeros_like(biases), 32, 8))
+    c = randn(4, 64)
+    (_,), (ds, db) = mx.vjp(lambda s, b: [mx.dequantize(w_q, s, b, 32, 8)], [scales, biases], [mx.array(c)])
+    np.testing.assert_allclose(np.array(ds), group_sums(c * q, 32), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(np.array(db), group_sums(c, 32), rtol=1e-5, atol=1e-5)
+
+
+def test_gather_qmm_scale_gradients_sum_over_the_selected_experts():
+    x = mx.array(randn(6, 1, 64))
+    w_q, scales, biases = mx.quantize(mx.array(randn(3, 16, 64)), 32, 4)
+    rhs = mx.array(np.array([0, 0, 0, 2, 2, 2], np.uint32))
+    cot = [mx.array(randn(6, 1, 16))]
+
+    def reference(s, b):
+        w = mx.dequantize(w_q, s, b, 32, 4)[rhs]
+        return [x @ mx.swapaxes(w, -1, -2)]
+
+    def gathered(s, b):
+        return [mx.gather_qmm(x, w_q, s, b, rhs_indices=rhs, group_size=32, bits=4, sorted_indices=True)]
+
+    (_,), (ds_ref, db_ref) = mx.vjp(reference, [scales, biases], cot)
+    (_,), (ds, db) = mx.vjp(gathered, [scales, biases], cot)
+    np.testing.assert_allclose(np.array(ds), np.array(ds_ref), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.array(db), np.array(db_ref), rtol=1e-4, atol=1e-4)
+    # Expert 1 is never selected.
+    assert not np.any(np.array(ds)[1]) and not np.any(np.array(db)[1])
+
+
+def test_quantized_products_have_no_gradient_wrt_packed_weights_or_fp_scales():
+    x = mx.array(randn(2, 64))
+    w_q, scales, biases = mx.quantize(mx.array(randn(8, 64)))
+    with pytest.raises(RuntimeError, match="quantized weights"):
+        mx.grad(lambda w: mx.quantized_matmul(x, w, scales, biases).sum())(w_q)
+    w_q, scales = mx.quantize(mx.array(randn(8, 64)), mode="mxfp4")
+    with pytest.raises(ValueError, match="mxfp4"):
+        mx.grad(lambda s: mx.quantized_matmul(x, w_q, s, mode="mxfp4").sum())(scales)
 
 
 def test_qqmm_multiplies_quantized_operands():

@@ -63,6 +63,19 @@ pub mod fast {
     include!(concat!(env!("OUT_DIR"), "/fast.rs"));
 }
 
+/// Discrete Fourier transforms (generated from `braid/c/fft.h`), as MLX's `mlx::core::fft`.
+#[allow(clippy::too_many_arguments)]
+pub mod fft {
+    include!(concat!(env!("OUT_DIR"), "/fft.rs"));
+}
+
+/// Linear algebra (generated from `braid/c/linalg.h`), as MLX's `mlx::core::linalg`: norms and
+/// `cross` on any device, the factorizations and solves on CPU streams.
+#[allow(clippy::too_many_arguments)]
+pub mod linalg {
+    include!(concat!(env!("OUT_DIR"), "/linalg.rs"));
+}
+
 /// braid's version, "major.minor.patch".
 pub fn version() -> Result<String> {
     error::init();

@@ -8,7 +8,8 @@
 // 1), 1e-7) with the sign chosen so that q = 0 lands on the edge... then the scale is
 // adjusted to edge / q0 and the bias is the edge (0 when the edge rounds to q0 = 0). Each
 // element becomes q = clamp(round((w - bias) / scale), 0, 2^bits - 1) and reads back as
-// scale * q + bias.
+// scale * q + bias. One bit (codes 0 and 1) keeps both extremes instead: scale =
+// max(hi - lo, 1e-7) and bias = lo, so a group of two values reads back exactly.
 //
 // The floating-point modes (OCP microscaling and NVIDIA's NVFP4) have no bias; a group's
 // elements are small floats times one shared scale, stored as a uint8 code per group:
@@ -65,6 +66,12 @@ struct AffineParams {
 
 /// The scale and bias of a group with minimum `lo` and maximum `hi`.
 BRAID_HD AffineParams affine_params(float lo, float hi, int bits) {
+  if (bits == 1) {
+    AffineParams p;
+    p.scale = fmaxf(hi - lo, 1e-7f);
+    p.bias = lo;
+    return p;
+  }
   const float n_bins = static_cast<float>((1 << bits) - 1);
   const bool low_edge = fabsf(lo) > fabsf(hi);
   float scale = fmaxf((hi - lo) / n_bins, 1e-7f);

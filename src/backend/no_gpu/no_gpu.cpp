@@ -3,6 +3,7 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "primitives/fft.h"
 #include "primitives/primitives.h"
 
 namespace braid {
@@ -43,5 +44,6 @@ BRAID_CONV_PRIMITIVES(BRAID_NO_GPU)
 BRAID_IO_PRIMITIVES(BRAID_NO_GPU)
 BRAID_RANDOM_PRIMITIVES(BRAID_NO_GPU)
 BRAID_OPTIMIZER_PRIMITIVES(BRAID_NO_GPU)
+BRAID_FFT_PRIMITIVES(BRAID_NO_GPU)
 
 }  // namespace braid
