@@ -4,9 +4,9 @@
     generate.py --braid-include DIR --out DIR [--summary]
 
 Reads DIR/braid/ops.h (with einsum.h, which joins the ops family as mlx-c's ops.h has
-mlx_einsum), random.h, fast.h and fft.h and writes, under the output directory,
-include/braid/c/{ops,random,fast,fft}.h (the C declarations) and src/{ops,random,fast,fft}.cpp
-(their definitions). The build runs it whenever a header or this script changes,
+mlx_einsum), random.h, fast.h, fft.h and linalg.h and writes, under the output directory,
+include/braid/c/{ops,random,fast,fft,linalg}.h (the C declarations) and
+src/{ops,random,fast,fft,linalg}.cpp (their definitions). The build runs it whenever a header or this script changes,
 so the C API cannot fall behind the C++ one.
 
 Every overload of every public function in those headers is accounted for:
@@ -191,6 +191,19 @@ for _name in ["fftn", "ifftn", "rfftn", "irfftn"]:
     FFT_VARIANTS[_name] = {"array,Shape,std::vector<int>": "", "array,std::vector<int>": None, "array": None}
 for _name in ["fftshift", "ifftshift"]:
     FFT_VARIANTS[_name] = {"array,std::vector<int>": "", "array": None}
+LINALG_VARIANTS = {
+    # mlx-c: mlx_linalg_norm (a numeric ord), mlx_linalg_norm_matrix (a string ord),
+    # mlx_linalg_norm_l2 (none); the single-axis overloads are C++ conveniences.
+    "norm": {
+        "array,double,std::optional<std::vector<int>>,bool": "",
+        "array,double,int,bool": None,
+        "array,std::string,std::optional<std::vector<int>>,bool": "matrix",
+        "array,std::string,int,bool": None,
+        "array,std::optional<std::vector<int>>,bool": "l2",
+        "array,int,bool": None,
+    },
+    "svd": {"array,bool": "", "array": None},
+}
 
 # Overloads whose signature the type rules cannot map, with their C declaration and C++ body:
 # {("name", "types"): ("int mlx_x(...)", "body using the C parameters")}. None needed so far.
@@ -222,6 +235,8 @@ FAMILIES = [
            "norms, rotary embeddings and attention, braid/fast.h (mlx-c's mlx/c/fast.h, without custom kernels)"),
     Family(("braid/fft.h",), "braid::fft", "fft_", "fft", FFT_VARIANTS,
            "discrete Fourier transforms, braid/fft.h (mlx-c's mlx/c/fft.h)"),
+    Family(("braid/linalg.h",), "braid::linalg", "linalg_", "linalg", LINALG_VARIANTS,
+           "linear algebra, braid/linalg.h (mlx-c's mlx/c/linalg.h)"),
 ]
 
 
@@ -406,6 +421,9 @@ def map_param(p):
         return CArg([f"const mlx_vector_array {n}"], f"get({n})")
     if t in ("Shape", "std::vector<int>"):
         return CArg([f"const int* {n}", f"size_t {n}_num"], f"sequence_arg<{t}>({n}, {n}_num)")
+    if t == "std::optional<std::vector<int>>":
+        return CArg([f"const int* {n} /* may be null */", f"size_t {n}_num"],
+                    f"optional_sequence_arg<std::vector<int>>({n}, {n}_num)")
     if t == "Strides":
         return CArg([f"const int64_t* {n}", f"size_t {n}_num"], f"sequence_arg<Strides>({n}, {n}_num)")
     if t in ("int", "float", "double", "bool", "size_t", "uint64_t"):

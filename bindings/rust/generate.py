@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Writes the Rust crate's generated sources from braid's C headers (<braid/c.h> and the
-headers it includes, the generated ops.h, random.h, fast.h and fft.h among them):
+headers it includes, the generated ops.h, random.h, fast.h, fft.h and linalg.h among them):
 
   sys.rs     extern "C" declarations of every function, the handle structs (#[repr(C)], with
              their `ctx` pointers as mlx-c defines them), the optional structs, the io vtable,
              and the enums as integer aliases with one constant per value (a C value Rust does
              not know can then never be undefined behaviour)
-  ops.rs, random.rs, fast.rs, fft.rs
+  ops.rs, random.rs, fast.rs, fft.rs, linalg.rs
              safe wrappers of the op families: `name(args) -> Result<..>` on the calling
              thread's default stream and `name_device(args, &Stream)`, with the C comments
 
@@ -311,10 +311,16 @@ def safe_wrapper(cname, prefix, doc, args):
             setup.append("let %s = crate::array::VectorArray::from_arrays(%s)?;" % (rname, rname))
             call.append("%s.raw" % rname)
         elif ctype in ("int*", "int64_t*") and i + 1 < len(params) and params[i + 1][1] == name + "_num":
-            inputs.append("%s: &[%s]" % (rname, "i32" if ctype == "int*" else "i64"))
-            call.append("%s.as_ptr()" % rname)
+            elem = "i32" if ctype == "int*" else "i64"
+            if nullable:  # None is the C null (e.g. "every axis"), unlike an empty list
+                inputs.append("%s: Option<&[%s]>" % (rname, elem))
+                call.append("%s.map_or(std::ptr::null(), |v| v.as_ptr())" % rname)
+            else:
+                inputs.append("%s: &[%s]" % (rname, elem))
+                call.append("%s.as_ptr()" % rname)
         elif ctype == "size_t" and name.endswith("_num") and i > 0 and params[i - 1][1] + "_num" == name:
-            call.append("%s.len()" % field_name(params[i - 1][1].lower()))
+            previous = field_name(params[i - 1][1].lower())
+            call.append("%s.map_or(0, |v| v.len())" % previous if params[i - 1][2] else "%s.len()" % previous)
         elif ctype == "char*":
             inputs.append("%s: &str" % rname)
             setup.append("let %s = crate::error::c_string(%s)?;" % (rname, rname))
@@ -397,9 +403,10 @@ def main():
     skipped = []
     counts = [write_family(args.include, h, p, o, args.out, skipped)
               for h, p, o in (("ops.h", "mlx_", "ops.rs"), ("random.h", "mlx_random_", "random.rs"),
-                              ("fast.h", "mlx_fast_", "fast.rs"), ("fft.h", "mlx_fft_", "fft.rs"))]
+                              ("fast.h", "mlx_fast_", "fast.rs"), ("fft.h", "mlx_fft_", "fft.rs"),
+                              ("linalg.h", "mlx_linalg_", "linalg.rs"))]
     if args.summary:
-        print("generate.py: %d C functions declared; safe wrappers: %d ops, %d random, %d fast, %d fft"
+        print("generate.py: %d C functions declared; safe wrappers: %d ops, %d random, %d fast, %d fft, %d linalg"
               % (declared, *counts))
     for s in skipped:
         print("generate.py: no safe wrapper for " + s, file=sys.stderr)

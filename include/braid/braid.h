@@ -8,6 +8,7 @@
 #include "braid/fft.h"
 #include "braid/graph_utils.h"
 #include "braid/io.h"
+#include "braid/linalg.h"
 #include "braid/memory.h"
 #include "braid/ops.h"
 #include "braid/primitive.h"

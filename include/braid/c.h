@@ -23,6 +23,7 @@
 #include "braid/c/io.h"
 #include "braid/c/io_gguf.h"
 #include "braid/c/io_types.h"
+#include "braid/c/linalg.h"
 #include "braid/c/map.h"
 #include "braid/c/memory.h"
 #include "braid/c/ops.h"

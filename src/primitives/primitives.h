@@ -4,6 +4,7 @@
 
 #include "primitives/conv.h"
 #include "primitives/elementwise.h"
+#include "primitives/factorizations.h"
 #include "primitives/indexing.h"
 #include "primitives/io.h"
 #include "primitives/linalg.h"

@@ -574,6 +574,24 @@ Mapped depends_rule(const array& node, const std::vector<array>& in, const std::
   return {array(std::move(shape), node.dtype(), node.primitive_ptr(), std::move(inputs)), 0};
 }
 
+// A factorization of the last two axes of input 0: the batch axis goes first and the node's
+// output gains it.
+Mapped matrix_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const Stream& s = node.primitive().stream();
+  return {array(batched(batch_size(in, axes), node.shape()), node.dtype(), node.primitive_ptr(),
+                {to_front(in[0], axes[0], s)}),
+          0};
+}
+
+// A solve of a [..., n, n] and b [..., n, r] with one batch: both get the batch axis first.
+Mapped solve_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const Stream& s = node.primitive().stream();
+  const int b = batch_size(in, axes);
+  return {array(batched(b, node.shape()), node.dtype(), node.primitive_ptr(),
+                {batch_first(in[0], axes[0], b, s), batch_first(in[1], axes[1], b, s)}),
+          0};
+}
+
 const std::unordered_map<std::type_index, Rule>& rules() {
   static const std::unordered_map<std::type_index, Rule> table = {
       {typeid(Unary), &same_shape},     {typeid(StopGradient), &same_shape},
@@ -597,6 +615,9 @@ const std::unordered_map<std::type_index, Rule>& rules() {
       {typeid(ScaledUnary), &scaled_unary_rule}, {typeid(FFT), &fft_rule},
       // Along the last axis (or the last two): the batch axis goes first.
       {typeid(Hadamard), &softmax_rule}, {typeid(SvdSquareRoot), &softmax_rule},
+      {typeid(Inverse), &matrix_rule}, {typeid(Cholesky), &matrix_rule}, {typeid(QRF), &matrix_rule},
+      {typeid(SVD), &matrix_rule}, {typeid(Eigh), &matrix_rule}, {typeid(Eig), &matrix_rule},
+      {typeid(LUF), &matrix_rule}, {typeid(Solve), &solve_rule}, {typeid(SolveTriangular), &solve_rule},
       // No batched form: one slice at a time (loop_rule).
       {typeid(GatherMM), &gathered_product_rule}, {typeid(GatherQMM), &gathered_product_rule},
       {typeid(SegmentedMM), &loop_rule},

@@ -170,6 +170,13 @@ Sequence sequence_arg(const T* data, size_t count) {
   return Sequence(data, data + count);
 }
 
+/// An optional sequence: empty (std::nullopt) for a NULL pointer, as mlx-c's "may be null".
+template <typename Sequence, typename T>
+std::optional<Sequence> optional_sequence_arg(const T* data, size_t count) {
+  if (data == nullptr) return std::nullopt;
+  return Sequence(data, data + count);
+}
+
 inline std::string string_arg(const char* s) {
   if (s == nullptr) throw std::invalid_argument("[braid_c] A NULL string.");
   return std::string(s);

@@ -142,6 +142,26 @@ int mlx_fft_irfftn(mlx_array* res, const mlx_array a, const int* n, size_t n_num
 int mlx_fft_rfft(mlx_array* res, const mlx_array a, int n, int axis, const mlx_stream s);
 int mlx_fft_rfft2(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
 int mlx_fft_rfftn(mlx_array* res, const mlx_array a, const int* n, size_t n_num, const int* axes, size_t axes_num, const mlx_stream s);
+/* linalg.h */
+int mlx_linalg_cholesky(mlx_array* res, const mlx_array a, bool upper, const mlx_stream s);
+int mlx_linalg_cholesky_inv(mlx_array* res, const mlx_array a, bool upper, const mlx_stream s);
+int mlx_linalg_cross(mlx_array* res, const mlx_array a, const mlx_array b, int axis, const mlx_stream s);
+int mlx_linalg_eig(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const mlx_stream s);
+int mlx_linalg_eigh(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const char* UPLO, const mlx_stream s);
+int mlx_linalg_eigvals(mlx_array* res, const mlx_array a, const mlx_stream s);
+int mlx_linalg_eigvalsh(mlx_array* res, const mlx_array a, const char* UPLO, const mlx_stream s);
+int mlx_linalg_inv(mlx_array* res, const mlx_array a, const mlx_stream s);
+int mlx_linalg_lu(mlx_vector_array* res, const mlx_array a, const mlx_stream s);
+int mlx_linalg_lu_factor(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const mlx_stream s);
+int mlx_linalg_norm(mlx_array* res, const mlx_array a, double ord, const int* axis, size_t axis_num, bool keepdims, const mlx_stream s);
+int mlx_linalg_norm_matrix(mlx_array* res, const mlx_array a, const char* ord, const int* axis, size_t axis_num, bool keepdims, const mlx_stream s);
+int mlx_linalg_norm_l2(mlx_array* res, const mlx_array a, const int* axis, size_t axis_num, bool keepdims, const mlx_stream s);
+int mlx_linalg_pinv(mlx_array* res, const mlx_array a, const mlx_stream s);
+int mlx_linalg_qr(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const mlx_stream s);
+int mlx_linalg_solve(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
+int mlx_linalg_solve_triangular(mlx_array* res, const mlx_array a, const mlx_array b, bool upper, const mlx_stream s);
+int mlx_linalg_svd(mlx_vector_array* res, const mlx_array a, bool compute_uv, const mlx_stream s);
+int mlx_linalg_tri_inv(mlx_array* res, const mlx_array a, bool upper, const mlx_stream s);
 
 /* io_types.h, io.h */
 mlx_io_reader mlx_io_reader_new(void* desc, mlx_io_vtable vtable);
@@ -685,6 +705,25 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_fft_rfft,
     (any_function)mlx_fft_rfft2,
     (any_function)mlx_fft_rfftn,
+    (any_function)mlx_linalg_cholesky,
+    (any_function)mlx_linalg_cholesky_inv,
+    (any_function)mlx_linalg_cross,
+    (any_function)mlx_linalg_eig,
+    (any_function)mlx_linalg_eigh,
+    (any_function)mlx_linalg_eigvals,
+    (any_function)mlx_linalg_eigvalsh,
+    (any_function)mlx_linalg_inv,
+    (any_function)mlx_linalg_lu,
+    (any_function)mlx_linalg_lu_factor,
+    (any_function)mlx_linalg_norm,
+    (any_function)mlx_linalg_norm_matrix,
+    (any_function)mlx_linalg_norm_l2,
+    (any_function)mlx_linalg_pinv,
+    (any_function)mlx_linalg_qr,
+    (any_function)mlx_linalg_solve,
+    (any_function)mlx_linalg_solve_triangular,
+    (any_function)mlx_linalg_svd,
+    (any_function)mlx_linalg_tri_inv,
     (any_function)mlx_io_reader_new,
     (any_function)mlx_io_reader_descriptor,
     (any_function)mlx_io_reader_tostring,

@@ -30,8 +30,8 @@ def test_every_declared_op_is_bound():
     assert not missing, f"ops of include/braid/ops.h missing from braid.core: {missing}"
 
 
-def test_every_random_fast_and_fft_function_is_bound():
-    for header, module in [("random.h", mx.random), ("fast.h", mx.fast), ("fft.h", mx.fft)]:
+def test_every_random_fast_fft_and_linalg_function_is_bound():
+    for header, module in [("random.h", mx.random), ("fast.h", mx.fast), ("fft.h", mx.fft), ("linalg.h", mx.linalg)]:
         with open(os.path.join(os.path.dirname(OPS_H), header)) as f:
             source = re.sub(r"//[^\n]*", "", f.read())
         # Free functions start at the first column (members are indented).

@@ -69,6 +69,13 @@ pub mod fft {
     include!(concat!(env!("OUT_DIR"), "/fft.rs"));
 }
 
+/// Linear algebra (generated from `braid/c/linalg.h`), as MLX's `mlx::core::linalg`: norms and
+/// `cross` on any device, the factorizations and solves on CPU streams.
+#[allow(clippy::too_many_arguments)]
+pub mod linalg {
+    include!(concat!(env!("OUT_DIR"), "/linalg.rs"));
+}
+
 /// braid's version, "major.minor.patch".
 pub fn version() -> Result<String> {
     error::init();

@@ -184,3 +184,28 @@ fn the_fast_ops_are_there() {
     let normed = braid::fast::rms_norm(&x, None, 1e-5).unwrap();
     assert_close(&normed.to_vec::<f32>().unwrap(), &[1.0; 8]);
 }
+
+#[test]
+fn the_linalg_family_factors_on_a_cpu_stream() {
+    let cpu = Stream::new(&Device::cpu()).unwrap();
+    let a = Array::from_slice(&[4.0f32, 1.0, 2.0, 3.0], &[2, 2]).unwrap();
+    let inv = braid::linalg::inv_device(&a, &cpu).unwrap();
+    // [[4, 1], [2, 3]]^-1 = [[3, -1], [-2, 4]] / 10
+    assert_close(&inv.to_vec::<f32>().unwrap(), &[0.3, -0.1, -0.2, 0.4]);
+    let (q, r) = braid::linalg::qr_device(&a, &cpu).unwrap();
+    assert_close(&ops::matmul(&q, &r).unwrap().to_vec::<f32>().unwrap(), &[4.0, 1.0, 2.0, 3.0]);
+    let norm = braid::linalg::norm_l2(&Array::from_slice(&[3.0f32, 4.0], &[2]).unwrap(), None, false);
+    assert_close(&norm.unwrap().to_vec::<f32>().unwrap(), &[5.0]);
+}
+
+#[test]
+fn the_fft_family_transforms_and_inverts() {
+    let x = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+    let spectrum = braid::fft::rfft(&x, 4, -1).unwrap();
+    assert_eq!(spectrum.shape(), vec![3]);
+    assert_eq!(spectrum.dtype(), Dtype::Complex64);
+    let dc = braid::Complex64 { re: 10.0, im: 0.0 };
+    assert_eq!(spectrum.to_vec::<braid::Complex64>().unwrap()[0], dc);
+    let back = braid::fft::irfft(&spectrum, 4, -1).unwrap();
+    assert_close(&back.to_vec::<f32>().unwrap(), &[1.0, 2.0, 3.0, 4.0]);
+}
