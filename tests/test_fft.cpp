@@ -1,7 +1,8 @@
 // braid::fft on every device, against a direct DFT computed here in double: every length up to
 // 64, primes (Bluestein's path on the CPU), powers of two up to 2^16, padding and truncation,
-// several axes, views, the real transforms and their round trips, the shifts, the errors, and
-// the derivatives (finite differences: every transform is linear) and vmap.
+// several axes, views, the real transforms and their round trips, every norm, the shifts, the
+// sample frequencies, the errors, and the derivatives (finite differences: every transform is
+// linear) and vmap.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,10 +18,38 @@
 #include "watchdog.h"
 
 using namespace braid;
+using fft::FFTNorm;
 
 namespace {
 
 using cd = std::complex<double>;
+
+const FFTNorm kNorms[] = {FFTNorm::Backward, FFTNorm::Ortho, FFTNorm::Forward};
+
+std::string norm_name(FFTNorm norm) {
+  switch (norm) {
+    case FFTNorm::Backward: return "backward";
+    case FFTNorm::Ortho: return "ortho";
+    case FFTNorm::Forward: return "forward";
+  }
+  return "?";
+}
+
+// NumPy's factor on the unscaled sum over N points: forward transforms 1, 1 / sqrt(N) or 1 / N
+// for backward, ortho and forward; inverse ones 1 / N, 1 / sqrt(N) or 1.
+double numpy_scale(FFTNorm norm, double size, bool inverse) {
+  switch (norm) {
+    case FFTNorm::Backward: return inverse ? 1.0 / size : 1.0;
+    case FFTNorm::Ortho: return 1.0 / std::sqrt(size);
+    case FFTNorm::Forward: return inverse ? 1.0 : 1.0 / size;
+  }
+  return 0.0;
+}
+
+std::vector<cd> scaled(std::vector<cd> v, double by) {
+  for (auto& x : v) x *= by;
+  return v;
+}
 
 std::vector<cd> random_complex(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -324,6 +353,123 @@ TEST(Fft, SeveralAxesApplyOneAfterAnother) {
   }
 }
 
+TEST(Fft, EveryNormScalesTheSumsAsNumPy) {
+  // dft_axis's inverse divides by the length; times the length it is the unscaled sum.
+  const Shape shape{3, 10};
+  const auto x = random_complex(30, 61);
+  const array xa = complex_array(x, shape);
+  std::vector<cd> r(x.size());
+  for (size_t i = 0; i < x.size(); ++i) r[i] = x[i].real();
+  const array ra = real_array(r, shape);
+  for (const Device& dev : test::test_devices()) {
+    for (FFTNorm norm : kNorms) {
+      const std::string d = norm_name(norm) + " on " + test::device_name(dev);
+      // One axis: N is the requested size, not the input's.
+      for (int n : {10, 16, 7}) {
+        const Shape to{3, n};
+        const auto sum = dft_axis(resize(x, shape, to), to, 1, false);
+        const auto inverse_sum = scaled(dft_axis(resize(x, shape, to), to, 1, true), n);
+        expect_spectrum(fft::fft(xa, n, 1, norm, dev), scaled(sum, numpy_scale(norm, n, false)), complex64,
+                        to, tolerance(n), "fft " + d + ", n = " + std::to_string(n));
+        expect_spectrum(fft::ifft(xa, n, 1, norm, dev), scaled(inverse_sum, numpy_scale(norm, n, true)),
+                        complex64, to, tolerance(n), "ifft " + d + ", n = " + std::to_string(n));
+        const auto half = half_spectrum(dft_axis(resize(r, shape, to), to, 1, false), 3, n);
+        expect_spectrum(fft::rfft(ra, n, 1, norm, dev), scaled(half, numpy_scale(norm, n, false)), complex64,
+                        {3, n / 2 + 1}, tolerance(n), "rfft " + d + ", n = " + std::to_string(n));
+        // irfft's N is its output size.
+        const auto real_sum = scaled(inverse_half_spectrum(resize(x, shape, {3, n / 2 + 1}), 3, n), n);
+        expect_spectrum(fft::irfft(xa, n, 1, norm, dev), scaled(real_sum, numpy_scale(norm, n, true)),
+                        float32, to, tolerance(n), "irfft " + d + ", n = " + std::to_string(n));
+      }
+      // Several axes: N is the product of the sizes, here resized to 4 x 8.
+      const Shape to{4, 8};
+      const auto v = resize(x, shape, to);
+      const auto sum = dft_axis(dft_axis(v, to, 0, false), to, 1, false);
+      const auto inverse_sum = scaled(dft_axis(dft_axis(v, to, 0, true), to, 1, true), 32);
+      expect_spectrum(fft::fftn(xa, to, {0, 1}, norm, dev), scaled(sum, numpy_scale(norm, 32, false)),
+                      complex64, to, tolerance(32), "fftn " + d);
+      expect_spectrum(fft::ifftn(xa, to, {0, 1}, norm, dev), scaled(inverse_sum, numpy_scale(norm, 32, true)),
+                      complex64, to, tolerance(32), "ifftn " + d);
+      expect_spectrum(fft::fft2(xa, to, {0, 1}, norm, dev), scaled(sum, numpy_scale(norm, 32, false)),
+                      complex64, to, tolerance(32), "fft2 " + d);
+      expect_spectrum(fft::ifft2(xa, {-2, -1}, norm, dev),
+                      scaled(read(fft::ifft2(xa, {-2, -1}, dev)), numpy_scale(norm, 30, true) * 30),
+                      complex64, shape, tolerance(30), "ifft2 at its sizes " + d);
+      const auto rv = resize(r, shape, to);
+      const auto rsum = resize(dft_axis(dft_axis(rv, to, 0, false), to, 1, false), to, {4, 5});
+      expect_spectrum(fft::rfftn(ra, to, {0, 1}, norm, dev), scaled(rsum, numpy_scale(norm, 32, false)),
+                      complex64, {4, 5}, tolerance(32), "rfftn " + d);
+      expect_spectrum(fft::rfft2(ra, {-2, -1}, norm, dev),
+                      scaled(read(fft::rfft2(ra, {-2, -1}, dev)), numpy_scale(norm, 30, false)), complex64,
+                      {3, 6}, tolerance(30), "rfft2 at its sizes " + d);
+      // The real inverses against the backward result, rescaled: N is the output's 4 x 8 (4 x 7).
+      const array h = complex_array(random_complex(20, 62), {4, 5});
+      expect_spectrum(fft::irfftn(h, to, {0, 1}, norm, dev),
+                      scaled(read(fft::irfftn(h, to, {0, 1}, dev)), numpy_scale(norm, 32, true) * 32),
+                      float32, to, tolerance(32), "irfftn " + d);
+      expect_spectrum(fft::irfft2(h, {4, 7}, {0, 1}, norm, dev),
+                      scaled(read(fft::irfft2(h, {4, 7}, {0, 1}, dev)), numpy_scale(norm, 28, true) * 28),
+                      float32, {4, 7}, tolerance(28), "irfft2 " + d);
+    }
+  }
+}
+
+TEST(Fft, EachNormsInverseUndoesItsTransformAndOrthoKeepsTheEnergy) {
+  const auto x = random_complex(4 * 12, 63);
+  const array xa = complex_array(x, {4, 12});
+  const auto r = random_real(5 * 9, 64);
+  const array ra = real_array(r, {5, 9});
+  for (const Device& dev : test::test_devices()) {
+    for (FFTNorm norm : kNorms) {
+      const std::string d = norm_name(norm) + " on " + test::device_name(dev);
+      expect_spectrum(fft::ifft(fft::fft(xa, -1, norm, dev), -1, norm, dev), x, complex64, {4, 12},
+                      tolerance(12), "ifft(fft) " + d);
+      expect_spectrum(fft::ifftn(fft::fftn(xa, norm, dev), norm, dev), x, complex64, {4, 12}, tolerance(48),
+                      "ifftn(fftn) " + d);
+      expect_spectrum(fft::irfft(fft::rfft(ra, -1, norm, dev), 9, -1, norm, dev), r, float32, {5, 9},
+                      tolerance(9), "irfft(rfft) " + d);
+      expect_spectrum(fft::irfftn(fft::rfftn(ra, norm, dev), {5, 9}, {0, 1}, norm, dev), r, float32, {5, 9},
+                      tolerance(45), "irfftn(rfftn) " + d);
+    }
+    // Parseval: the orthonormal transform keeps sum |x|^2.
+    double energy = 0, spectrum_energy = 0;
+    for (const auto& v : x) energy += std::norm(v);
+    for (const auto& v : read(fft::fft2(xa, {-2, -1}, FFTNorm::Ortho, dev))) spectrum_energy += std::norm(v);
+    EXPECT_NEAR(spectrum_energy, energy, energy * 1e-5) << test::device_name(dev);
+  }
+}
+
+TEST(Fft, FrequenciesAreNumPysFftfreqAndRfftfreq) {
+  auto expect_frequencies = [](const array& got, const std::vector<double>& want, const std::string& what) {
+    EXPECT_EQ(got.dtype(), float32) << what;
+    ASSERT_EQ(got.shape(), (Shape{static_cast<int>(want.size())})) << what;
+    const auto values = test::values(got);
+    for (size_t k = 0; k < want.size(); ++k) {
+      EXPECT_NEAR(values[k], want[k], 1e-6 * std::max(1.0, std::abs(want[k]))) << what << ", bin " << k;
+    }
+  };
+  for (const Device& dev : test::test_devices()) {
+    const std::string d = test::device_name(dev);
+    expect_frequencies(fft::fftfreq(5, 1.0, dev), {0, 0.2, 0.4, -0.4, -0.2}, "fftfreq(5) " + d);
+    expect_frequencies(fft::fftfreq(4, 0.5, dev), {0, 0.5, -1, -0.5}, "fftfreq(4, 0.5) " + d);
+    expect_frequencies(fft::rfftfreq(5, 1.0, dev), {0, 0.2, 0.4}, "rfftfreq(5) " + d);
+    expect_frequencies(fft::rfftfreq(4, 0.5, dev), {0, 0.5, 1}, "rfftfreq(4, 0.5) " + d);
+    for (int n : {1, 2, 3, 8, 9, 64, 101}) {
+      for (double spacing : {1.0, 0.1, -2.5}) {
+        std::vector<double> want, want_half;
+        for (int k = 0; k < n; ++k) want.push_back((k < (n + 1) / 2 ? k : k - n) / (n * spacing));
+        for (int k = 0; k <= n / 2; ++k) want_half.push_back(k / (n * spacing));
+        const std::string what = "n = " + std::to_string(n) + ", d = " + std::to_string(spacing) + " " + d;
+        expect_frequencies(fft::fftfreq(n, spacing, dev), want, "fftfreq " + what);
+        expect_frequencies(fft::rfftfreq(n, spacing, dev), want_half, "rfftfreq " + what);
+      }
+    }
+  }
+  // d defaults to 1.
+  EXPECT_EQ(test::values(fft::fftfreq(4)), (std::vector<double>{0, 0.25, -0.5, -0.25}));
+  EXPECT_EQ(test::values(fft::rfftfreq(4)), (std::vector<double>{0, 0.25, 0.5}));
+}
+
 TEST(Fft, ViewsAndOtherDtypesTransformAsTheirValues) {
   const auto x = random_complex(48, 31);
   const array xa = complex_array(x, {6, 8});
@@ -393,6 +539,13 @@ TEST(Fft, InvalidCallsThrowMlxsErrors) {
   expect_invalid([&] { fft::fftshift(a, {2}); }, "[fftshift] Invalid axis 2 for array with 2 dimensions.");
   expect_invalid([&] { fft::ifftshift(a, {-3}); },
                  "[ifftshift] Invalid axis -3 for array with 2 dimensions.");
+  expect_invalid([&] { fft::fft(a, 0, 0, FFTNorm::Ortho); }, "[fftn] Invalid FFT output size requested");
+  expect_invalid([&] { fft::fft(a, -1, static_cast<FFTNorm>(3)); }, "[fftn] Invalid FFT normalization mode.");
+  expect_invalid([] { fft::fftfreq(0); }, "[fftfreq] `n` must be greater than 0.");
+  expect_invalid([] { fft::fftfreq(-4, 0.5); }, "[fftfreq] `n` must be greater than 0.");
+  expect_invalid([] { fft::fftfreq(4, 0.0); }, "[fftfreq] `d` must be non-zero.");
+  expect_invalid([] { fft::rfftfreq(0); }, "[rfftfreq] `n` must be greater than 0.");
+  expect_invalid([] { fft::rfftfreq(4, -0.0); }, "[rfftfreq] `d` must be non-zero.");
   // No axes: the input itself, as MLX.
   EXPECT_EQ(fft::fftn(zeros({3}, int32), Shape{}, std::vector<int>{}).dtype(), int32);
 }
@@ -429,6 +582,32 @@ TEST(Fft, GradientsMatchFiniteDifferences) {
        true,
        [](const array& x) {
          return fft::irfftn(x, {3, 5}, {1, 0});
+       }},
+      // The norms scale the transforms, and so their derivatives.
+      {"fft ortho", {2, 5}, true, [](const array& x) { return fft::fft(x, -1, FFTNorm::Ortho); }},
+      {"ifft forward, padded",
+       {5},
+       true,
+       [](const array& x) { return fft::ifft(x, 8, 0, FFTNorm::Forward); }},
+      {"fftn ortho axes (1, 0)",
+       {3, 4},
+       true,
+       [](const array& x) {
+         return fft::fftn(x, {1, 0}, FFTNorm::Ortho);
+       }},
+      {"rfft forward odd", {5}, false, [](const array& x) { return fft::rfft(x, -1, FFTNorm::Forward); }},
+      {"rfft2 ortho",
+       {3, 4},
+       false,
+       [](const array& x) {
+         return fft::rfft2(x, {-2, -1}, FFTNorm::Ortho);
+       }},
+      {"irfft ortho odd", {4}, true, [](const array& x) { return fft::irfft(x, 7, 0, FFTNorm::Ortho); }},
+      {"irfftn forward axes (1, 0)",
+       {4, 3},
+       true,
+       [](const array& x) {
+         return fft::irfftn(x, {3, 5}, {1, 0}, FFTNorm::Forward);
        }},
   };
   uint32_t seed = 100;
@@ -505,6 +684,11 @@ TEST(Fft, VmapMovesTheTransformedAxesPastTheBatch) {
         {"rfftn (1, 0)",
          [](const array& v) {
            return fft::rfftn(real(v), {1, 0});
+         }},
+        {"ifft ortho axis 0", [](const array& v) { return fft::ifft(v, 0, FFTNorm::Ortho); }},
+        {"irfft2 forward",
+         [](const array& v) {
+           return fft::irfft2(v, {-2, -1}, FFTNorm::Forward);
          }},
     };
     for (const auto& [name, f] : fns) {

@@ -180,15 +180,34 @@ FAST_VARIANTS = {
 
 # Functions that mlx-c does not have either, by name, with the reason.
 OPS_NO_C_FORM = {"einsum_path": "mlx-c has no einsum_path (its pair of path and text has no C type there)"}
-# mlx-c's fft family: one function per transform, taking the sizes and axes explicitly; the
-# overloads that default them (and the shifts over every axis) are covered by it.
+# mlx-c's fft family as braid's C API has it, from before MLX's `norm`: one function per
+# transform, taking the sizes and axes explicitly, generated from the C++ form without `norm`
+# (Backward). The overloads that default the sizes or axes (and the shifts over every axis), and
+# every overload taking a `norm`, are covered by it.
 FFT_VARIANTS = {}
 for _name in ["fft", "ifft", "rfft", "irfft"]:
-    FFT_VARIANTS[_name] = {"array,int,int": "", "array,int": None}
+    FFT_VARIANTS[_name] = {
+        "array,int,int": "",
+        "array,int": None,
+        "array,int,int,FFTNorm": None,
+        "array,int,FFTNorm": None,
+    }
 for _name in ["fft2", "ifft2", "rfft2", "irfft2"]:
-    FFT_VARIANTS[_name] = {"array,Shape,std::vector<int>": "", "array,std::vector<int>": None}
+    FFT_VARIANTS[_name] = {
+        "array,Shape,std::vector<int>": "",
+        "array,std::vector<int>": None,
+        "array,Shape,std::vector<int>,FFTNorm": None,
+        "array,std::vector<int>,FFTNorm": None,
+    }
 for _name in ["fftn", "ifftn", "rfftn", "irfftn"]:
-    FFT_VARIANTS[_name] = {"array,Shape,std::vector<int>": "", "array,std::vector<int>": None, "array": None}
+    FFT_VARIANTS[_name] = {
+        "array,Shape,std::vector<int>": "",
+        "array,std::vector<int>": None,
+        "array": None,
+        "array,Shape,std::vector<int>,FFTNorm": None,
+        "array,std::vector<int>,FFTNorm": None,
+        "array,FFTNorm": None,
+    }
 for _name in ["fftshift", "ifftshift"]:
     FFT_VARIANTS[_name] = {"array,std::vector<int>": "", "array": None}
 LINALG_VARIANTS = {
@@ -203,6 +222,11 @@ LINALG_VARIANTS = {
         "array,int,bool": None,
     },
     "svd": {"array,bool": "", "array": None},
+}
+# The mlx-c fft.h that the C API mirrors predates these (the later one, with mlx_fft_norm, has them).
+FFT_NO_C_FORM = {
+    "fftfreq": "mlx-c's fft.h before mlx_fft_norm has no mlx_fft_fftfreq",
+    "rfftfreq": "mlx-c's fft.h before mlx_fft_norm has no mlx_fft_rfftfreq",
 }
 
 # Overloads whose signature the type rules cannot map, with their C declaration and C++ body:
@@ -234,7 +258,7 @@ FAMILIES = [
     Family(("braid/fast.h",), "braid::fast", "fast_", "fast", FAST_VARIANTS,
            "norms, rotary embeddings and attention, braid/fast.h (mlx-c's mlx/c/fast.h, without custom kernels)"),
     Family(("braid/fft.h",), "braid::fft", "fft_", "fft", FFT_VARIANTS,
-           "discrete Fourier transforms, braid/fft.h (mlx-c's mlx/c/fft.h)"),
+           "discrete Fourier transforms, braid/fft.h (mlx-c's mlx/c/fft.h)", FFT_NO_C_FORM),
     Family(("braid/linalg.h",), "braid::linalg", "linalg_", "linalg", LINALG_VARIANTS,
            "linear algebra, braid/linalg.h (mlx-c's mlx/c/linalg.h)"),
 ]

@@ -1,5 +1,6 @@
 # braid.core.fft against numpy.fft: the one-, two- and n-dimensional transforms with sizes and
-# axes, the real transforms, the shifts, the errors, gradients and vmap.
+# axes, the real transforms, every norm, the shifts, the sample frequencies, the errors, gradients
+# and vmap.
 import itertools
 
 import numpy as np
@@ -89,6 +90,85 @@ def test_views_and_dtypes():
     close(mx.fft.rfft(mx.array(a)), np.fft.rfft(a.real))  # a complex input loses its imaginary part
 
 
+NORMS = ["backward", "ortho", "forward"]
+MULTI_AXIS_OPS = ["fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn"]
+
+
+@pytest.mark.parametrize("norm", NORMS)
+def test_every_norm_matches_numpy(norm):
+    a = crandn(6, 10)
+    r = a.real.copy()
+    for n in [None, 7, 16]:
+        close(mx.fft.fft(mx.array(a), n=n, norm=norm), np.fft.fft(a, n=n, norm=norm))
+        close(mx.fft.ifft(mx.array(a), n=n, axis=0, norm=norm), np.fft.ifft(a, n=n, axis=0, norm=norm))
+        close(mx.fft.rfft(mx.array(r), n=n, norm=norm), np.fft.rfft(r, n=n, norm=norm))
+        close(mx.fft.irfft(mx.array(a), n=n, norm=norm), np.fft.irfft(a, n=n, norm=norm))
+    for op, axes, s in itertools.product(MULTI_AXIS_OPS, [None, (0, 1), (1, 0)], [None, (4, 8), (5, 7)]):
+        if axes is None and s is not None:
+            continue
+        x = r if op in ("rfft2", "rfftn") else a
+        got = getattr(mx.fft, op)(mx.array(x), s=s, axes=axes, norm=norm)
+        close(got, getattr(np.fft, op)(x, s=s, axes=axes, norm=norm))
+
+
+def test_norm_is_the_argument_after_the_axes():
+    a = crandn(4, 6)
+    close(mx.fft.fft(mx.array(a), None, 0, "ortho"), np.fft.fft(a, axis=0, norm="ortho"))
+    close(mx.fft.irfft(mx.array(a), 9, -1, "forward"), np.fft.irfft(a, 9, -1, norm="forward"))
+    close(mx.fft.fftn(mx.array(a), None, None, "forward"), np.fft.fftn(a, norm="forward"))
+    got = mx.fft.ifft2(mx.array(a), (4, 6), (0, 1), "ortho", mx.cpu)
+    close(got, np.fft.ifft2(a, (4, 6), (0, 1), "ortho"))
+    got = mx.fft.rfft(a=mx.array(a.real), norm="ortho", stream=mx.cpu)
+    close(got, np.fft.rfft(a.real, norm="ortho"))
+    # The default is NumPy's "backward".
+    close(mx.fft.ifft(mx.array(a)), np.fft.ifft(a, norm="backward"))
+
+
+@pytest.mark.parametrize("norm", NORMS)
+def test_each_norms_inverse_undoes_its_transform(norm):
+    x = randn(5, 9)
+    c = crandn(4, 12)
+    close(mx.fft.irfft(mx.fft.rfft(mx.array(x), norm=norm), n=9, norm=norm), x)
+    close(mx.fft.ifftn(mx.fft.fftn(mx.array(c), norm=norm), norm=norm), c)
+
+
+def test_a_norm_other_than_numpys_is_a_value_error_and_a_non_string_a_type_error():
+    x = mx.array(crandn(4, 4))
+    for op in ["fft", "ifft", "rfft", "irfft"] + MULTI_AXIS_OPS:
+        with pytest.raises(ValueError):
+            getattr(mx.fft, op)(x, norm="unitary")
+        with pytest.raises(ValueError):
+            getattr(mx.fft, op)(x, norm="Ortho")
+    with pytest.raises(TypeError):
+        mx.fft.fft(x, norm=1)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 8, 9, 100])
+@pytest.mark.parametrize("d", [1.0, 0.1, -2.5, 3])
+def test_sample_frequencies_match_numpy(n, d):
+    f = mx.fft.fftfreq(n, d)
+    assert f.dtype == mx.float32
+    np.testing.assert_allclose(np.array(f), np.fft.fftfreq(n, d), rtol=1e-6, atol=1e-7)
+    f = mx.fft.rfftfreq(n, d=d)
+    assert f.dtype == mx.float32
+    np.testing.assert_allclose(np.array(f), np.fft.rfftfreq(n, d), rtol=1e-6, atol=1e-7)
+    f = mx.fft.fftfreq(n=n, stream=mx.cpu)
+    np.testing.assert_allclose(np.array(f), np.fft.fftfreq(n), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.array(mx.fft.rfftfreq(n)), np.fft.rfftfreq(n), rtol=1e-6, atol=1e-7)
+
+
+def test_sample_frequency_errors():
+    for f in (mx.fft.fftfreq, mx.fft.rfftfreq):
+        with pytest.raises(ValueError):
+            f(0)
+        with pytest.raises(ValueError):
+            f(-3)
+        with pytest.raises(ValueError):
+            f(4, 0.0)
+        with pytest.raises(TypeError):
+            f(4.0)
+
+
 def test_round_trips():
     x = randn(5, 33)
     close(mx.fft.irfft(mx.fft.rfft(mx.array(x)), n=33), x)
@@ -153,6 +233,15 @@ def test_gradients_of_real_losses():
             e[i] = d
             fd[i] += d * (loss(mx.array(h + e)).item() - loss(mx.array(h - e)).item()) / 2
     np.testing.assert_allclose(g, fd, atol=1e-5)
+
+
+def test_gradients_scale_with_the_norm():
+    # L = sum(Re(fft(x)) * w): dL/dx = N * Re(ifft(w)), times fft's factor for the norm.
+    x = randn(8)
+    w = randn(8)
+    for norm, factor in [("backward", 1.0), ("ortho", 1 / np.sqrt(8)), ("forward", 1 / 8)]:
+        g = mx.grad(lambda v: mx.sum(mx.real(mx.fft.fft(v, norm=norm)) * mx.array(w)))(mx.array(x))
+        close(g, factor * 8 * np.real(np.fft.ifft(w)))
 
 
 def test_vmap_matches_per_slice():
