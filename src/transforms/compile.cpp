@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "braid/primitive.h"
+#include "braid/stream.h"
 #include "graph/node.h"
 #include "runtime/mutex.h"
 
@@ -136,10 +137,17 @@ std::vector<array> replay(const Program& p, const std::vector<array>& inputs) {
   return outputs;
 }
 
-// The key of a call: the caller's constants, then each input's dtype and shape.
+// The key of a call: the calling thread's default stream, the caller's constants, then each
+// input's dtype and shape. The recorded primitives keep the streams they were traced on, and
+// ops without a stream trace on the calling thread's default one: keyed on it, a compiled
+// function called from several threads runs on each thread's own stream (in parallel, as
+// the uncompiled function would), not all on the first caller's.
 std::vector<int64_t> signature(const std::vector<array>& inputs, const std::vector<uint64_t>& constants) {
   std::vector<int64_t> key;
-  key.reserve(2 + constants.size() + inputs.size() * 4);
+  key.reserve(4 + constants.size() + inputs.size() * 4);
+  const Stream s = default_stream(default_device());
+  key.push_back(static_cast<int64_t>(s.device.type));
+  key.push_back(s.index);
   key.push_back(static_cast<int64_t>(constants.size()));
   for (uint64_t c : constants) key.push_back(static_cast<int64_t>(c));
   key.push_back(static_cast<int64_t>(inputs.size()));

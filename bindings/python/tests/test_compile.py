@@ -198,7 +198,9 @@ def test_calls_from_eight_threads_equal_sequential_results():
         got = list(pool.map(lambda xy: c(*xy), inputs))
     for g, w in zip(got, want):
         assert mx.allclose(g, w).item()
-    assert calls[0] == 1
+    # Traced once per worker thread at most: each thread's default stream is its own, and the
+    # replay runs on the caller's stream.
+    assert 1 <= calls[0] <= 8
 
 
 def test_compile_rejects_what_is_not_callable():
