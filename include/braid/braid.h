@@ -2,6 +2,7 @@
 #pragma once
 
 #include "braid/array.h"
+#include "braid/compile.h"
 #include "braid/device.h"
 #include "braid/dtype.h"
 #include "braid/einsum.h"

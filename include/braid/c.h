@@ -15,6 +15,7 @@
 
 #include "braid/c/array.h"
 #include "braid/c/closure.h"
+#include "braid/c/compile.h"
 #include "braid/c/device.h"
 #include "braid/c/error.h"
 #include "braid/c/fast.h"

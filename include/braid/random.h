@@ -39,9 +39,42 @@ class KeySequence {
   /// MLX). Never destroyed, so no thread can outlive it.
   static KeySequence& default_();
 
+  /// The current key (a uint32 array of shape {2}) without advancing the sequence: MLX's
+  /// mlx.core.random.state[0]. Inside a KeyOverride (process sequence, calling thread), the
+  /// override's key.
+  array state();
+  /// Makes `key` (a uint32 array of shape {2}, evaluated here) the current key.
+  void set_state(const array& key);
+  /// Makes `desired` the current key if the current key still has `expected`'s value (both
+  /// uint32 arrays of shape {2}; evaluated first, outside the lock); returns whether it did.
+  /// A caller that read state() and computed a new key from it publishes it with this and
+  /// starts again on false: no draw of another thread came between (compile's captured
+  /// random state does this).
+  bool compare_exchange(const array& expected, const array& desired);
+
  private:
   struct State;
   std::unique_ptr<State> state_;
+};
+
+/// While alive, draws of the process-wide sequence (KeySequence::default_()) on the calling
+/// thread split `key` (any array, possibly a traced one: no value is read) instead of the
+/// shared state, as MLX's draws do from a traced mlx.core.random.state. compile traces a
+/// Python function that captures the random state inside one. Nests; other threads and
+/// explicit keys are not affected. Not movable: destroy on the thread that made it.
+class KeyOverride {
+ public:
+  explicit KeyOverride(array key);
+  ~KeyOverride();
+  KeyOverride(const KeyOverride&) = delete;
+  KeyOverride& operator=(const KeyOverride&) = delete;
+  /// The key after the draws made so far (the state to write back).
+  const array& key() const { return key_; }
+
+ private:
+  friend class KeySequence;
+  array key_;
+  KeyOverride* enclosing_;
 };
 
 /// The key of a seed: {seed >> 32, seed & 0xffffffff} as uint32.

@@ -102,6 +102,12 @@ mlx_closure_custom_vmap mlx_closure_custom_vmap_new_func_payload(int (*fun)(mlx_
 int mlx_closure_custom_vmap_set(mlx_closure_custom_vmap* cls, const mlx_closure_custom_vmap src);
 int mlx_closure_custom_vmap_apply(mlx_vector_array* res_0, mlx_vector_int* res_1, mlx_closure_custom_vmap cls, const mlx_vector_array input_0, const int* input_1, size_t input_1_num);
 
+/* compile.h */
+int mlx_compile(mlx_closure* res, const mlx_closure fun, bool shapeless);
+int mlx_disable_compile(void);
+int mlx_enable_compile(void);
+int mlx_set_compile_mode(mlx_compile_mode mode);
+
 /* device.h */
 mlx_device mlx_device_new(void);
 mlx_device mlx_device_new_type(mlx_device_type type, int index);
@@ -1067,6 +1073,10 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_jvp,
     (any_function)mlx_value_and_grad,
     (any_function)mlx_vjp,
+    (any_function)mlx_compile,
+    (any_function)mlx_disable_compile,
+    (any_function)mlx_enable_compile,
+    (any_function)mlx_set_compile_mode,
     (any_function)mlx_vector_array_new,
     (any_function)mlx_vector_array_set,
     (any_function)mlx_vector_array_free,

@@ -1,0 +1,208 @@
+# mx.compile traces a Python function once per signature and replays the recorded graph
+# (mlx.core's semantics; MLX's python/tests/test_compile.py checks the same behaviours).
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+
+import pytest
+
+import braid.core as mx
+
+
+def counted(fun):
+    calls = [0]
+
+    def wrapper(*args, **kwargs):
+        calls[0] += 1
+        return fun(*args, **kwargs)
+
+    return wrapper, calls
+
+
+def test_results_equal_the_uncompiled_function():
+    def f(x, y):
+        return mx.exp(x) * y + mx.sum(x), x - y
+
+    x = mx.array([0.5, -1.0, 2.0])
+    y = mx.array([3.0, 4.0, 5.0])
+    got = mx.compile(f)(x, y)
+    want = f(x, y)
+    assert isinstance(got, tuple) and len(got) == 2
+    for g, w in zip(got, want):
+        assert mx.allclose(g, w).item()
+
+
+def test_the_function_runs_once_per_signature():
+    f, calls = counted(lambda x, y: x * y + 1)
+    c = mx.compile(f)
+    for i in range(5):
+        out = c(mx.array([1.0, 2.0]) * i, mx.array([3.0, 4.0]))
+        assert out.tolist() == [3.0 * i + 1, 8.0 * i + 1]
+    assert calls[0] == 1
+
+
+def test_new_shape_dtype_or_argument_count_traces_again():
+    f, calls = counted(lambda *xs: sum(xs[1:], xs[0]) * 2)
+    c = mx.compile(f)
+    c(mx.array([1.0, 2.0]))
+    c(mx.array([1.0, 2.0, 3.0]))
+    assert calls[0] == 2
+    assert c(mx.array([1, 2])).dtype == mx.int32
+    assert calls[0] == 3
+    assert c(mx.array([1.0]), mx.array([2.0])).tolist() == [6.0]
+    assert calls[0] == 4
+    c(mx.array([5.0, 6.0]))
+    assert calls[0] == 4
+
+
+def test_a_changed_constant_traces_again():
+    f, calls = counted(lambda x, scale, name=None: x * scale if name == "mul" else x + scale)
+    c = mx.compile(f)
+    x = mx.array([1.0, 2.0])
+    assert c(x, 2.0, name="mul").tolist() == [2.0, 4.0]
+    assert c(x, 3.0, name="mul").tolist() == [3.0, 6.0]
+    assert c(x, 3.0, name="add").tolist() == [4.0, 5.0]
+    assert c(x, 3.0, name="add").tolist() == [4.0, 5.0]
+    assert calls[0] == 3
+    assert c(x, 3).tolist() == [4.0, 5.0]  # an int is another constant than a float
+    assert calls[0] == 4
+
+
+def test_trees_of_arguments_and_outputs():
+    def f(d, pair):
+        return {"sum": d["a"] + pair[0], "list": [pair[1] * 2, d["b"]]}
+
+    c = mx.compile(f)
+    d = {"a": mx.array(1.0), "b": mx.array(2.0)}
+    out = c(d, (mx.array(3.0), mx.array(4.0)))
+    assert out["sum"].item() == 4.0
+    assert [a.item() for a in out["list"]] == [8.0, 2.0]
+
+
+def test_other_argument_types_raise_value_error():
+    c = mx.compile(lambda x, obj: x)
+    with pytest.raises(ValueError, match="Function arguments must be trees of arrays or constants"):
+        c(mx.array(1.0), object())
+
+
+def test_captured_arrays_are_constants():
+    w = mx.array([10.0, 20.0])
+    c = mx.compile(lambda x: x + w)
+    assert c(mx.array([1.0, 2.0])).tolist() == [11.0, 22.0]
+    assert c(mx.array([3.0, 4.0])).tolist() == [13.0, 24.0]
+
+
+def test_eval_or_item_inside_a_compiled_function_raises_value_error():
+    msg = "Attempting to eval an array during function transformations like compile or vmap is not allowed"
+
+    def evaluates(x):
+        y = x * 2
+        mx.eval(y)
+        return y
+
+    def reads(x):
+        return x * (x.sum().item())
+
+    for fun in [evaluates, reads]:
+        with pytest.raises(ValueError, match=msg):
+            mx.compile(fun)(mx.array([1.0, 2.0]))
+
+
+def test_random_state_captured_gives_fresh_numbers_each_call():
+    state = [mx.random.state]
+
+    @partial(mx.compile, inputs=state, outputs=state)
+    def draw(x):
+        return x + mx.random.uniform(shape=(4,))
+
+    x = mx.zeros((4,))
+    mx.random.seed(7)
+    a, b = draw(x), draw(x)
+    assert not mx.array_equal(a, b).item()
+    # The same numbers as the uncompiled function after the same seed.
+    mx.random.seed(7)
+    want_a = x + mx.random.uniform(shape=(4,))
+    want_b = x + mx.random.uniform(shape=(4,))
+    assert mx.allclose(a, want_a).item() and mx.allclose(b, want_b).item()
+
+
+def test_random_state_not_captured_repeats_the_traced_numbers():
+    c = mx.compile(lambda x: x + mx.random.uniform(shape=(3,)))
+    x = mx.zeros((3,))
+    assert mx.array_equal(c(x), c(x)).item()
+
+
+def test_captured_list_state_is_read_and_written_back():
+    state = [mx.array(0.0)]
+
+    @partial(mx.compile, inputs=state, outputs=state)
+    def step(x):
+        state[0] = state[0] + x
+        return state[0] * 2
+
+    f_calls = []
+    for i in range(1, 4):
+        f_calls.append(step(mx.array(float(i))).item())
+    assert f_calls == [2.0, 6.0, 12.0]
+    assert state[0].item() == 6.0
+
+
+def test_grad_of_a_compiled_function_and_compiled_grad():
+    def f(x):
+        return mx.sum(mx.sin(x) * x)
+
+    x = mx.array([0.1, 0.7, -1.3])
+    want = mx.grad(f)(x)
+    assert mx.allclose(mx.grad(mx.compile(f))(x), want).item()
+    assert mx.allclose(mx.compile(mx.grad(f))(x), want).item()
+    assert mx.allclose(mx.compile(mx.grad(f))(x * 2), mx.grad(f)(x * 2)).item()
+
+
+def test_vmap_of_a_compiled_function():
+    def f(x):
+        return x * x + 1
+
+    x = mx.arange(6, dtype=mx.float32).reshape(2, 3)
+    assert mx.array_equal(mx.vmap(mx.compile(f))(x), f(x)).item()
+
+
+def test_shapeless_still_computes_each_shape():
+    c = mx.compile(lambda x: mx.exp(x) + 1, shapeless=True)
+    for n in [2, 3, 5]:
+        x = mx.arange(n, dtype=mx.float32)
+        assert mx.allclose(c(x), mx.exp(x) + 1).item()
+
+
+def test_disable_compile_calls_the_function_each_time():
+    f, calls = counted(lambda x: x + 1)
+    c = mx.compile(f)
+    mx.disable_compile()
+    try:
+        c(mx.array(1.0))
+        c(mx.array(1.0))
+        assert calls[0] == 2
+    finally:
+        mx.enable_compile()
+    c(mx.array(1.0))
+    c(mx.array(1.0))
+    assert calls[0] == 3
+
+
+def test_calls_from_eight_threads_equal_sequential_results():
+    f, calls = counted(lambda x, y: mx.matmul(x, y) + mx.exp(-x))
+    c = mx.compile(f)
+    inputs = [(mx.random.normal((8, 8), key=mx.random.key(i)), mx.random.normal((8, 8), key=mx.random.key(100 + i)))
+              for i in range(32)]
+    want = [f(x, y) for x, y in inputs]
+    calls[0] = 0
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        got = list(pool.map(lambda xy: c(*xy), inputs))
+    for g, w in zip(got, want):
+        assert mx.allclose(g, w).item()
+    # Traced once per worker thread at most: each thread's default stream is its own, and the
+    # replay runs on the caller's stream.
+    assert 1 <= calls[0] <= 8
+
+
+def test_compile_rejects_what_is_not_callable():
+    with pytest.raises(TypeError):
+        mx.compile(3)

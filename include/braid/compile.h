@@ -1,0 +1,70 @@
+// compile (MLX's mlx/compile.h): a function traced once per input signature and replayed.
+//
+// The first call with a given signature (the inputs' count, shapes and dtypes, plus any
+// caller's constants) runs the function on placeholder inputs that have no value and records
+// the graph between them and the outputs: each node's primitive, where its inputs come from
+// (an input, an earlier node, or an array the function captured, kept alive) and its shape
+// and dtype. Later calls build the same nodes again from the new inputs, reusing the recorded
+// primitive objects; the function itself does not run again. braid fuses no kernels: the
+// replayed graph computes exactly what the function's graph computes.
+//
+// Evaluating an array that depends on the inputs while the function is traced throws
+// std::invalid_argument (MLX's message). The replayed nodes are ordinary nodes, so a compiled
+// function works under grad, vjp, jvp and vmap, and a transform may be compiled.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "braid/array.h"
+
+namespace braid {
+
+/// MLX's compile modes. braid has no graph simplification or fusion, so every mode but
+/// `disabled` traces and replays the same way.
+enum class CompileMode { disabled, no_simplify, no_fuse, enabled };
+
+using CompileFn = std::function<std::vector<array>(const std::vector<array>&)>;
+
+/// The traces of one function, one per signature (see the top of this file). Any number of
+/// threads may call one cache at once: a signature is traced once (a second thread asking
+/// for it waits for the first trace), and replays run in parallel.
+class CompileCache {
+ public:
+  /// `shapeless`: MLX reuses a trace for inputs of other shapes. braid's primitives do not
+  /// recompute output shapes, so braid keys its traces on shapes whatever `shapeless` says
+  /// (a new shape traces again, computing the right result).
+  explicit CompileCache(bool shapeless = false);
+  ~CompileCache();
+  CompileCache(const CompileCache&) = delete;
+  CompileCache& operator=(const CompileCache&) = delete;
+
+  /// fun(inputs) through the trace of this signature and `constants` (values the caller
+  /// wants in the key, such as the non-array arguments of a Python call). `fun` runs only
+  /// when that trace does not exist yet, or always while compilation is disabled.
+  std::vector<array> call(const CompileFn& fun, const std::vector<array>& inputs,
+                          const std::vector<uint64_t>& constants = {});
+
+  /// Number of traces kept (for tests). Thread-safe.
+  size_t size() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+/// `fun` traced once per input signature and replayed (see the top of this file). The
+/// returned function may be called (and copied) from any thread; all copies share one cache.
+CompileFn compile(CompileFn fun, bool shapeless = false);
+
+/// Globally disables compilation: compiled functions call their function directly. The
+/// environment variable MLX_DISABLE_COMPILE (read at the first use of compile) does the same.
+void disable_compile();
+/// Globally enables compilation, overriding MLX_DISABLE_COMPILE.
+void enable_compile();
+/// Sets the compile mode (process-wide; atomic).
+void set_compile_mode(CompileMode mode);
+
+}  // namespace braid

@@ -1,0 +1,221 @@
+// compile: trace a function once per signature on placeholder inputs (no value, no
+// primitive: evaluating anything built from them throws, as MLX), record the graph from the
+// outputs back to the placeholders, and replay it on later calls by building the same nodes
+// from the new inputs with the recorded primitive objects (immutable, so shared by every
+// replay on every thread).
+#include "braid/compile.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "braid/primitive.h"
+#include "braid/stream.h"
+#include "graph/node.h"
+#include "runtime/mutex.h"
+
+namespace braid {
+
+namespace {
+
+std::atomic<CompileMode>& compile_mode() {
+  // MLX reads MLX_DISABLE_COMPILE once, at start-up; here at the first use of compile.
+  static std::atomic<CompileMode> mode{std::getenv("MLX_DISABLE_COMPILE") != nullptr ? CompileMode::disabled
+                                                                                     : CompileMode::enabled};
+  return mode;
+}
+
+// Where a replayed node's input comes from.
+struct Ref {
+  enum class Kind : uint8_t { input, step, constant };
+  Kind kind;
+  uint32_t index;
+};
+
+struct Step {
+  std::shared_ptr<Primitive> primitive;
+  std::vector<Ref> inputs;
+  Shape shape;
+  Dtype dtype;
+};
+
+// One trace: immutable once recorded, read by any number of replays at once.
+struct Program {
+  std::vector<Step> steps;       // inputs before their users
+  std::vector<array> constants;  // arrays the function captured (or made from no input)
+  std::vector<Ref> outputs;
+  size_t num_inputs = 0;
+};
+
+// The graph between `placeholders` and `outputs`, with an explicit stack (graphs of any
+// depth). Nodes that reach no placeholder are constants, kept as they are.
+std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
+                                      const std::vector<array>& outputs) {
+  auto program = std::make_shared<Program>();
+  program->num_inputs = placeholders.size();
+  std::unordered_map<const detail::ArrayDesc*, Ref> done;
+  for (size_t i = 0; i < placeholders.size(); ++i)
+    done.emplace(placeholders[i].desc(), Ref{Ref::Kind::input, static_cast<uint32_t>(i)});
+  auto constant = [&](const array& a) {
+    Ref r{Ref::Kind::constant, static_cast<uint32_t>(program->constants.size())};
+    program->constants.push_back(a);
+    done.emplace(a.desc(), r);
+  };
+
+  struct Frame {
+    array node;
+    bool expanded = false;
+    std::vector<array> inputs;  // copied under the node's lock when expanded
+  };
+  std::vector<Frame> stack;
+  for (const auto& o : outputs) stack.push_back({o, false, {}});
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    const detail::ArrayDesc* d = f.node.desc();
+    if (done.contains(d)) {
+      stack.pop_back();
+      continue;
+    }
+    if (!f.expanded) {
+      // A leaf, or a node already computed (its inputs may be gone): a constant.
+      if (!d->primitive || detail::is_complete(d)) {
+        constant(f.node);
+        stack.pop_back();
+        continue;
+      }
+      f.expanded = true;
+      f.inputs = f.node.inputs();
+      std::vector<array> pending;
+      for (const auto& in : f.inputs) {
+        if (!done.contains(in.desc())) pending.push_back(in);
+      }
+      for (auto& in : pending) stack.push_back({std::move(in), false, {}});  // invalidates f
+      continue;
+    }
+    bool depends = false;
+    std::vector<Ref> refs;
+    refs.reserve(f.inputs.size());
+    for (const auto& in : f.inputs) {
+      Ref r = done.at(in.desc());
+      depends = depends || r.kind != Ref::Kind::constant;
+      refs.push_back(r);
+    }
+    if (depends && !f.inputs.empty()) {
+      done.emplace(d, Ref{Ref::Kind::step, static_cast<uint32_t>(program->steps.size())});
+      program->steps.push_back({f.node.primitive_ptr(), std::move(refs), f.node.shape(), f.node.dtype()});
+    } else {
+      constant(f.node);  // built from captured arrays only: computed once, on the first replay
+    }
+    stack.pop_back();
+  }
+  for (const auto& o : outputs) program->outputs.push_back(done.at(o.desc()));
+  return program;
+}
+
+std::vector<array> replay(const Program& p, const std::vector<array>& inputs) {
+  std::vector<array> nodes;
+  nodes.reserve(p.steps.size());
+  auto resolve = [&](Ref r) -> const array& {
+    switch (r.kind) {
+      case Ref::Kind::input: return inputs[r.index];
+      case Ref::Kind::step: return nodes[r.index];
+      case Ref::Kind::constant: return p.constants[r.index];
+    }
+    return p.constants[r.index];  // unreachable
+  };
+  std::vector<array> node_inputs;
+  for (const auto& s : p.steps) {
+    node_inputs.clear();
+    for (Ref r : s.inputs) node_inputs.push_back(resolve(r));
+    nodes.emplace_back(s.shape, s.dtype, s.primitive, node_inputs);
+  }
+  std::vector<array> outputs;
+  outputs.reserve(p.outputs.size());
+  for (Ref r : p.outputs) outputs.push_back(resolve(r));
+  return outputs;
+}
+
+// The key of a call: the calling thread's default stream, the caller's constants, then each
+// input's dtype and shape. The recorded primitives keep the streams they were traced on, and
+// ops without a stream trace on the calling thread's default one: keyed on it, a compiled
+// function called from several threads runs on each thread's own stream (in parallel, as
+// the uncompiled function would), not all on the first caller's.
+std::vector<int64_t> signature(const std::vector<array>& inputs, const std::vector<uint64_t>& constants) {
+  std::vector<int64_t> key;
+  key.reserve(4 + constants.size() + inputs.size() * 4);
+  const Stream s = default_stream(default_device());
+  key.push_back(static_cast<int64_t>(s.device.type));
+  key.push_back(s.index);
+  key.push_back(static_cast<int64_t>(constants.size()));
+  for (uint64_t c : constants) key.push_back(static_cast<int64_t>(c));
+  key.push_back(static_cast<int64_t>(inputs.size()));
+  for (const auto& in : inputs) {
+    key.push_back(static_cast<int64_t>(in.dtype().val()));
+    key.push_back(static_cast<int64_t>(in.ndim()));
+    for (auto dim : in.shape()) key.push_back(dim);
+  }
+  return key;
+}
+
+}  // namespace
+
+struct CompileCache::Impl {
+  // One signature's trace. `trace_mu` makes a second caller of a signature being traced wait
+  // for that trace instead of running the function again.
+  struct Entry {
+    std::mutex trace_mu;
+    std::shared_ptr<const Program> program;  // written under trace_mu, read under it too
+  };
+  bool shapeless = false;
+  mutable detail::Mutex mu;
+  std::map<std::vector<int64_t>, std::shared_ptr<Entry>> entries GUARDED_BY(mu);
+};
+
+CompileCache::CompileCache(bool shapeless) : impl_(std::make_shared<Impl>()) { impl_->shapeless = shapeless; }
+CompileCache::~CompileCache() = default;
+
+size_t CompileCache::size() const {
+  detail::MutexLock lock(impl_->mu);
+  return impl_->entries.size();
+}
+
+std::vector<array> CompileCache::call(const CompileFn& fun, const std::vector<array>& inputs,
+                                      const std::vector<uint64_t>& constants) {
+  if (compile_mode().load(std::memory_order_relaxed) == CompileMode::disabled) return fun(inputs);
+  std::shared_ptr<Impl::Entry> entry;
+  {
+    detail::MutexLock lock(impl_->mu);
+    auto& slot = impl_->entries[signature(inputs, constants)];
+    if (!slot) slot = std::make_shared<Impl::Entry>();
+    entry = slot;
+  }
+  std::shared_ptr<const Program> program;
+  {
+    // Held while tracing: the function runs once per signature. A trace that throws leaves
+    // no program, and the next caller traces again.
+    std::lock_guard<std::mutex> lock(entry->trace_mu);
+    if (!entry->program) {
+      std::vector<array> placeholders;
+      placeholders.reserve(inputs.size());
+      for (const auto& in : inputs)
+        placeholders.emplace_back(in.shape(), in.dtype(), nullptr, std::vector<array>{});
+      std::vector<array> outputs = fun(placeholders);
+      entry->program = record(placeholders, outputs);
+    }
+    program = entry->program;
+  }
+  return replay(*program, inputs);
+}
+
+CompileFn compile(CompileFn fun, bool shapeless) {
+  auto cache = std::make_shared<CompileCache>(shapeless);
+  return [fun = std::move(fun), cache](const std::vector<array>& inputs) { return cache->call(fun, inputs); };
+}
+
+void disable_compile() { compile_mode().store(CompileMode::disabled, std::memory_order_relaxed); }
+void enable_compile() { compile_mode().store(CompileMode::enabled, std::memory_order_relaxed); }
+void set_compile_mode(CompileMode mode) { compile_mode().store(mode, std::memory_order_relaxed); }
+
+}  // namespace braid

@@ -1,0 +1,202 @@
+// compile: results equal the function's on every device, the function runs once per input
+// signature (count, shapes, dtypes) and again for a new one, captured arrays stay constants,
+// evaluation inside a trace throws MLX's error, compiled functions work under grad, jvp and
+// vmap and compile grad, disable_compile calls the function directly, and 8 threads calling
+// one compiled function get the sequential results with one trace.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "braid/braid.h"
+#include "support.h"
+#include "watchdog.h"
+
+using namespace braid;
+using test::values;
+
+namespace {
+
+using VecFn = std::function<std::vector<array>(const std::vector<array>&)>;
+
+// f(x, y) = (exp(x) * y + sum(x), x - y), counting its calls in `calls`.
+VecFn counted(std::atomic<int>& calls) {
+  return [&calls](const std::vector<array>& in) {
+    calls.fetch_add(1);
+    return std::vector<array>{add(multiply(exp(in[0]), in[1]), sum(in[0])), subtract(in[0], in[1])};
+  };
+}
+
+void expect_same(const std::vector<array>& got, const std::vector<array>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].shape(), want[i].shape());
+    EXPECT_EQ(got[i].dtype(), want[i].dtype());
+    test::expect_close(values(got[i]), values(want[i]), 1e-6, 1e-6, "output " + std::to_string(i));
+  }
+}
+
+}  // namespace
+
+TEST(Compile, ResultsEqualTheFunctionOnEveryDevice) {
+  for (const auto& d : test::test_devices()) {
+    SCOPED_TRACE(test::device_name(d));
+    StreamContext ctx(d);
+    std::atomic<int> calls{0};
+    auto f = counted(calls);
+    auto c = compile(f);
+    std::vector<array> in = {array({0.5f, -1.0f, 2.0f}), array({3.0f, 4.0f, 5.0f})};
+    expect_same(c(in), f(in));
+  }
+}
+
+TEST(Compile, TheFunctionRunsOncePerSignature) {
+  std::atomic<int> calls{0}, uncompiled_calls{0};
+  auto c = compile(counted(calls));
+  auto f = counted(uncompiled_calls);
+  for (int i = 0; i < 5; ++i) {
+    std::vector<array> in = {multiply(array({1.0f, 2.0f}), array(static_cast<float>(i))),
+                             array({3.0f, 4.0f})};
+    expect_same(c(in), f(in));
+  }
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(Compile, ANewShapeDtypeOrInputCountTracesAgain) {
+  std::atomic<int> calls{0};
+  auto c = compile([&calls](const std::vector<array>& in) {
+    calls.fetch_add(1);
+    array acc = in[0];
+    for (size_t i = 1; i < in.size(); ++i) acc = add(acc, in[i]);
+    return std::vector<array>{multiply(acc, array(2, acc.dtype()))};
+  });
+  c({array({1.0f, 2.0f})});
+  c({array({1.0f, 2.0f, 3.0f})});
+  EXPECT_EQ(calls.load(), 2);
+  EXPECT_EQ(c({array({1, 2})})[0].dtype(), int32);
+  EXPECT_EQ(calls.load(), 3);
+  EXPECT_EQ(values(c({array({1.0f}), array({2.0f})})[0]), std::vector<double>{6.0});
+  EXPECT_EQ(calls.load(), 4);
+  c({array({5.0f, 6.0f})});
+  EXPECT_EQ(calls.load(), 4);
+}
+
+TEST(Compile, CapturedArraysAreConstants) {
+  array w({10.0f, 20.0f});
+  auto c = compile([w](const std::vector<array>& in) { return std::vector<array>{add(in[0], exp(w))}; });
+  EXPECT_EQ(values(c({array({1.0f, 2.0f})})[0]), values(add(array({1.0f, 2.0f}), exp(w))));
+  EXPECT_EQ(values(c({array({3.0f, 4.0f})})[0]), values(add(array({3.0f, 4.0f}), exp(w))));
+}
+
+TEST(Compile, OutputsMayBeInputsOrConstants) {
+  auto c = compile([](const std::vector<array>& in) {
+    return std::vector<array>{in[0], array(7.0f), in[0]};
+  });
+  array x({1.0f, 2.0f});
+  auto out = c({x});
+  EXPECT_EQ(out[0].id(), x.id());
+  EXPECT_EQ(out[1].item<float>(), 7.0f);
+  EXPECT_EQ(out[2].id(), x.id());
+}
+
+TEST(Compile, EvalInsideATraceThrowsMlxsError) {
+  auto c = compile([](const std::vector<array>& in) {
+    array y = multiply(in[0], in[0]);
+    y.eval();
+    return std::vector<array>{y};
+  });
+  try {
+    c({array({1.0f, 2.0f})});
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(
+        std::string(e.what()),
+        "[eval] Attempting to eval an array during function transformations like compile or vmap is not "
+        "allowed.");
+  }
+  // A failed trace leaves nothing behind: a later call traces again, and fails again.
+  EXPECT_THROW(c({array({1.0f, 2.0f})}), std::invalid_argument);
+}
+
+TEST(Compile, GradOfACompiledFunctionAndCompiledGrad) {
+  auto f = [](const std::vector<array>& in) { return std::vector<array>{sum(multiply(sin(in[0]), in[0]))}; };
+  auto df = [f](const std::vector<array>& in) { return value_and_grad(f)(in).second; };
+  array x({0.1f, 0.7f, -1.3f});
+  auto want = df({x});
+  auto cf = compile(f);
+  expect_same(value_and_grad(cf)({x}).second, want);
+  auto cdf = compile(df);
+  expect_same(cdf({x}), want);
+  array x2 = multiply(x, array(2.0f));
+  expect_same(cdf({x2}), df({x2}));
+}
+
+TEST(Compile, JvpAndVmapOfACompiledFunction) {
+  auto f = [](const std::vector<array>& in) {
+    return std::vector<array>{add(multiply(in[0], in[0]), array(1.0f))};
+  };
+  auto cf = compile(f);
+  array x({1.0f, 2.0f, 3.0f});
+  array t({1.0f, 1.0f, 1.0f});
+  expect_same(jvp(cf, {x}, {t}).second, jvp(f, {x}, {t}).second);
+  array m = reshape(arange(6.0, float32), {2, 3});
+  expect_same(vmap(cf)({m}), f({m}));
+}
+
+TEST(Compile, DisableCompileCallsTheFunctionEachTime) {
+  std::atomic<int> calls{0};
+  auto c = compile(counted(calls));
+  std::vector<array> in = {array({1.0f}), array({2.0f})};
+  disable_compile();
+  c(in);
+  c(in);
+  EXPECT_EQ(calls.load(), 2);
+  set_compile_mode(CompileMode::no_fuse);
+  c(in);
+  c(in);
+  EXPECT_EQ(calls.load(), 3);
+  enable_compile();
+}
+
+TEST(Compile, ShapelessStillComputesEachShape) {
+  auto f = [](const std::vector<array>& in) { return std::vector<array>{add(exp(in[0]), array(1.0f))}; };
+  auto c = compile(f, /*shapeless=*/true);
+  for (int n : {2, 3, 5}) {
+    array x = arange(static_cast<double>(n), float32);
+    expect_same(c({x}), f({x}));
+  }
+}
+
+TEST(Compile, EightThreadsCallingOneCompiledFunctionGetTheSequentialResults) {
+  braid_test::Watchdog watchdog;
+  std::atomic<int> calls{0};
+  auto f = counted(calls);
+  auto c = compile(f);
+  constexpr int kThreads = 8, kCalls = 16;
+  std::vector<std::vector<array>> inputs;
+  std::vector<std::vector<array>> want;
+  for (int i = 0; i < kThreads * kCalls; ++i) {
+    inputs.push_back({random::normal({8, 8}, float32, random::key(i)),
+                      random::normal({8, 8}, float32, random::key(1000 + i))});
+    want.push_back(f(inputs.back()));
+  }
+  calls.store(0);
+  std::vector<std::vector<array>> got(inputs.size());
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = t; i < kThreads * kCalls; i += kThreads) {
+        got[i] = c(inputs[i]);
+        eval(got[i]);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  // One trace per thread: ops without a stream trace on the caller's default stream, and
+  // each thread has its own, so the replays run in parallel on the threads' own streams.
+  EXPECT_EQ(calls.load(), kThreads);
+  for (size_t i = 0; i < got.size(); ++i) expect_same(got[i], want[i]);
+}
