@@ -158,8 +158,7 @@ py::object compiled_call(Compiled& c, const py::object& fun, const py::object& i
   flatten_argument(kwargs, inputs, key);
   const size_t num_call_inputs = inputs.size();
   std::optional<size_t> in_key;
-  if (!in_state.is_none()) flatten_state(in_state, inputs, in_key);
-  if (in_key) *in_key += num_call_inputs;
+  if (!in_state.is_none()) flatten_state(in_state, inputs, in_key);  // in_key: its place in `inputs`
   push_u64(key, inputs.size() - num_call_inputs);
 
   // Runs `fun` on `a` (placeholders when tracing; the inputs themselves while compilation is
