@@ -91,6 +91,39 @@ TEST(Compile, CapturedArraysAreConstants) {
   EXPECT_EQ(values(c({array({3.0f, 4.0f})})[0]), values(add(array({3.0f, 4.0f}), exp(w))));
 }
 
+TEST(Compile, RepeatedSubexpressionsAreBuiltOnce) {
+  auto c = compile([](const std::vector<array>& in) {
+    array y = add(in[0], array(1.0f));
+    array z = add(in[0], array(1.0f));  // the same op on an equal constant: one node
+    return std::vector<array>{y, z, multiply(y, z)};
+  });
+  auto out = c({array({1.0f, 2.0f})});
+  EXPECT_EQ(out[0].id(), out[1].id());
+  EXPECT_EQ(values(out[2]), (std::vector<double>{4.0, 9.0}));
+  // Different constants or ops stay apart.
+  auto d = compile([](const std::vector<array>& in) {
+    return std::vector<array>{add(in[0], array(1.0f)), add(in[0], array(2.0f)), subtract(in[0], array(1.0f))};
+  });
+  auto o = d({array({1.0f})});
+  EXPECT_NE(o[0].id(), o[1].id());
+  EXPECT_NE(o[0].id(), o[2].id());
+  EXPECT_EQ(values(o[1]), (std::vector<double>{3.0}));
+  EXPECT_EQ(values(o[2]), (std::vector<double>{0.0}));
+}
+
+TEST(Compile, AFunctionCapturingAnUnevaluatedInputThrows) {
+  array x = add(array({1.0f, 2.0f}), array(2.0f));
+  auto c = compile([x](const std::vector<array>& in) { return std::vector<array>{add(in[0], add(x, array(1.0f)))}; });
+  try {
+    c({x});
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "[compile] Attempting to compile a function with uncaptured inputs is not allowed.");
+  }
+  eval(x);  // computed, it is a constant like any other captured array
+  EXPECT_EQ(values(c({x})[0]), (std::vector<double>{7.0, 9.0}));
+}
+
 TEST(Compile, OutputsMayBeInputsOrConstants) {
   auto c = compile([](const std::vector<array>& in) {
     return std::vector<array>{in[0], array(7.0f), in[0]};

@@ -7,6 +7,10 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string_view>
+#include <unordered_set>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -49,19 +53,78 @@ struct Program {
   size_t num_inputs = 0;
 };
 
+// A computed 0-d leaf's dtype and bytes, or nothing: equal scalars (the 1 of two `x + 1`)
+// become one constant, as MLX's simplification merges them.
+std::optional<std::pair<int, uint64_t>> scalar_value(const array& a) {
+  const detail::ArrayDesc* d = a.desc();
+  if (d->primitive || a.ndim() != 0 || a.itemsize() > sizeof(uint64_t) || !detail::is_complete(d)) {
+    return std::nullopt;
+  }
+  uint64_t bits = 0;
+  std::memcpy(&bits, a.host_data(), a.itemsize());
+  return std::make_pair(static_cast<int>(a.dtype().val()), bits);
+}
+
+// Whether two recorded steps compute the same thing (MLX's common subexpressions).
+bool same_step(const Step& a, const Step& b) {
+  if (a.dtype != b.dtype || a.shape != b.shape || a.inputs.size() != b.inputs.size()) return false;
+  for (size_t i = 0; i < a.inputs.size(); ++i) {
+    if (a.inputs[i].kind != b.inputs[i].kind || a.inputs[i].index != b.inputs[i].index) return false;
+  }
+  const Primitive &p = *a.primitive, &q = *b.primitive;
+  return p.stream() == q.stream() && std::strcmp(p.name(), q.name()) == 0 && p.is_equivalent(q);
+}
+
 // The graph between `placeholders` and `outputs`, with an explicit stack (graphs of any
-// depth). Nodes that reach no placeholder are constants, kept as they are.
-std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
+// depth). Nodes that reach no placeholder are constants, kept as they are. Equal scalar
+// constants and steps that repeat an earlier one (the same equivalent primitive on the same
+// inputs) are recorded once. A node that reaches one of the call's own `inputs` (captured by
+// the function as well as passed, and not yet computed) is MLX's error: the replay could not
+// tell it from the input it stands for.
+std::shared_ptr<const Program> record(const std::vector<array>& placeholders, const std::vector<array>& inputs,
                                       const std::vector<array>& outputs) {
   auto program = std::make_shared<Program>();
   program->num_inputs = placeholders.size();
   std::unordered_map<const detail::ArrayDesc*, Ref> done;
   for (size_t i = 0; i < placeholders.size(); ++i)
     done.emplace(placeholders[i].desc(), Ref{Ref::Kind::input, static_cast<uint32_t>(i)});
+  std::unordered_set<const detail::ArrayDesc*> pending_inputs;
+  for (const auto& in : inputs) {
+    if (in.desc()->primitive && !detail::is_complete(in.desc())) pending_inputs.insert(in.desc());
+  }
+  std::map<std::pair<int, uint64_t>, Ref> scalars;
+  std::unordered_multimap<size_t, uint32_t> steps_by_hash;  // a hash of name and inputs -> step
   auto constant = [&](const array& a) {
+    if (pending_inputs.contains(a.desc())) {
+      throw std::invalid_argument(
+          "[compile] Attempting to compile a function with uncaptured inputs is not allowed.");
+    }
+    auto value = scalar_value(a);
+    if (value) {
+      if (auto it = scalars.find(*value); it != scalars.end()) {
+        done.emplace(a.desc(), it->second);
+        return;
+      }
+    }
     Ref r{Ref::Kind::constant, static_cast<uint32_t>(program->constants.size())};
     program->constants.push_back(a);
     done.emplace(a.desc(), r);
+    if (value) scalars.emplace(*value, r);
+  };
+  auto add_step = [&](const array& node, std::vector<Ref> refs) {
+    Step step{node.primitive_ptr(), std::move(refs), node.shape(), node.dtype()};
+    size_t h = std::hash<std::string_view>{}(step.primitive->name());
+    for (Ref r : step.inputs) h = h * 1000003u ^ (static_cast<size_t>(r.kind) << 32 | r.index);
+    for (auto [it, end] = steps_by_hash.equal_range(h); it != end; ++it) {
+      if (same_step(program->steps[it->second], step)) {
+        done.emplace(node.desc(), Ref{Ref::Kind::step, it->second});
+        return;
+      }
+    }
+    const auto index = static_cast<uint32_t>(program->steps.size());
+    steps_by_hash.emplace(h, index);
+    done.emplace(node.desc(), Ref{Ref::Kind::step, index});
+    program->steps.push_back(std::move(step));
   };
 
   struct Frame {
@@ -102,9 +165,12 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
       depends = depends || r.kind != Ref::Kind::constant;
       refs.push_back(r);
     }
+    if (pending_inputs.contains(d)) {
+      throw std::invalid_argument(
+          "[compile] Attempting to compile a function with uncaptured inputs is not allowed.");
+    }
     if (depends && !f.inputs.empty()) {
-      done.emplace(d, Ref{Ref::Kind::step, static_cast<uint32_t>(program->steps.size())});
-      program->steps.push_back({f.node.primitive_ptr(), std::move(refs), f.node.shape(), f.node.dtype()});
+      add_step(f.node, std::move(refs));
     } else {
       constant(f.node);  // built from captured arrays only: computed once, on the first replay
     }
@@ -202,7 +268,7 @@ std::vector<array> CompileCache::call(const CompileFn& fun, const std::vector<ar
       for (const auto& in : inputs)
         placeholders.emplace_back(in.shape(), in.dtype(), nullptr, std::vector<array>{});
       std::vector<array> outputs = fun(placeholders);
-      entry->program = record(placeholders, outputs);
+      entry->program = record(placeholders, inputs, outputs);
     }
     program = entry->program;
   }

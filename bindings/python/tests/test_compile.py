@@ -1,5 +1,6 @@
 # mx.compile traces a Python function once per signature and replays the recorded graph
 # (mlx.core's semantics; MLX's python/tests/test_compile.py checks the same behaviours).
+import io
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
@@ -206,3 +207,39 @@ def test_calls_from_eight_threads_equal_sequential_results():
 def test_compile_rejects_what_is_not_callable():
     with pytest.raises(TypeError):
         mx.compile(3)
+
+
+def test_repeated_subexpressions_and_equal_constants_are_computed_once():
+    def fun(x):
+        y = x + 1
+        z = x + 1
+        return y + z
+
+    def count_nodes(outputs):
+        buf = io.StringIO()
+        mx.export_to_dot(buf, outputs)
+        return len([line for line in buf.getvalue().split() if "label" in line])
+
+    x = mx.array(1.0)
+    cfun = mx.compile(fun)
+    n_compiled = count_nodes(cfun(x))
+    mx.disable_compile()
+    try:
+        n_uncompiled = count_nodes(cfun(x))
+    finally:
+        mx.enable_compile()
+    assert n_compiled < n_uncompiled
+    assert cfun(x).item() == 4.0
+
+
+def test_a_function_that_also_captures_an_unevaluated_input_raises():
+    x = mx.array([1, 2, 3]) + 2
+
+    def fn(a):
+        return a + (x + 1)
+
+    with pytest.raises(ValueError, match="uncaptured inputs"):
+        mx.compile(fn)(x)
+    # Evaluated, the captured array is a constant like any other.
+    mx.eval(x)
+    assert mx.array_equal(mx.compile(fn)(x), mx.array([7, 9, 11])).item()
