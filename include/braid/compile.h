@@ -9,8 +9,9 @@
 // replayed graph computes exactly what the function's graph computes.
 //
 // Evaluating an array that depends on the inputs while the function is traced throws
-// std::invalid_argument (MLX's message). The replayed nodes are ordinary nodes, so a compiled
-// function works under grad, vjp, jvp and vmap, and a transform may be compiled.
+// std::invalid_argument (MLX's message). A transform may be compiled (its graph is traced and
+// replayed like any other); called inside a transform with its tracers, a compiled function
+// runs the function itself, as MLX's do.
 #pragma once
 
 #include <cstdint>

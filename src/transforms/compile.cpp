@@ -5,6 +5,7 @@
 // replay on every thread).
 #include "braid/compile.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -250,6 +251,10 @@ size_t CompileCache::size() const {
 std::vector<array> CompileCache::call(const CompileFn& fun, const std::vector<array>& inputs,
                                       const std::vector<uint64_t>& constants) {
   if (compile_mode().load(std::memory_order_relaxed) == CompileMode::disabled) return fun(inputs);
+  // Called inside a transformation (grad, vmap, ...) with its tracers: the function runs as
+  // it is, as MLX's compiled functions do there. A trace made from tracers would keep the
+  // ones it captured (the enclosing function's intermediates) for later, unrelated calls.
+  if (std::any_of(inputs.begin(), inputs.end(), [](const array& a) { return a.is_tracer(); })) return fun(inputs);
   std::shared_ptr<Impl::Entry> entry;
   {
     detail::MutexLock lock(impl_->mu);

@@ -243,3 +243,17 @@ def test_a_function_that_also_captures_an_unevaluated_input_raises():
     # Evaluated, the captured array is a constant like any other.
     mx.eval(x)
     assert mx.array_equal(mx.compile(fn)(x), mx.array([7, 9, 11])).item()
+
+
+def test_inside_vmap_a_compiled_function_may_capture_its_own_argument():
+    def outer(x):
+        x = mx.abs(x)
+
+        @mx.compile
+        def inner(z):
+            return -mx.exp(x)
+
+        return inner(x)
+
+    x = mx.array([[1.0, -2.0], [2.0, -3.0]])
+    assert mx.allclose(mx.vmap(outer)(x), -mx.exp(mx.abs(x))).item()
