@@ -30,8 +30,9 @@ enum class CompileMode { disabled, no_simplify, no_fuse, enabled };
 using CompileFn = std::function<std::vector<array>(const std::vector<array>&)>;
 
 /// The traces of one function, one per signature (see the top of this file). Any number of
-/// threads may call one cache at once: a signature is traced once (a second thread asking
-/// for it waits for the first trace), and replays run in parallel.
+/// threads may call one cache at once: a signature (which includes the calling thread's
+/// default stream, so each thread has its own) is traced once, a second caller of it waiting
+/// for the first trace, and replays run in parallel. Traces are kept for the cache's life.
 class CompileCache {
  public:
   /// `shapeless`: MLX reuses a trace for inputs of other shapes. braid's primitives do not

@@ -52,6 +52,10 @@ struct Program {
   std::vector<array> constants;  // arrays the function captured (or made from no input)
   std::vector<Ref> outputs;
   size_t num_inputs = 0;
+  // The graph reached a value-less leaf that is not one of this trace's placeholders: the
+  // call happened inside another compile's trace (or a vmap's), whose placeholder this trace
+  // captured. Right for this call only: not kept.
+  bool nested = false;
 };
 
 // A computed 0-d leaf's dtype and bytes, or nothing: equal scalars (the 1 of two `x + 1`)
@@ -96,6 +100,7 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders, co
   std::map<std::pair<int, uint64_t>, Ref> scalars;
   std::unordered_multimap<size_t, uint32_t> steps_by_hash;  // a hash of name and inputs -> step
   auto constant = [&](const array& a) {
+    if (!a.desc()->primitive && !detail::is_complete(a.desc())) program->nested = true;
     if (pending_inputs.contains(a.desc())) {
       throw std::invalid_argument(
           "[compile] Attempting to compile a function with uncaptured inputs is not allowed.");
@@ -273,9 +278,11 @@ std::vector<array> CompileCache::call(const CompileFn& fun, const std::vector<ar
       for (const auto& in : inputs)
         placeholders.emplace_back(in.shape(), in.dtype(), nullptr, std::vector<array>{});
       std::vector<array> outputs = fun(placeholders);
-      entry->program = record(placeholders, inputs, outputs);
+      program = record(placeholders, inputs, outputs);
+      if (!program->nested) entry->program = program;
+    } else {
+      program = entry->program;
     }
-    program = entry->program;
   }
   return replay(*program, inputs);
 }

@@ -9,7 +9,9 @@
 // traced call as extra outputs, written back into those trees after each call. The Python
 // function runs only when a trace is made, with the GIL; the cache is called without it, so a
 // thread waiting for another thread's trace of the same signature never holds the GIL.
+#include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <map>
 #include <optional>
 #include <string>
@@ -43,6 +45,41 @@ std::string type_name(py::handle obj) { return py::str(py::type::handle_of(obj).
 
 void push_u64(std::vector<uint64_t>& key, uint64_t v) { key.push_back(v); }
 
+/// The exact bytes of `text`: its length, then 8 bytes per word (hashes collide).
+void push_bytes(std::vector<uint64_t>& key, std::string_view text) {
+  push_u64(key, text.size());
+  for (size_t i = 0; i < text.size(); i += 8) {
+    uint64_t word = 0;
+    std::memcpy(&word, text.data() + i, std::min<size_t>(8, text.size() - i));
+    push_u64(key, word);
+  }
+}
+
+/// An int's exact value (CPython's hash maps -1 and -2, or 0 and 2**61 - 1, together).
+void push_int(std::vector<uint64_t>& key, py::handle obj) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+  push_u64(key, static_cast<uint64_t>(overflow));
+  if (overflow == 0) {
+    push_u64(key, static_cast<uint64_t>(v));
+  } else {
+    push_bytes(key, py::str(obj).cast<std::string>());
+  }
+}
+
+/// A dict key: ints and strings by value, anything else by its hash.
+void push_dict_key(std::vector<uint64_t>& key, py::handle k) {
+  if (PyUnicode_Check(k.ptr())) {
+    push_u64(key, kStrMark);
+    push_bytes(key, k.cast<std::string>());
+  } else if (PyLong_Check(k.ptr()) && !PyBool_Check(k.ptr())) {
+    push_u64(key, kIntMark);
+    push_int(key, k);
+  } else {
+    push_u64(key, static_cast<uint64_t>(py::hash(k)));
+  }
+}
+
 /// Appends the arrays of an argument tree to `arrays` and its structure and constants to `key`.
 void flatten_argument(py::handle obj, std::vector<array>& arrays, std::vector<uint64_t>& key) {
   if (py::isinstance<array>(obj)) {
@@ -60,7 +97,7 @@ void flatten_argument(py::handle obj, std::vector<array>& arrays, std::vector<ui
     push_u64(key, kDictMark);
     push_u64(key, py::len(obj));
     for (auto item : py::reinterpret_borrow<py::dict>(obj)) {
-      push_u64(key, static_cast<uint64_t>(py::hash(item.first)));
+      push_dict_key(key, item.first);
       flatten_argument(item.second, arrays, key);
     }
   } else if (obj.is_none()) {
@@ -70,7 +107,7 @@ void flatten_argument(py::handle obj, std::vector<array>& arrays, std::vector<ui
     push_u64(key, obj.ptr() == Py_True ? 1 : 0);
   } else if (PyLong_Check(obj.ptr())) {
     push_u64(key, kIntMark);
-    push_u64(key, static_cast<uint64_t>(py::hash(obj)));  // any size; equal ints hash equal
+    push_int(key, obj);
   } else if (PyFloat_Check(obj.ptr())) {
     push_u64(key, kFloatMark);
     const double v = PyFloat_AsDouble(obj.ptr());
@@ -79,7 +116,7 @@ void flatten_argument(py::handle obj, std::vector<array>& arrays, std::vector<ui
     push_u64(key, bits);
   } else if (PyUnicode_Check(obj.ptr())) {
     push_u64(key, kStrMark);
-    push_u64(key, static_cast<uint64_t>(py::hash(obj)));
+    push_bytes(key, obj.cast<std::string>());
   } else {
     throw std::invalid_argument(
         "[compile] Function arguments must be trees of arrays or constants (floats, ints, strings, or None), "
@@ -158,7 +195,13 @@ py::object compiled_call(Compiled& c, const py::object& fun, const py::object& i
   flatten_argument(kwargs, inputs, key);
   const size_t num_call_inputs = inputs.size();
   std::optional<size_t> in_key;
-  if (!in_state.is_none()) flatten_state(in_state, inputs, in_key);  // in_key: its place in `inputs`
+  if (!in_state.is_none()) flatten_state(in_state, inputs, in_key);
+  if (in_key && !inputs[*in_key].is_available()) {
+    // Called while another compiled function that captured the random state is traced: the
+    // key is that trace's. Run the function as it is; its draws advance the enclosing trace's
+    // key, which that trace records and publishes.
+    return fun(*args, **kwargs);
+  }  // in_key: its place in `inputs`
   push_u64(key, inputs.size() - num_call_inputs);
 
   // Runs `fun` on `a` (placeholders when tracing; the inputs themselves while compilation is
@@ -167,8 +210,6 @@ py::object compiled_call(Compiled& c, const py::object& fun, const py::object& i
     py::gil_scoped_acquire gil;
     std::vector<array> originals(inputs.begin() + static_cast<std::ptrdiff_t>(num_call_inputs), inputs.end());
     std::vector<array> replaced(a.begin() + static_cast<std::ptrdiff_t>(num_call_inputs), a.end());
-    size_t next = 0;
-    if (!in_state.is_none()) replace_state(in_state, replaced, next);
     struct Restore {
       const py::object& tree;
       const std::vector<array>& originals;
@@ -180,6 +221,9 @@ py::object compiled_call(Compiled& c, const py::object& fun, const py::object& i
         }
       }
     } restore{in_state, originals};
+    size_t next = 0;
+    // After `restore` exists: a swap that throws half-way (a tuple holding an array) is undone.
+    if (!in_state.is_none()) replace_state(in_state, replaced, next);
     std::optional<random::KeyOverride> key_override;
     if (in_key) key_override.emplace(a[*in_key]);
 

@@ -257,3 +257,42 @@ def test_inside_vmap_a_compiled_function_may_capture_its_own_argument():
 
     x = mx.array([[1.0, -2.0], [2.0, -3.0]])
     assert mx.allclose(mx.vmap(outer)(x), -mx.exp(mx.abs(x))).item()
+
+
+def test_int_and_string_constants_are_keyed_by_value_not_hash():
+    f, calls = counted(lambda x, k: x * k)
+    c = mx.compile(f)
+    x = mx.array([1.0])
+    # CPython hashes -1 and -2 alike.
+    assert c(x, -1).item() == -1.0
+    assert c(x, -2).item() == -2.0
+    d = mx.compile(lambda x, table: x + table[-1])
+    assert d(x, {-1: 1.0}).item() == 2.0
+    assert d(x, {-2: 1.0, -1: 5.0}).item() == 6.0
+
+
+def test_captured_state_is_restored_when_the_swap_fails():
+    w1 = mx.array([1.0])
+    state = [[w1], (mx.array([2.0]),)]
+    c = mx.compile(lambda x: x + state[0][0], inputs=state)
+    with pytest.raises(ValueError):
+        c(mx.array([1.0]))
+    assert state[0][0] is w1 or mx.array_equal(state[0][0], w1).item()
+    state[0][0].item()  # still a real array
+
+
+def test_nested_compiled_functions_share_the_captured_random_state():
+    rs = [mx.random.state]
+
+    @partial(mx.compile, inputs=rs, outputs=rs)
+    def inner(x):
+        return x + mx.random.uniform(shape=x.shape)
+
+    @partial(mx.compile, inputs=rs, outputs=rs)
+    def outer(x):
+        return inner(x), inner(x)
+
+    a, b = outer(mx.zeros((4,)))
+    assert not mx.array_equal(a, b).item()
+    c, d = outer(mx.zeros((4,)))
+    assert not mx.array_equal(a, c).item()

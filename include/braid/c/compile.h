@@ -3,7 +3,8 @@
  * A compiled closure traces `fun` once per input signature (count, shapes, dtypes) and
  * replays the recorded graph on later calls without calling `fun` again (braid's compile.h
  * says how). Thread safety: every function may be called from any thread; a compiled closure
- * may be applied by several threads at once (a signature is traced once, the others wait). */
+ * may be applied by several threads at once (a signature, which includes the calling thread's
+ * default stream, is traced once; another caller of it waits). */
 #ifndef BRAID_C_COMPILE_H
 #define BRAID_C_COMPILE_H
 
