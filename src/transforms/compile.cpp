@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -78,6 +79,30 @@ bool same_step(const Step& a, const Step& b) {
   }
   const Primitive &p = *a.primitive, &q = *b.primitive;
   return p.stream() == q.stream() && std::strcmp(p.name(), q.name()) == 0 && p.is_equivalent(q);
+}
+
+// Keeps only the constants that a step or an output reads. The walk records every node of a
+// captured subgraph that is not computed yet (its leaves and intermediates too), and the
+// program lives as long as the compiled function: kept, they would hold their buffers.
+void drop_unused_constants(Program& p) {
+  std::vector<uint32_t> remap(p.constants.size(), UINT32_MAX);
+  auto mark = [&](const Ref& r) {
+    if (r.kind == Ref::Kind::constant) remap[r.index] = 0;
+  };
+  for (const Step& s : p.steps) std::for_each(s.inputs.begin(), s.inputs.end(), mark);
+  std::for_each(p.outputs.begin(), p.outputs.end(), mark);
+  std::vector<array> kept;
+  for (size_t i = 0; i < p.constants.size(); ++i) {
+    if (remap[i] == UINT32_MAX) continue;
+    remap[i] = static_cast<uint32_t>(kept.size());
+    kept.push_back(std::move(p.constants[i]));
+  }
+  p.constants = std::move(kept);
+  auto rewrite = [&](Ref& r) {
+    if (r.kind == Ref::Kind::constant) r.index = remap[r.index];
+  };
+  for (Step& s : p.steps) std::for_each(s.inputs.begin(), s.inputs.end(), rewrite);
+  std::for_each(p.outputs.begin(), p.outputs.end(), rewrite);
 }
 
 // The graph between `placeholders` and `outputs`, with an explicit stack (graphs of any
@@ -183,6 +208,7 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders, co
     stack.pop_back();
   }
   for (const auto& o : outputs) program->outputs.push_back(done.at(o.desc()));
+  drop_unused_constants(*program);
   return program;
 }
 
