@@ -1135,3 +1135,36 @@ def test_initializers():
     assert np.all((s == 0).sum(axis=0) == 2)  # ceil(0.25 * 8) in every column
     s = npy(nn.init.sparse(0.5, mean=1.0, std=0.0)(mx.zeros((5, 7))))
     assert np.all((s == 0).sum(axis=0) == 3)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (6, 4), (3, 7)])
+def test_orthogonal_initializer_gives_orthonormal_rows_or_columns(shape):
+    q = npy(nn.init.orthogonal()(mx.zeros(shape)))
+    assert q.shape == shape and q.dtype == np.float32
+    rows, cols = shape
+    # The smaller side is orthonormal: Q^T Q = I for tall matrices, Q Q^T = I for wide ones.
+    gram = q.T @ q if rows >= cols else q @ q.T
+    np.testing.assert_allclose(gram, np.eye(min(rows, cols)), atol=1e-5)
+
+
+def test_orthogonal_initializer_scales_by_gain_and_casts_to_dtype():
+    q = nn.init.orthogonal(gain=2.5, dtype=mx.float16)(mx.zeros((5, 5)))
+    assert q.dtype == mx.float16
+    q = npy(q.astype(mx.float32))
+    np.testing.assert_allclose(q.T @ q, 2.5**2 * np.eye(5), atol=2e-2)
+
+
+def test_orthogonal_initializer_draws_from_the_global_key():
+    mx.random.seed(7)
+    a = npy(nn.init.orthogonal()(mx.zeros((3, 3))))
+    mx.random.seed(7)
+    b = npy(nn.init.orthogonal()(mx.zeros((3, 3))))
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, npy(nn.init.orthogonal()(mx.zeros((3, 3)))))
+
+
+@pytest.mark.parametrize("shape", [(5,), (2, 3, 4)])
+def test_orthogonal_initializer_rejects_inputs_that_are_not_2d(shape):
+    # MLX's message names the number of dimensions.
+    with pytest.raises(ValueError, match=f"{len(shape)}D array"):
+        nn.init.orthogonal()(mx.zeros(shape))

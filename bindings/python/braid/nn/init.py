@@ -144,3 +144,22 @@ def sparse(
         return mx.where(ranks < num_zeros, mx.zeros_like(values), values)
 
     return initializer
+
+
+def orthogonal(gain: float = 1.0, dtype: mx.Dtype = mx.float32) -> Callable[[mx.array], mx.array]:
+    """A (semi-)orthogonal matrix of the input's 2-d shape, scaled by ``gain``: the first rows
+    and columns of the Q of a square normal matrix's QR, its columns' signs set by diag(R)."""
+
+    def initializer(a: mx.array) -> mx.array:
+        if a.ndim != 2:
+            raise ValueError(
+                f"Orthogonal initialization requires a 2D array but got a {a.ndim}D array."
+            )
+        rows, cols = a.shape
+        n = max(rows, cols)
+        # QR runs on the CPU stream, as MLX's; the sign fix makes Q uniform (Haar) over the group.
+        q, r = mx.linalg.qr(mx.random.normal(shape=(n, n)), stream=mx.cpu)
+        q = q * mx.sign(mx.diag(r))
+        return (q[:rows, :cols] * gain).astype(dtype)
+
+    return initializer
