@@ -73,11 +73,6 @@ def test_arange_forms_and_dtype_inference():
     check(mx.arange(0, 5, stream=mx.cpu), np.arange(5))
     with pytest.raises(TypeError):
         mx.arange("5")
-    # A Python int is a 32-bit int to arange, as in MLX (pass a float for more).
-    with pytest.raises(TypeError):
-        mx.arange(0, 2**31, 1)
-    with pytest.raises(TypeError):
-        mx.arange(-(2**31) - 1, 0)
     check(mx.arange(2**31 - 3, 2**31 - 1), np.arange(2**31 - 3, 2**31 - 1), mx.int32)
     with pytest.raises(TypeError):
         mx.arange(0, mx.array(5))
@@ -85,6 +80,22 @@ def test_arange_forms_and_dtype_inference():
         mx.arange(0, 5, 0)
     with pytest.raises(ValueError):
         mx.arange(0, float("inf"))
+
+
+def test_arange_infers_int64_from_an_int_outside_int32():
+    # As MLX (and NumPy): an int that int32 cannot hold widens the inferred dtype to int64.
+    check(mx.arange(2**40, 2**40 + 3), np.arange(2**40, 2**40 + 3), mx.int64)
+    check(mx.arange(-(2**40), -(2**40) + 3), np.arange(-(2**40), -(2**40) + 3), mx.int64)
+    check(mx.arange(2**31 - 2, 2**31 + 2), np.arange(2**31 - 2, 2**31 + 2), mx.int64)
+    check(mx.arange(-(2**31) - 1, -(2**31) + 1), np.arange(-(2**31) - 1, -(2**31) + 1), mx.int64)
+    check(mx.arange(0, 5, 2**31), np.arange(0, 5, 2**31), mx.int64)
+    check(mx.arange(2**40, 2**40 + 2, 1.0), np.arange(2**40, 2**40 + 2, dtype=np.float32), mx.float32)
+    check(mx.arange(2**40, 2**40 + 3, dtype=mx.int64), np.arange(2**40, 2**40 + 3), mx.int64)
+    # Beyond int64 no overload matches, as in MLX.
+    with pytest.raises(TypeError):
+        mx.arange(0, 2**64)
+    with pytest.raises(TypeError):
+        mx.arange(2**63, 2**63 + 2)
 
 
 def test_linspace():
