@@ -74,6 +74,19 @@ array logical_or_bitwise_and(const array& a, const array& b, StreamOrDevice s) {
 }
 array logical_or_bitwise_or(const array& a, const array& b, StreamOrDevice s) { return bitwise_or(a, b, s); }
 
+/// A pickled array: a NumPy array and the dtype. NumPy has no bfloat16, so its bits travel as
+/// uint16 and are read back as bfloat16 (MLX's format).
+py::tuple pickle_state(const array& a) {
+  const array data = a.dtype() == bfloat16 ? view(a, uint16) : a;
+  return py::make_tuple(to_numpy(data), py::cast(a.dtype()));
+}
+
+array from_pickle_state(const py::tuple& state) {
+  const Dtype dtype = state[1].cast<Dtype>();
+  if (dtype == bfloat16) return view(to_array(state[0], uint16), bfloat16);
+  return to_array(state[0], dtype);
+}
+
 std::string repr(array a) {
   {
     py::gil_scoped_release release;
@@ -174,8 +187,16 @@ BRAID_PYTHON_INIT(kInitArray) {
       .def("__copy__", [](const array& a) { return copy(a); })
       .def(
           "__deepcopy__", [](const array& a, py::object) { return copy(a); }, "memo"_a)
-      .def(py::pickle([](const array& a) { return py::make_tuple(to_numpy(a), py::cast(a.dtype())); },
-                      [](py::tuple t) { return to_array(t[0], t[1].cast<Dtype>()); }))
+      .def(py::pickle(&pickle_state, &from_pickle_state))
+      .def(
+          "__reduce_ex__",
+          [](py::handle self, int /*protocol*/) {
+            // Protocol 2's form at every protocol: 0 and 1 would rebuild through object.__new__,
+            // which cannot make a bound array (pybind11 aborts the process).
+            return py::make_tuple(py::module_::import("copyreg").attr("__newobj__"),
+                                  py::make_tuple(py::type::handle_of(self)), self.attr("__getstate__")());
+          },
+          "protocol"_a)
       .def("__neg__", [](const array& a) { return negative(a); })
       .def("__pos__", [](const array& a) { return a; })
       .def("__abs__", [](const array& a) { return abs(a); })

@@ -194,6 +194,41 @@ def test_pickle_and_copy():
     assert copy.deepcopy(a).tolist() == a.tolist()
 
 
+ALL_DTYPES = [mx.bool_, mx.uint8, mx.uint16, mx.uint32, mx.uint64, mx.int8, mx.int16, mx.int32,
+              mx.int64, mx.float16, mx.bfloat16, mx.float32, mx.float64, mx.complex64]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_pickle_round_trips_every_dtype(dtype):
+    # bfloat16 included: its bits travel as uint16 (NumPy has no bfloat16), as in MLX.
+    a = mx.array([[[1, 2], [3, 4]], [[5, 6], [7, 0]]], dtype=dtype)
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        b = pickle.loads(pickle.dumps(a, protocol=protocol))
+        assert isinstance(b, mx.array) and b.dtype == dtype and b.shape == a.shape
+        assert mx.array_equal(a, b).item()
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_copy_and_deepcopy_keep_every_dtype(dtype):
+    import copy
+
+    a = mx.array([[1, 0], [3, 4]], dtype=dtype)
+    for b in [copy.copy(a), copy.deepcopy(a), copy.deepcopy({"w": [a]})["w"][0]]:
+        assert b.dtype == dtype and mx.array_equal(a, b).item()
+
+
+def test_pickle_keeps_bfloat16_bits_and_strided_layouts():
+    x = mx.array([[1.5, -2.25, 3e38], [float("nan"), float("inf"), -0.0]], dtype=mx.bfloat16).T
+    y = pickle.loads(pickle.dumps(x))
+    assert y.dtype == mx.bfloat16 and y.shape == (3, 2)
+    np.testing.assert_array_equal(np.array(mx.view(y, mx.uint16)), np.array(mx.view(x, mx.uint16)))
+    # A pickled tree of arrays (a model's parameters) comes back whole.
+    params = {"w": mx.ones((2, 3), mx.bfloat16), "b": [mx.arange(3), mx.array(2.5, mx.float16)]}
+    back = pickle.loads(pickle.dumps(params))
+    assert back["w"].dtype == mx.bfloat16 and back["w"].tolist() == params["w"].tolist()
+    assert back["b"][0].tolist() == [0, 1, 2] and back["b"][1].dtype == mx.float16
+
+
 def test_errors_map_to_python_exceptions():
     with pytest.raises(ValueError):
         mx.array([1, 2, 3]) + mx.array([1, 2])
