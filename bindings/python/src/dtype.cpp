@@ -93,6 +93,8 @@ BRAID_PYTHON_INIT(kInitDtype) {
       .def_property_readonly("min", [](const finfo& f) { return f.min; })
       .def_property_readonly("max", [](const finfo& f) { return f.max; })
       .def_property_readonly("eps", [](const finfo& f) { return f.eps; })
+      .def_property_readonly("smallest_normal", [](const finfo& f) { return f.smallest_normal; })
+      .def_property_readonly("bits", [](const finfo& f) { return f.bits; })
       .def("__repr__", [](const finfo& f) {
         return "finfo(min=" + py::repr(py::float_(f.min)).cast<std::string>() +
                ", max=" + py::repr(py::float_(f.max)).cast<std::string>() + ", dtype=" + dtype_name(f.dtype) + ")";

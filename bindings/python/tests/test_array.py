@@ -185,6 +185,33 @@ def test_astype_and_dtype_objects():
     assert mx.iinfo(mx.int8).min == -128
 
 
+@pytest.mark.parametrize("dtype, np_dtype", [(mx.float16, np.float16), (mx.float32, np.float32),
+                                             (mx.float64, np.float64), (mx.complex64, np.complex64)])
+def test_finfo_matches_numpy(dtype, np_dtype):
+    f, ref = mx.finfo(dtype), np.finfo(np_dtype)
+    assert f.min == float(ref.min) and f.max == float(ref.max) and f.eps == float(ref.eps)
+    assert f.bits == ref.bits and f.smallest_normal == float(ref.smallest_normal)
+    # complex64 reports its float32 component, as NumPy and MLX.
+    assert f.dtype == (mx.float32 if dtype == mx.complex64 else dtype)
+
+
+def test_finfo_of_bfloat16_and_of_non_floating_dtypes():
+    f = mx.finfo(mx.bfloat16)
+    assert f.bits == 16 and f.smallest_normal == 2.0**-126 and f.eps == 2.0**-7
+    assert f.max == -f.min == (2 - 2.0**-7) * 2.0**127
+    assert repr(mx.finfo(mx.float16)) == "finfo(min=-65504.0, max=65504.0, dtype=float16)"
+    with pytest.raises(ValueError):
+        mx.finfo(mx.int32)
+    with pytest.raises(ValueError):
+        mx.iinfo(mx.float32)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64"])
+def test_iinfo_matches_numpy(dtype):
+    i, ref = mx.iinfo(getattr(mx, dtype)), np.iinfo(getattr(np, dtype))
+    assert (i.min, i.max, i.dtype) == (ref.min, ref.max, getattr(mx, dtype))
+
+
 def test_pickle_and_copy():
     import copy
 
