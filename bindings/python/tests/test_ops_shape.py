@@ -301,3 +301,45 @@ def test_conj_method():
     z = np.array([1 + 2j, -3j], np.complex64)
     check(mx.array(z).conj(), np.conj(z))
     check(mx.array(arange(3)).conj(stream=mx.cpu), arange(3))
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 2), [1, -1], ()])
+def test_flip_matches_numpy(axis):
+    x = arange(2, 3, 4)
+    expected = np.flip(x, axis=tuple(axis) if isinstance(axis, list) else axis)
+    check(mx.flip(mx.array(x), axis), expected)
+    check(mx.flip(mx.array(x), axis=axis), expected)
+
+
+def test_flip_of_scalars_empty_and_strided_arrays():
+    check(mx.flip(mx.array(3.0)), np.array(3.0, np.float32))
+    check(mx.flip(mx.zeros((0, 3))), np.zeros((0, 3), np.float32))
+    x = arange(4, 5)
+    check(mx.flip(mx.array(x).T, 0), np.flip(x.T, 0))
+    check(mx.flip([1, 2, 3]), np.array([3, 2, 1]))
+    assert mx.flip(mx.array([1, 2], mx.int16)).dtype == mx.int16
+    with pytest.raises(ValueError):
+        mx.flip(mx.array(x), 2)
+    with pytest.raises(ValueError):
+        mx.flip(mx.array(x), axis=(0, -3))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_unstack_is_the_inverse_of_stack(axis):
+    x = arange(2, 3, 4)
+    parts = mx.unstack(mx.array(x), axis=axis)
+    assert isinstance(parts, list) and len(parts) == x.shape[axis]
+    for part, expected in zip(parts, np.moveaxis(x, axis, 0)):
+        check(part, expected)
+    check(mx.stack(parts, axis=axis), x)
+
+
+def test_unstack_edge_cases():
+    assert mx.unstack(mx.zeros((0, 3))) == []
+    check(mx.unstack(mx.array([1, 2]))[1], np.array(2))
+    with pytest.raises(ValueError):
+        mx.unstack(mx.array(1.0))
+    with pytest.raises(ValueError):
+        mx.unstack(mx.zeros((2, 3)), axis=2)
+    with pytest.raises(TypeError):
+        mx.unstack(mx.zeros((2, 3)), 1)  # axis is keyword-only, as in MLX
