@@ -96,21 +96,6 @@ TEST(Dtypes, FinfoAndIinfo) {
   EXPECT_THROW(iinfo{float32}, std::invalid_argument);
 }
 
-TEST(Dtypes, FinfoGivesBitsAndTheSmallestNormalNumber) {
-  EXPECT_EQ(finfo(float16).bits, 16);
-  EXPECT_EQ(finfo(bfloat16).bits, 16);
-  EXPECT_EQ(finfo(float32).bits, 32);
-  EXPECT_EQ(finfo(float64).bits, 64);
-  EXPECT_EQ(finfo(float16).smallest_normal, std::ldexp(1.0, -14));
-  EXPECT_EQ(finfo(bfloat16).smallest_normal, std::ldexp(1.0, -126));
-  EXPECT_EQ(finfo(float32).smallest_normal, std::ldexp(1.0, -126));
-  EXPECT_EQ(finfo(float64).smallest_normal, std::numeric_limits<double>::min());
-  // complex64 reports its float32 component, as NumPy and MLX.
-  EXPECT_EQ(finfo(complex64).dtype, float32);
-  EXPECT_EQ(finfo(complex64).bits, 32);
-  EXPECT_EQ(finfo(complex64).smallest_normal, std::ldexp(1.0, -126));
-}
-
 TEST(Dtypes, ScalarsKeepTheirValueInEveryDtype) {
   EXPECT_EQ(array(1.5).dtype(), float32);  // double gives float32, as MLX
   EXPECT_EQ(array(0.1, float64).item<double>(), 0.1);

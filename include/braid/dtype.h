@@ -201,16 +201,13 @@ std::string dtype_name(Dtype d);
 std::ostream& operator<<(std::ostream& os, const Dtype& d);
 std::ostream& operator<<(std::ostream& os, const Dtype::Kind& k);
 
-/// Limits of a floating dtype (MLX's finfo): lowest, largest, machine epsilon, the smallest
-/// positive normal number and the width in bits (complex64 gives its float32 component's).
+/// Limits of a floating dtype (MLX's finfo): lowest, largest and machine epsilon.
 struct finfo {
   explicit finfo(Dtype dtype);
   Dtype dtype;
   double min;
   double max;
   double eps;
-  double smallest_normal;
-  int bits;
 };
 
 /// Limits of an integer or bool dtype (MLX's iinfo).

@@ -205,23 +205,19 @@ finfo::finfo(Dtype d) : dtype(d) {
     case V::float16:
       max = 65504.0;
       eps = std::ldexp(1.0, -10);
-      smallest_normal = std::ldexp(1.0, -14);
       break;
     case V::bfloat16:
       max = std::ldexp(255.0 / 128.0, 127);
       eps = std::ldexp(1.0, -7);
-      smallest_normal = std::numeric_limits<float>::min();  // float32's exponent range
       break;
     case V::float32:
     case V::complex64:
       max = std::numeric_limits<float>::max();
       eps = std::numeric_limits<float>::epsilon();
-      smallest_normal = std::numeric_limits<float>::min();
       break;
     case V::float64:
       max = std::numeric_limits<double>::max();
       eps = std::numeric_limits<double>::epsilon();
-      smallest_normal = std::numeric_limits<double>::min();
       break;
     case V::bool_:
     case V::uint8:
@@ -236,7 +232,6 @@ finfo::finfo(Dtype d) : dtype(d) {
   }
   if (d == complex64) dtype = float32;  // as NumPy: the limits of the component type
   min = -max;
-  bits = static_cast<int>(dtype.size()) * 8;
 }
 
 iinfo::iinfo(Dtype d) : dtype(d) {
