@@ -194,13 +194,157 @@ TEST(Compile, DisableCompileCallsTheFunctionEachTime) {
   enable_compile();
 }
 
-TEST(Compile, ShapelessStillComputesEachShape) {
-  auto f = [](const std::vector<array>& in) { return std::vector<array>{add(exp(in[0]), array(1.0f))}; };
-  auto c = compile(f, /*shapeless=*/true);
-  for (int n : {2, 3, 5}) {
-    array x = arange(static_cast<double>(n), float32);
-    expect_same(c({x}), f({x}));
+// MLX's test_shapeless_compile and test_shapeless_compile_with_reduction: one trace serves
+// every shape of the same ranks, on every device; a new dtype or rank traces again.
+TEST(Compile, ShapelessReplaysOneTraceOnOtherShapes) {
+  for (const auto& d : test::test_devices()) {
+    SCOPED_TRACE(test::device_name(d));
+    StreamContext ctx(d);
+    std::atomic<int> calls{0};
+    auto f = [&calls](const std::vector<array>& in) {
+      calls.fetch_add(1);
+      array x = in[0], y = in[1];
+      return std::vector<array>{add(add(x, sum(y, 0, /*keepdims=*/true)), exp(x)),
+                                mean(multiply(x, y), -1), var(y, 0, false, 1), argmax(x, 1),
+                                transpose(cumsum(x, 1)), squeeze(expand_dims(softmax(y, -1), 0), 0),
+                                matmul(x, swapaxes(y, -1, -2))};
+    };
+    std::atomic<int> plain_calls{0};
+    auto plain = [&](const std::vector<array>& in) {
+      plain_calls.fetch_add(1);
+      return f(in);
+    };
+    CompileCache cache(/*shapeless=*/true);
+    for (auto [rows, cols] : {std::pair{2, 3}, {3, 3}, {5, 4}, {1, 7}, {2, 3}}) {
+      SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(cols));
+      array x = random::normal({rows, cols}, float32, 0.0f, 1.0f, random::key(rows * 10 + cols));
+      array y = random::normal({rows, cols}, float32, 0.0f, 1.0f, random::key(rows * 10 + cols + 100));
+      expect_same(cache.call(plain, {x, y}), f({x, y}));
+    }
+    EXPECT_EQ(plain_calls.load(), 1);
+    EXPECT_EQ(cache.size(), 1u);
+    // A new dtype or a new rank is a new signature.
+    cache.call(plain, {ones({2, 2}, float16), ones({2, 2}, float16)});
+    cache.call(plain, {ones({2, 2, 1}), ones({2, 2, 1})});
+    EXPECT_EQ(plain_calls.load(), 3);
   }
+}
+
+// What a shapeless trace keeps from the traced shapes (a captured constant, as MLX's test:
+// the function does not run again, so a changed capture is not seen), and what it cannot
+// follow (a reshape to the traced sizes, a slice): those shapes are traced again, and every
+// call's result is the function's.
+TEST(Compile, ShapelessTracesAgainWhereAPrimitiveCannotFollowTheShapes) {
+  float captured = 1.0f;
+  std::atomic<int> calls{0};
+  auto add_captured = compile(
+      [&](const std::vector<array>& in) {
+        calls.fetch_add(1);
+        return std::vector<array>{add(in[0], array(captured))};
+      },
+      /*shapeless=*/true);
+  EXPECT_EQ(values(add_captured({array({1.0f, 2.0f})})[0]), (std::vector<double>{2, 3}));
+  captured = 2.0f;
+  EXPECT_EQ(values(add_captured({array({1.0f, 2.0f, 3.0f})})[0]), (std::vector<double>{2, 3, 4}));
+  EXPECT_EQ(calls.load(), 1);
+
+  std::atomic<int> reshape_calls{0};
+  CompileCache cache(/*shapeless=*/true);
+  auto flatten_and_slice = [&](const std::vector<array>& in) {
+    reshape_calls.fetch_add(1);
+    array x = in[0];
+    return std::vector<array>{reshape(x, {static_cast<int>(x.size())}), slice(x, {0, 1}, x.shape())};
+  };
+  for (int n : {2, 3, 2, 4}) {
+    array x = arange(static_cast<double>(n * 3), float32);
+    x = reshape(x, {n, 3});
+    auto got = cache.call(flatten_and_slice, {x});
+    EXPECT_EQ(got[0].shape(), (Shape{n * 3}));
+    EXPECT_EQ(values(got[0]), values(flatten(x)));
+    EXPECT_EQ(got[1].shape(), (Shape{n, 2}));
+    EXPECT_EQ(values(got[1]), values(slice(x, {0, 1}, {n, 3})));
+  }
+  EXPECT_EQ(reshape_calls.load(), 3);  // shapes (2, 3), (3, 3) and (4, 3), each once
+
+  // A stored slice update that no longer fits the input: traced again, never written outside.
+  std::atomic<int> update_calls{0};
+  auto set_third = compile(
+      [&](const std::vector<array>& in) {
+        update_calls.fetch_add(1);
+        return std::vector<array>{slice_update(in[0], array({9.0f}), Shape{2}, Shape{3})};
+      },
+      /*shapeless=*/true);
+  EXPECT_EQ(values(set_third({zeros({4})})[0]), (std::vector<double>{0, 0, 9, 0}));
+  EXPECT_EQ(values(set_third({zeros({5})})[0]), (std::vector<double>{0, 0, 9, 0, 0}));
+  EXPECT_EQ(update_calls.load(), 1);
+  // Past the end of a shorter input the slice is empty (NumPy's clamping), as uncompiled.
+  EXPECT_EQ(values(set_third({zeros({2})})[0]), (std::vector<double>{0, 0}));
+  EXPECT_EQ(update_calls.load(), 2);
+
+  // Batched products whose batches stop matching (the op broadcast them at the trace).
+  auto product = compile([](const std::vector<array>& in) { return std::vector<array>{matmul(in[0], in[1])}; },
+                         /*shapeless=*/true);
+  for (int b : {2, 1}) {
+    array x = reshape(arange(24.0, float32), {2, 3, 4});
+    array y = reshape(arange(20.0 * b, float32), {b, 4, 5});
+    auto got = product({x, y})[0];
+    EXPECT_EQ(got.shape(), (Shape{2, 3, 5}));
+    EXPECT_EQ(values(got), values(matmul(x, y)));
+  }
+
+  // A compiled function called inside a shapeless trace runs as it is: its mean counts each
+  // replay's input, not the first trace's.
+  auto inner = compile([](const std::vector<array>& in) { return std::vector<array>{mean(in[0], 0, true)}; });
+  auto outer = compile([&](const std::vector<array>& in) { return inner(in); }, /*shapeless=*/true);
+  for (int n : {4, 8}) {
+    array x = reshape(arange(static_cast<double>(n * 3), float32), {n, 3});
+    EXPECT_EQ(values(outer({x})[0]), values(mean(x, 0, true)));
+  }
+}
+
+// mean's divisor in a shapeless trace is a NumberOfElements node: MLX's test of a compiled
+// mean over inputs of 2, 4 and 7 elements. Differentiated or vmapped inside the trace, it
+// counts the replay's input as well.
+TEST(Compile, NumberOfElementsFollowsTheShapeOfEachReplay) {
+  auto cmean = compile([](const std::vector<array>& in) { return std::vector<array>{mean(in[0], true)}; },
+                       /*shapeless=*/true);
+  for (int n : {2, 4, 7}) EXPECT_EQ(values(cmean({ones({n})})[0]), (std::vector<double>{1}));
+  EXPECT_EQ(values(number_of_elements(ones({2, 4}), {0, 1}, true, float32)), (std::vector<double>{0.125}));
+
+  // vmap's count is over the batched input's other axes: one trace for every shape.
+  std::atomic<int> calls{0};
+  auto row_means = compile(
+      [&](const std::vector<array>& in) {
+        calls.fetch_add(1);
+        return std::vector<array>{vmap([](const array& a) { return mean(a); })(in[0])};
+      },
+      /*shapeless=*/true);
+  // grad's broadcast of the cotangent cannot follow a new shape: each shape is traced, and the
+  // count's zero derivative is checked on each.
+  auto mean_grad = compile(
+      [](const std::vector<array>& in) {
+        return std::vector<array>{grad([](const array& a) { return mean(a); })(in[0])};
+      },
+      /*shapeless=*/true);
+  for (auto [rows, cols] : {std::pair{2, 3}, {4, 5}}) {
+    array x = reshape(arange(static_cast<double>(rows * cols), float32), {rows, cols});
+    test::expect_close(values(row_means({x})[0]), values(mean(x, 1)), 1e-6, 0, "vmap");
+    test::expect_close(values(mean_grad({x})[0]), std::vector<double>(rows * cols, 1.0 / (rows * cols)), 1e-7, 0,
+                       "grad");
+  }
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(Compile, OutputShapesOfAPrimitiveThatCannotInferThrowsMlxsError) {
+  array x = reshape(arange(6.0, float32), {2, 3});
+  try {
+    x.primitive().output_shapes({arange(6.0, float32)});
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "[Primitive::output_shapes] Reshape cannot infer output shapes.");
+  }
+  array y = add(x, array(1.0f));
+  EXPECT_EQ(y.primitive().output_shapes({ones({4, 1}), ones({5})})[0], (Shape{4, 5}));
 }
 
 TEST(Compile, EightThreadsCallingOneCompiledFunctionGetTheSequentialResults) {

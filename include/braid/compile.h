@@ -1,10 +1,10 @@
 // compile (MLX's mlx/compile.h): a function traced once per input signature and replayed.
 //
 // The first call with a given signature (the inputs' count, shapes and dtypes, plus any
-// caller's constants) runs the function on placeholder inputs that have no value and records
-// the graph between them and the outputs: each node's primitive, where its inputs come from
-// (an input, an earlier node, or an array the function captured, kept alive) and its shape
-// and dtype. Later calls build the same nodes again from the new inputs, reusing the recorded
+// caller's constants; ranks instead of shapes when shapeless) runs the function on placeholder
+// inputs that have no value and records the graph between them and the outputs: each node's
+// primitive, where its inputs come from (an input, an earlier node, or an array the function
+// captured, kept alive) and its shape and dtype. Later calls build the same nodes again from the new inputs, reusing the recorded
 // primitive objects; the function itself does not run again. braid fuses no kernels: the
 // replayed graph computes exactly what the function's graph computes.
 //
@@ -35,9 +35,14 @@ using CompileFn = std::function<std::vector<array>(const std::vector<array>&)>;
 /// for the first trace, and replays run in parallel. Traces are kept for the cache's life.
 class CompileCache {
  public:
-  /// `shapeless`: MLX reuses a trace for inputs of other shapes. braid's primitives do not
-  /// recompute output shapes, so braid keys its traces on shapes whatever `shapeless` says
-  /// (a new shape traces again, computing the right result).
+  /// `shapeless` (MLX's): one trace serves every shape of the same ranks and dtypes. It is
+  /// traced with ops that build shape-following nodes (a mean divides by a NumberOfElements
+  /// node), and a call with other shapes rebuilds its nodes with the shapes each primitive's
+  /// output_shapes computes from its new inputs. As in MLX, what the function computed from
+  /// the traced shapes (a reshape's sizes, a slice's bounds, an array the size of the first
+  /// input) stays as it was traced. Where MLX raises (a primitive that cannot infer its
+  /// output shape, such as Reshape, Slice or Gather, or a stored bound that no longer fits),
+  /// braid traces the function again for those shapes, as without `shapeless`.
   explicit CompileCache(bool shapeless = false);
   ~CompileCache();
   CompileCache(const CompileCache&) = delete;

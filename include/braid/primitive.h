@@ -48,6 +48,12 @@ class Primitive {
   virtual std::pair<std::vector<array>, std::vector<int>> vmap(const std::vector<array>& inputs,
                                                                const std::vector<int>& axes);
 
+  /// The output shapes this primitive gives for `inputs` (MLX's output_shapes): how a shapeless
+  /// compiled function replays its trace on inputs of other shapes. The default throws
+  /// std::invalid_argument ("[Primitive::output_shapes] <name> cannot infer output shapes.");
+  /// so does a primitive whose stored arguments do not fit the inputs.
+  virtual std::vector<Shape> output_shapes(const std::vector<array>& inputs);
+
   virtual const char* name() const = 0;
   virtual bool is_equivalent(const Primitive& other) const { return false; }
 

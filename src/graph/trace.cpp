@@ -9,7 +9,12 @@ namespace {
 // The innermost transform call running on this thread. Seen only by this thread: it decides
 // the nesting of a call made inside a traced function (grad of grad), nothing else.
 thread_local const std::shared_ptr<TraceScope>* t_innermost = nullptr;
+thread_local bool t_dynamic_tracing = false;
 }  // namespace
+
+bool in_dynamic_tracing() noexcept { return t_dynamic_tracing; }
+DynamicTracing::DynamicTracing(bool on) noexcept : previous_(t_dynamic_tracing) { t_dynamic_tracing = on; }
+DynamicTracing::~DynamicTracing() { t_dynamic_tracing = previous_; }
 
 std::shared_ptr<TraceScope> inherit_trace(const std::vector<array>& inputs) noexcept {
   const std::shared_ptr<TraceScope>* best = nullptr;

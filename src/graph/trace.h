@@ -58,4 +58,22 @@ class TraceCall {
   const std::shared_ptr<TraceScope>* enclosing_;  // the caller's TraceCall outlives this one
 };
 
+/// Whether this thread is tracing a shapeless compiled function (MLX's in_dynamic_tracing):
+/// ops then build nodes whose values follow the input shapes on every replay (a mean divides
+/// by a NumberOfElements node, a dropped axis is a Squeeze, not a Reshape to fixed sizes).
+bool in_dynamic_tracing() noexcept;
+
+/// Sets in_dynamic_tracing() on this thread while it lives (a trace of a compiled function:
+/// `on` for a shapeless one), and restores the previous value after.
+class DynamicTracing {
+ public:
+  explicit DynamicTracing(bool on) noexcept;
+  ~DynamicTracing();
+  DynamicTracing(const DynamicTracing&) = delete;
+  DynamicTracing& operator=(const DynamicTracing&) = delete;
+
+ private:
+  bool previous_;
+};
+
 }  // namespace braid::detail

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "braid/ops.h"
+#include "graph/trace.h"
 #include "memory/object_pool.h"
 #include "ops/utils.h"
 #include "primitives/primitives.h"
@@ -37,6 +38,14 @@ Shape squeezed_shape(const array& a, const std::vector<int>& axes) {
   return squeezed;
 }
 
+// A reduction's output without its reduced axes (kept as size 1 by the node): a reshape, or
+// in a shapeless trace a Squeeze, which a replay on other shapes can follow.
+array drop_reduced(const array& out, const array& a, const std::vector<int>& axes, const Stream& st) {
+  if (axes.empty()) return out;
+  if (detail::in_dynamic_tracing()) return squeeze(out, axes, st);
+  return reshape(out, squeezed_shape(a, axes), st);
+}
+
 // `axes` must already be normalized (sorted, unique, in range).
 array reduce_node(const array& a, const std::vector<int>& axes, bool keepdims, Reduce::Op op, Dtype out_dtype,
                   const Stream& st) {
@@ -44,7 +53,7 @@ array reduce_node(const array& a, const std::vector<int>& axes, bool keepdims, R
   for (int ax : axes) kept_shape[ax] = 1;
   array out(kept_shape, out_dtype, detail::make_pooled<Reduce>(st, op, axes), {a});
   if (keepdims) return out;
-  return reshape(out, squeezed_shape(a, axes), st);
+  return drop_reduced(out, a, axes, st);
 }
 
 // MLX's at_least_float: inexact dtypes stay, everything else becomes float32.
@@ -151,16 +160,20 @@ array mean(const array& a, const std::vector<int>& axes, bool keepdims, StreamOr
   const Dtype t = float_dtype(a.dtype());
   if (ax.empty()) return astype(a, t, st);
   const double count = count_over(a, ax);
-  // An empty reduction gives 0 * inf = NaN, as NumPy's mean does.
-  const double scale = count > 0 ? 1.0 / count : std::numeric_limits<double>::infinity();
+  // An empty reduction gives 0 * inf = NaN, as NumPy's mean does. In a shapeless trace the
+  // scale is a node that counts the elements of each replay's input.
+  auto scale = [&](Dtype dt) {
+    if (detail::in_dynamic_tracing()) return number_of_elements(a, ax, true, dt, st);
+    return array(count > 0 ? 1.0 / count : std::numeric_limits<double>::infinity(), dt);
+  };
   if (t == float16 || t == bfloat16) {
     // Sum and scale in float32: a 16-bit total overflows (float16 past 65504), and 1/count in
     // 16 bits is inexact and underflows past 2^24 elements. Only the mean is rounded to t.
     array total = reduce_node(a, ax, keepdims, Reduce::Op::sum, float32, st);
-    return astype(multiply(total, array(scale, float32), st), t, st);
+    return astype(multiply(total, scale(float32), st), t, st);
   }
   array total = reduce_node(a, ax, keepdims, Reduce::Op::sum, Reduce::sum_dtype(a.dtype()), st);
-  return multiply(astype(total, t, st), array(scale, t), st);
+  return multiply(astype(total, t, st), scale(t), st);
 }
 array mean(const array& a, bool keepdims, StreamOrDevice s) {
   return mean(a, all_axes(a), keepdims, std::move(s));
@@ -225,7 +238,13 @@ array var(const array& a, const std::vector<int>& axes, bool keepdims, int ddof,
   array mu = mean(a, ax, true, st);
   array d = subtract(astype(a, t, st), mu, st);
   array v = mean(multiply(d, d, st), ax, keepdims, st);
-  if (ddof != 0) {
+  if (ddof != 0 && detail::in_dynamic_tracing()) {
+    // The count and N / max(N - ddof, 0) in float32 at least (a 16-bit count overflows).
+    const Dtype ct = t == float64 ? float64 : float32;
+    array n = number_of_elements(a, ax, false, ct, st);
+    array factor = divide(n, maximum(subtract(n, array(static_cast<double>(ddof), ct), st), array(0.0, ct), st), st);
+    v = multiply(v, astype(factor, t, st), st);
+  } else if (ddof != 0) {
     // N / max(N - ddof, 0): inf (or NaN for N = 0) when ddof leaves no degrees of freedom.
     const double n = count_over(a, ax);
     const double factor = n / std::max(n - ddof, 0.0);
@@ -266,7 +285,7 @@ array arg_reduce(const array& a, int axis, bool keepdims, ArgReduce::Op op, cons
   kept_shape[ax] = 1;
   array out(kept_shape, uint32, detail::make_pooled<ArgReduce>(st, op, ax), {a});
   if (keepdims) return out;
-  return reshape(out, squeezed_shape(a, {ax}), st);
+  return drop_reduced(out, a, {ax}, st);
 }
 
 // Over the flattened array: the index into it; keepdims gives ndim ones.

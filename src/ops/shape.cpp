@@ -6,6 +6,7 @@
 
 #include "braid/ops.h"
 #include "graph/node.h"
+#include "graph/trace.h"
 #include "memory/object_pool.h"
 #include "ops/utils.h"
 #include "primitives/primitives.h"
@@ -456,10 +457,17 @@ std::vector<array> atleast_3d(const std::vector<array>& a, StreamOrDevice s) {
 array number_of_elements(const array& a, std::vector<int> axes, bool inverted, Dtype dtype,
                          StreamOrDevice s) {
   const int nd = checked_ndim(a, "number_of_elements");
-  double n = 1;
-  for (int ax : axes) n *= a.shape()[detail::normalize_axis(ax, nd, "number_of_elements")];
+  for (int& ax : axes) ax = detail::normalize_axis(ax, nd, "number_of_elements");
   Stream st = detail::op_stream(std::move(s), "number_of_elements");
-  return astype(array(inverted ? 1.0 / n : n, float64), dtype, st);
+  // A node only in a shapeless trace, where the count must follow each replay's input shape;
+  // elsewhere the shape is known now.
+  if (detail::in_dynamic_tracing()) {
+    // (A bool count is the float count cast: arange kernels make no bool.)
+    const Dtype node_dtype = dtype == bool_ ? float32 : dtype;
+    array n(Shape{}, node_dtype, detail::make_pooled<NumberOfElements>(st, std::move(axes), inverted), {a});
+    return astype(n, dtype, st);
+  }
+  return astype(array(NumberOfElements::count(a.shape(), axes, inverted), float64), dtype, st);
 }
 
 std::vector<array> depends(const std::vector<array>& inputs, const std::vector<array>& dependencies) {

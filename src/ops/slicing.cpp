@@ -7,6 +7,7 @@
 
 #include "braid/ops.h"
 #include "graph/node.h"
+#include "graph/trace.h"
 #include "memory/object_pool.h"
 #include "ops/utils.h"
 #include "primitives/primitives.h"
@@ -111,7 +112,11 @@ array slice_update(const array& src, const array& update, Shape start, Shape sto
   }
   Stream st = detail::op_stream(std::move(s), "slice_update");
   array upd = broadcast_to(update, n.shape, st);
-  if (!n.negative_strides && n.shape == src.shape()) return astype(upd, src.dtype(), st);
+  // A slice that covers the source is the update, except in a shapeless trace (the next
+  // source may be larger).
+  if (!n.negative_strides && n.shape == src.shape() && !detail::in_dynamic_tracing()) {
+    return astype(upd, src.dtype(), st);
+  }
   return array(src.shape(), src.dtype(),
                detail::make_pooled<SliceUpdate>(st, std::move(n.start), std::move(n.strides)), {src, upd});
 }

@@ -18,6 +18,7 @@ class Unary : public UnaryPrimitive {
 #undef BRAID_EW_ENUM
   Unary(Stream s, Op op) : UnaryPrimitive(std::move(s)), op_(op) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override;
   Op op() const { return op_; }
@@ -38,6 +39,7 @@ class Binary : public UnaryPrimitive {
 #undef BRAID_EW_ENUM
   Binary(Stream s, Op op) : UnaryPrimitive(std::move(s)), op_(op) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override;
   Op op() const { return op_; }
@@ -53,6 +55,7 @@ class Select : public UnaryPrimitive {
  public:
   explicit Select(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Select"; }
 };
@@ -62,6 +65,7 @@ class StopGradient : public UnaryPrimitive {
  public:
   explicit StopGradient(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "StopGradient"; }
 };
@@ -73,6 +77,7 @@ class ScaledUnary : public UnaryPrimitive {
  public:
   ScaledUnary(Stream s, Unary::Op op) : UnaryPrimitive(std::move(s)), op_(op) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "ScaledUnary"; }
   Unary::Op op() const { return op_; }

@@ -80,6 +80,7 @@ class Sort : public UnaryPrimitive {
  public:
   Sort(Stream s, int axis) : UnaryPrimitive(std::move(s)), axis_(axis) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Sort"; }
   bool is_equivalent(const Primitive& o) const override;
@@ -94,6 +95,7 @@ class ArgSort : public UnaryPrimitive {
  public:
   ArgSort(Stream s, int axis) : UnaryPrimitive(std::move(s)), axis_(axis) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "ArgSort"; }
   bool is_equivalent(const Primitive& o) const override;

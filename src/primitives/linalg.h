@@ -13,6 +13,7 @@ class Matmul : public UnaryPrimitive {
  public:
   explicit Matmul(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Matmul"; }
 };
@@ -66,6 +67,7 @@ class Softmax : public UnaryPrimitive {
  public:
   Softmax(Stream s, bool precise) : UnaryPrimitive(std::move(s)), precise_(precise) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Softmax"; }
   bool precise() const { return precise_; }

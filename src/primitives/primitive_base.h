@@ -22,4 +22,9 @@ namespace braid {
   std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,        \
                          const std::vector<int>& argnums, const std::vector<array>& outputs) override;
 
+/// Declares a primitive's output_shapes override (src/primitives/output_shapes.cpp defines
+/// every one: the primitives a shapeless compiled function can replay on new shapes).
+#define BRAID_PRIMITIVE_OUTPUT_SHAPES \
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
+
 }  // namespace braid

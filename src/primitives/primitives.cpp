@@ -20,4 +20,8 @@ std::pair<std::vector<array>, std::vector<int>> Primitive::vmap(const std::vecto
   throw std::invalid_argument(std::string("[") + name() + "] vmap is not implemented.");
 }
 
+std::vector<Shape> Primitive::output_shapes(const std::vector<array>&) {
+  throw std::invalid_argument(std::string("[Primitive::output_shapes] ") + name() + " cannot infer output shapes.");
+}
+
 }  // namespace braid

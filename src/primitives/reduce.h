@@ -18,6 +18,7 @@ class Reduce : public UnaryPrimitive {
   Reduce(Stream s, Op op, std::vector<int> axes)
       : UnaryPrimitive(std::move(s)), op_(op), axes_(std::move(axes)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override;
   bool is_equivalent(const Primitive& o) const override;
@@ -40,6 +41,7 @@ class ArgReduce : public UnaryPrimitive {
   enum class Op { argmin, argmax };
   ArgReduce(Stream s, Op op, int axis) : UnaryPrimitive(std::move(s)), op_(op), axis_(axis) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override;
   bool is_equivalent(const Primitive& o) const override;
@@ -60,6 +62,7 @@ class Scan : public UnaryPrimitive {
   Scan(Stream s, Op op, int axis, bool reverse, bool inclusive)
       : UnaryPrimitive(std::move(s)), op_(op), axis_(axis), reverse_(reverse), inclusive_(inclusive) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override;
   bool is_equivalent(const Primitive& o) const override;

@@ -12,6 +12,7 @@ class AsType : public UnaryPrimitive {
  public:
   explicit AsType(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "AsType"; }
 };
@@ -61,6 +62,7 @@ class Transpose : public UnaryPrimitive {
  public:
   Transpose(Stream s, std::vector<int> axes) : UnaryPrimitive(std::move(s)), axes_(std::move(axes)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Transpose"; }
   const std::vector<int>& axes() const { return axes_; }
@@ -74,6 +76,7 @@ class Squeeze : public UnaryPrimitive {
  public:
   Squeeze(Stream s, std::vector<int> axes) : UnaryPrimitive(std::move(s)), axes_(std::move(axes)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Squeeze"; }
   const std::vector<int>& axes() const { return axes_; }
@@ -87,6 +90,7 @@ class ExpandDims : public UnaryPrimitive {
  public:
   ExpandDims(Stream s, std::vector<int> axes) : UnaryPrimitive(std::move(s)), axes_(std::move(axes)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "ExpandDims"; }
   const std::vector<int>& axes() const { return axes_; }
@@ -132,6 +136,7 @@ class SliceUpdate : public UnaryPrimitive {
   SliceUpdate(Stream s, Shape start, Shape strides)
       : UnaryPrimitive(std::move(s)), start_(std::move(start)), strides_(std::move(strides)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "SliceUpdate"; }
   const Shape& start() const { return start_; }
@@ -220,6 +225,7 @@ class Copy : public UnaryPrimitive {
  public:
   explicit Copy(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Copy"; }
 };
@@ -230,6 +236,7 @@ class Contiguous : public UnaryPrimitive {
   Contiguous(Stream s, bool allow_col_major)
       : UnaryPrimitive(std::move(s)), allow_col_major_(allow_col_major) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Contiguous"; }
   bool allow_col_major() const { return allow_col_major_; }
@@ -251,8 +258,33 @@ class Depends : public UnaryPrimitive {
  public:
   explicit Depends(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Depends"; }
+};
+
+/// The number of elements of input 0 over `axes` (normalized), or its reciprocal, as a 0-d
+/// array of the output's dtype (MLX's NumberOfElements). Ops build it instead of a constant
+/// count while a shapeless compiled function is traced, so a replay on inputs of another
+/// shape divides by their count (a mean's divisor, var's correction).
+class NumberOfElements : public UnaryPrimitive {
+ public:
+  NumberOfElements(Stream s, std::vector<int> axes, bool inverted)
+      : UnaryPrimitive(std::move(s)), axes_(std::move(axes)), inverted_(inverted) {}
+  BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
+  BRAID_PRIMITIVE_GRADS
+  const char* name() const override { return "NumberOfElements"; }
+  bool is_equivalent(const Primitive& o) const override;
+  const std::vector<int>& axes() const { return axes_; }
+  bool inverted() const { return inverted_; }
+  /// The value for an input of `shape` (1 / 0 is inf).
+  double value(const Shape& shape) const { return count(shape, axes_, inverted_); }
+  static double count(const Shape& shape, const std::vector<int>& axes, bool inverted);
+
+ private:
+  std::vector<int> axes_;
+  bool inverted_;
 };
 
 /// Every primitive of this family, for code that handles each one (e.g. the no_gpu stubs).
@@ -260,6 +292,6 @@ class Depends : public UnaryPrimitive {
   X(AsType)                                                                                                \
   X(Full) X(Arange) X(Broadcast) X(Reshape) X(Transpose) X(Squeeze) X(ExpandDims) X(Slice) X(DynamicSlice) \
       X(SliceUpdate) X(DynamicSliceUpdate) X(Concatenate) X(Pad) X(AsStrided) X(Diagonal) X(Copy)          \
-          X(Contiguous) X(View) X(Depends)
+          X(Contiguous) X(View) X(Depends) X(NumberOfElements)
 
 }  // namespace braid

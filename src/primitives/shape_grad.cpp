@@ -321,4 +321,25 @@ std::vector<array> Depends::jvp(const std::vector<array>& primals, const std::ve
   return {tangent_or_zeros(0, primals, tangents, argnums, stream())};
 }
 
+double NumberOfElements::count(const Shape& shape, const std::vector<int>& axes, bool inverted) {
+  double n = 1;
+  for (int ax : axes) n *= shape[ax];
+  return inverted ? 1.0 / n : n;
+}
+bool NumberOfElements::is_equivalent(const Primitive& o) const {
+  auto* p = dynamic_cast<const NumberOfElements*>(&o);
+  return p && p->axes_ == axes_ && p->inverted_ == inverted_;
+}
+// A count depends on the input's shape only: no derivative flows through it.
+std::vector<array> NumberOfElements::vjp(const std::vector<array>& primals, const std::vector<array>&,
+                                         const std::vector<int>& argnums, const std::vector<array>&) {
+  std::vector<array> out;
+  for (int arg : argnums) out.push_back(zeros_like(primals[arg], stream()));
+  return out;
+}
+std::vector<array> NumberOfElements::jvp(const std::vector<array>&, const std::vector<array>&,
+                                         const std::vector<int>&, const std::vector<array>& outputs) {
+  return {zeros_like(outputs[0], stream())};
+}
+
 }  // namespace braid

@@ -20,6 +20,7 @@
 #include "braid/primitive.h"
 #include "braid/stream.h"
 #include "graph/node.h"
+#include "graph/trace.h"
 #include "runtime/mutex.h"
 
 namespace braid {
@@ -53,6 +54,10 @@ struct Program {
   std::vector<array> constants;  // arrays the function captured (or made from no input)
   std::vector<Ref> outputs;
   size_t num_inputs = 0;
+  std::vector<Shape> input_shapes;  // the shapes it was traced for
+  // Traced shapeless and every step's primitive infers its output shape from its inputs': a
+  // replay on inputs of other shapes (of the same ranks) recomputes the shapes.
+  bool shapeless = false;
   // The graph reached a value-less leaf that is not one of this trace's placeholders: the
   // call happened inside another compile's trace (or a vmap's), whose placeholder this trace
   // captured. Right for this call only: not kept.
@@ -112,9 +117,24 @@ void drop_unused_constants(Program& p) {
 // the function as well as passed, and not yet computed) is MLX's error: the replay could not
 // tell it from the input it stands for.
 std::shared_ptr<const Program> record(const std::vector<array>& placeholders, const std::vector<array>& inputs,
-                                      const std::vector<array>& outputs) {
+                                      const std::vector<array>& outputs, bool shapeless) {
   auto program = std::make_shared<Program>();
   program->num_inputs = placeholders.size();
+  for (const auto& p : placeholders) program->input_shapes.push_back(p.shape());
+  // An op may take a shortcut for an empty input (softmax returns it as it is): a trace of
+  // empty inputs is kept for their shapes only.
+  program->shapeless =
+      shapeless && std::none_of(placeholders.begin(), placeholders.end(), [](const array& p) { return p.size() == 0; });
+  // Whether the node's primitive gives back its shape from its inputs' (else no replay on
+  // other shapes: the program is traced again for them).
+  auto infers_shape = [](const array& node, const std::vector<array>& node_inputs) {
+    try {
+      std::vector<Shape> shapes = node.primitive().output_shapes(node_inputs);
+      return shapes.size() == 1 && shapes[0] == node.shape();
+    } catch (const std::invalid_argument&) {
+      return false;
+    }
+  };
   std::unordered_map<const detail::ArrayDesc*, Ref> done;
   for (size_t i = 0; i < placeholders.size(); ++i)
     done.emplace(placeholders[i].desc(), Ref{Ref::Kind::input, static_cast<uint32_t>(i)});
@@ -201,6 +221,7 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders, co
           "[compile] Attempting to compile a function with uncaptured inputs is not allowed.");
     }
     if (depends && !f.inputs.empty()) {
+      if (program->shapeless && !infers_shape(f.node, f.inputs)) program->shapeless = false;
       add_step(f.node, std::move(refs));
     } else {
       constant(f.node);  // built from captured arrays only: computed once, on the first replay
@@ -212,7 +233,10 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders, co
   return program;
 }
 
-std::vector<array> replay(const Program& p, const std::vector<array>& inputs) {
+// The program's nodes built from `inputs`; with `infer`, each node's shape is what its
+// primitive computes from its new inputs' (throws std::invalid_argument where one does not
+// fit), else the recorded one.
+std::vector<array> replay(const Program& p, const std::vector<array>& inputs, bool infer = false) {
   std::vector<array> nodes;
   nodes.reserve(p.steps.size());
   auto resolve = [&](Ref r) -> const array& {
@@ -227,7 +251,12 @@ std::vector<array> replay(const Program& p, const std::vector<array>& inputs) {
   for (const auto& s : p.steps) {
     node_inputs.clear();
     for (Ref r : s.inputs) node_inputs.push_back(resolve(r));
-    nodes.emplace_back(s.shape, s.dtype, s.primitive, node_inputs);
+    if (infer) {
+      std::vector<Shape> shapes = s.primitive->output_shapes(node_inputs);
+      nodes.emplace_back(std::move(shapes.at(0)), s.dtype, s.primitive, node_inputs);
+    } else {
+      nodes.emplace_back(s.shape, s.dtype, s.primitive, node_inputs);
+    }
   }
   std::vector<array> outputs;
   outputs.reserve(p.outputs.size());
@@ -236,13 +265,15 @@ std::vector<array> replay(const Program& p, const std::vector<array>& inputs) {
 }
 
 // The key of a call: the calling thread's default stream, the caller's constants, then each
-// input's dtype and shape. The recorded primitives keep the streams they were traced on, and
+// input's dtype and shape (its rank only for a shapeless trace). The recorded primitives keep the streams they were traced on, and
 // ops without a stream trace on the calling thread's default one: keyed on it, a compiled
 // function called from several threads runs on each thread's own stream (in parallel, as
 // the uncompiled function would), not all on the first caller's.
-std::vector<int64_t> signature(const std::vector<array>& inputs, const std::vector<uint64_t>& constants) {
+std::vector<int64_t> signature(const std::vector<array>& inputs, const std::vector<uint64_t>& constants,
+                               bool shapeless) {
   std::vector<int64_t> key;
-  key.reserve(4 + constants.size() + inputs.size() * 4);
+  key.reserve(5 + constants.size() + inputs.size() * 4);
+  key.push_back(shapeless);
   const Stream s = default_stream(default_device());
   key.push_back(static_cast<int64_t>(s.device.type));
   key.push_back(s.index);
@@ -252,7 +283,7 @@ std::vector<int64_t> signature(const std::vector<array>& inputs, const std::vect
   for (const auto& in : inputs) {
     key.push_back(static_cast<int64_t>(in.dtype().val()));
     key.push_back(static_cast<int64_t>(in.ndim()));
-    for (auto dim : in.shape()) key.push_back(dim);
+    if (!shapeless) key.insert(key.end(), in.shape().begin(), in.shape().end());
   }
   return key;
 }
@@ -269,6 +300,9 @@ struct CompileCache::Impl {
   bool shapeless = false;
   mutable detail::Mutex mu;
   std::map<std::vector<int64_t>, std::shared_ptr<Entry>> entries GUARDED_BY(mu);
+
+  std::shared_ptr<const Program> program_for(const CompileFn& fun, const std::vector<array>& inputs,
+                                             const std::vector<uint64_t>& constants, bool traced_shapeless);
 };
 
 CompileCache::CompileCache(bool shapeless) : impl_(std::make_shared<Impl>()) { impl_->shapeless = shapeless; }
@@ -279,6 +313,35 @@ size_t CompileCache::size() const {
   return impl_->entries.size();
 }
 
+// The program of this call's signature, traced now if there is none (`shapeless`: keyed on
+// ranks only and traced with ops building shape-following nodes).
+std::shared_ptr<const Program> CompileCache::Impl::program_for(const CompileFn& fun, const std::vector<array>& inputs,
+                                                               const std::vector<uint64_t>& constants,
+                                                               bool traced_shapeless) {
+  std::shared_ptr<Entry> entry;
+  {
+    detail::MutexLock lock(mu);
+    auto& slot = entries[signature(inputs, constants, traced_shapeless)];
+    if (!slot) slot = std::make_shared<Entry>();
+    entry = slot;
+  }
+  // Held while tracing: the function runs once per signature. A trace that throws leaves no
+  // program, and the next caller traces again.
+  std::lock_guard<std::mutex> lock(entry->trace_mu);
+  if (entry->program) return entry->program;
+  std::vector<array> placeholders;
+  placeholders.reserve(inputs.size());
+  for (const auto& in : inputs) placeholders.emplace_back(in.shape(), in.dtype(), nullptr, std::vector<array>{});
+  std::vector<array> outputs;
+  {
+    detail::DynamicTracing dynamic(traced_shapeless);
+    outputs = fun(placeholders);
+  }
+  std::shared_ptr<const Program> program = record(placeholders, inputs, outputs, traced_shapeless);
+  if (!program->nested) entry->program = program;
+  return program;
+}
+
 std::vector<array> CompileCache::call(const CompileFn& fun, const std::vector<array>& inputs,
                                       const std::vector<uint64_t>& constants) {
   if (compile_mode().load(std::memory_order_relaxed) == CompileMode::disabled) return fun(inputs);
@@ -286,29 +349,24 @@ std::vector<array> CompileCache::call(const CompileFn& fun, const std::vector<ar
   // it is, as MLX's compiled functions do there. A trace made from tracers would keep the
   // ones it captured (the enclosing function's intermediates) for later, unrelated calls.
   if (std::any_of(inputs.begin(), inputs.end(), [](const array& a) { return a.is_tracer(); })) return fun(inputs);
-  std::shared_ptr<Impl::Entry> entry;
-  {
-    detail::MutexLock lock(impl_->mu);
-    auto& slot = impl_->entries[signature(inputs, constants)];
-    if (!slot) slot = std::make_shared<Impl::Entry>();
-    entry = slot;
-  }
-  std::shared_ptr<const Program> program;
-  {
-    // Held while tracing: the function runs once per signature. A trace that throws leaves
-    // no program, and the next caller traces again.
-    std::lock_guard<std::mutex> lock(entry->trace_mu);
-    if (!entry->program) {
-      std::vector<array> placeholders;
-      placeholders.reserve(inputs.size());
-      for (const auto& in : inputs)
-        placeholders.emplace_back(in.shape(), in.dtype(), nullptr, std::vector<array>{});
-      std::vector<array> outputs = fun(placeholders);
-      program = record(placeholders, inputs, outputs);
-      if (!program->nested) entry->program = program;
-    } else {
-      program = entry->program;
+  // Called while a shapeless function is traced: the function runs as it is, so its ops build
+  // the enclosing trace's shape-following nodes (its own trace could hold a mean's constant
+  // count; and a function calling itself on a smaller input would wait for its own trace).
+  if (detail::in_dynamic_tracing()) return fun(inputs);
+  std::shared_ptr<const Program> program = impl_->program_for(fun, inputs, constants, impl_->shapeless);
+  bool same_shapes = true;
+  for (size_t i = 0; i < inputs.size() && same_shapes; ++i) same_shapes = inputs[i].shape() == program->input_shapes[i];
+  if (!same_shapes) {
+    // A shapeless trace replays on the new shapes when each step's primitive can follow them;
+    // otherwise (a primitive that cannot infer its shape, a stored slice that no longer fits)
+    // these shapes get a trace of their own, as without shapeless.
+    if (program->shapeless) {
+      try {
+        return replay(*program, inputs, /*infer=*/true);
+      } catch (const std::invalid_argument&) {
+      }
     }
+    program = impl_->program_for(fun, inputs, constants, false);
   }
   return replay(*program, inputs);
 }

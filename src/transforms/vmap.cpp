@@ -574,6 +574,19 @@ Mapped depends_rule(const array& node, const std::vector<array>& in, const std::
   return {array(std::move(shape), node.dtype(), node.primitive_ptr(), std::move(inputs)), 0};
 }
 
+// A count over axes of the unbatched input: the same count over the batched input's axes
+// (shifted past the batch axis), one value for every batch entry.
+Mapped number_of_elements_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
+  const auto& p = static_cast<const NumberOfElements&>(node.primitive());
+  std::vector<int> shifted = p.axes();
+  if (axes[0] >= 0) {
+    for (int& ax : shifted) ax += ax >= axes[0];
+  }
+  return {array(Shape{}, node.dtype(), make_pooled<NumberOfElements>(p.stream(), std::move(shifted), p.inverted()),
+                {in[0]}),
+          -1};
+}
+
 // A factorization of the last two axes of input 0: the batch axis goes first and the node's
 // output gains it.
 Mapped matrix_rule(const array& node, const std::vector<array>& in, const std::vector<int>& axes) {
@@ -612,6 +625,7 @@ const std::unordered_map<std::type_index, Rule>& rules() {
       {typeid(Pad), &pad_rule}, {typeid(RandomBits), &random_bits_rule},
       {typeid(Convolution), &convolution_rule}, {typeid(Diagonal), &diagonal_rule},
       {typeid(View), &view_rule}, {typeid(Depends), &depends_rule},
+      {typeid(NumberOfElements), &number_of_elements_rule},
       {typeid(ScaledUnary), &scaled_unary_rule}, {typeid(FFT), &fft_rule},
       // Along the last axis (or the last two): the batch axis goes first.
       {typeid(Hadamard), &softmax_rule}, {typeid(SvdSquareRoot), &softmax_rule},

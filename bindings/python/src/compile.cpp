@@ -80,25 +80,28 @@ void push_dict_key(std::vector<uint64_t>& key, py::handle k) {
   }
 }
 
-/// Appends the arrays of an argument tree to `arrays` and its structure and constants to `key`.
-void flatten_argument(py::handle obj, std::vector<array>& arrays, std::vector<uint64_t>& key) {
+/// Appends the arrays of an argument tree to `arrays` and its structure and constants to `key`
+/// (an array's dtype and rank, and its shape unless `shapeless`).
+void flatten_argument(py::handle obj, std::vector<array>& arrays, std::vector<uint64_t>& key, bool shapeless) {
   if (py::isinstance<array>(obj)) {
     const auto& a = obj.cast<const array&>();
     push_u64(key, kArrayMark);
     push_u64(key, static_cast<uint64_t>(a.dtype().val()));
     push_u64(key, a.ndim());
-    for (auto d : a.shape()) push_u64(key, static_cast<uint64_t>(d));
+    if (!shapeless) {
+      for (auto d : a.shape()) push_u64(key, static_cast<uint64_t>(d));
+    }
     arrays.push_back(a);
   } else if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) {
     push_u64(key, PyList_Check(obj.ptr()) ? kListMark : kTupleMark);
     push_u64(key, py::len(obj));
-    for (auto item : py::reinterpret_borrow<py::sequence>(obj)) flatten_argument(item, arrays, key);
+    for (auto item : py::reinterpret_borrow<py::sequence>(obj)) flatten_argument(item, arrays, key, shapeless);
   } else if (PyDict_Check(obj.ptr())) {
     push_u64(key, kDictMark);
     push_u64(key, py::len(obj));
     for (auto item : py::reinterpret_borrow<py::dict>(obj)) {
       push_dict_key(key, item.first);
-      flatten_argument(item.second, arrays, key);
+      flatten_argument(item.second, arrays, key, shapeless);
     }
   } else if (obj.is_none()) {
     push_u64(key, kNoneMark);
@@ -179,8 +182,9 @@ void replace_state(py::handle tree, const std::vector<array>& leaves, size_t& ne
 
 /// What one compiled Python function keeps besides its Python arguments (in Transformed).
 struct Compiled {
-  explicit Compiled(bool shapeless) : cache(shapeless) {}
+  explicit Compiled(bool shapeless_) : cache(shapeless_), shapeless(shapeless_) {}
   CompileCache cache;
+  bool shapeless;
   // The output tree of each traced key, without its arrays. Guarded by the GIL.
   std::map<std::vector<uint64_t>, SharedObject> structures;
 };
@@ -190,9 +194,9 @@ py::object compiled_call(Compiled& c, const py::object& fun, const py::object& i
   release_dropped_objects();
   std::vector<array> inputs;
   std::vector<uint64_t> key;
-  flatten_argument(args, inputs, key);
+  flatten_argument(args, inputs, key, c.shapeless);
   const size_t num_args = inputs.size();
-  flatten_argument(kwargs, inputs, key);
+  flatten_argument(kwargs, inputs, key, c.shapeless);
   const size_t num_call_inputs = inputs.size();
   std::optional<size_t> in_key;
   if (!in_state.is_none()) flatten_state(in_state, inputs, in_key);
@@ -322,7 +326,9 @@ BRAID_PYTHON_INIT(kInitFunctions + 1) {  // after random.cpp made the random sub
       "fun traced once per signature of its arguments (tree structure, array shapes and dtypes, "
       "constant values) and replayed without running it again. `inputs` and `outputs` are trees "
       "of captured state (module parameters, mx.random.state) read before and written back after "
-      "each call. braid keys on shapes even when shapeless is True (a new shape traces again).");
+      "each call. shapeless=True: one trace serves arguments of other shapes with the same ranks "
+      "and dtypes where every primitive can infer its output shape (else, where MLX raises, a "
+      "new shape traces again).");
   m.def("disable_compile", &braid::disable_compile,
         "Makes compiled functions call their function directly (process-wide).");
   m.def("enable_compile", &braid::enable_compile,

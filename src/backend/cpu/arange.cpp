@@ -8,15 +8,18 @@
 
 namespace braid {
 
-void Arange::eval_cpu(const std::vector<array>& inputs, array& out) {
+namespace {
+
+// out[i] = start + i * step (out allocated here).
+void fill_arange(array& out, double start, double step) {
   detail::alloc_contiguous(out);
   cpu::dispatch_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* dst = static_cast<T*>(out.desc()->data_ptr);
-    const T first = cpu::convert<T>(start_);
+    const T first = cpu::convert<T>(start);
     const auto n = static_cast<int64_t>(out.size());
     // One element needs no step (which may be infinite).
-    const T next = n > 1 ? cpu::convert<T>(start_ + step_) : first;
+    const T next = n > 1 ? cpu::convert<T>(start + step) : first;
     if constexpr (std::is_integral_v<T>) {
       // Wrapping unsigned arithmetic: the product of a signed step is exact mod 2^64.
       const uint64_t s = static_cast<uint64_t>(first), d = static_cast<uint64_t>(next) - s;
@@ -32,6 +35,14 @@ void Arange::eval_cpu(const std::vector<array>& inputs, array& out) {
       });
     }
   });
+}
+
+}  // namespace
+
+void Arange::eval_cpu(const std::vector<array>& inputs, array& out) { fill_arange(out, start_, step_); }
+
+void NumberOfElements::eval_cpu(const std::vector<array>& inputs, array& out) {
+  fill_arange(out, value(inputs[0].shape()), 0.0);
 }
 
 }  // namespace braid
