@@ -4,6 +4,7 @@
 #include "braid/array.h"
 #include "braid/compile.h"
 #include "braid/device.h"
+#include "braid/distributed.h"
 #include "braid/dtype.h"
 #include "braid/einsum.h"
 #include "braid/fft.h"
