@@ -17,6 +17,8 @@
 #include "braid/c/closure.h"
 #include "braid/c/compile.h"
 #include "braid/c/device.h"
+#include "braid/c/distributed.h"
+#include "braid/c/distributed_group.h"
 #include "braid/c/error.h"
 #include "braid/c/fast.h"
 #include "braid/c/fft.h"

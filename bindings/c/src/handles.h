@@ -16,6 +16,7 @@
 #include "braid/c/array.h"
 #include "braid/c/closure.h"
 #include "braid/c/device.h"
+#include "braid/c/distributed_group.h"
 #include "braid/c/error.h"
 #include "braid/c/io_gguf.h"
 #include "braid/c/io_types.h"
@@ -55,6 +56,7 @@ BRAID_C_HANDLE(mlx_map_string_to_array, std::unordered_map<std::string, array>)
 BRAID_C_HANDLE(mlx_map_string_to_string, std::unordered_map<std::string, std::string>)
 BRAID_C_HANDLE(mlx_device, Device)
 BRAID_C_HANDLE(mlx_stream, Stream)
+BRAID_C_HANDLE(mlx_distributed_group, distributed::Group)
 BRAID_C_HANDLE(mlx_closure, ClosureFn)
 BRAID_C_HANDLE(mlx_closure_value_and_grad, ValueAndGradFn)
 BRAID_C_HANDLE(mlx_closure_custom, CustomVjpFn)

@@ -122,6 +122,23 @@ int mlx_set_default_device(mlx_device dev);
 int mlx_device_is_available(bool* avail, mlx_device dev);
 int mlx_device_count(int* count, mlx_device_type type);
 
+/* distributed_group.h, distributed.h (mlx-c's, with init and split writing through `res`) */
+mlx_distributed_group mlx_distributed_group_new(void);
+int mlx_distributed_group_free(mlx_distributed_group group);
+int mlx_distributed_init(mlx_distributed_group* res, bool strict, const char* bk);
+int mlx_distributed_group_rank(mlx_distributed_group group);
+int mlx_distributed_group_size(mlx_distributed_group group);
+int mlx_distributed_group_split(mlx_distributed_group* res, mlx_distributed_group group, int color, int key);
+bool mlx_distributed_is_available(const char* bk);
+int mlx_distributed_all_gather(mlx_array* res, const mlx_array x, const mlx_distributed_group group, const mlx_stream S);
+int mlx_distributed_all_max(mlx_array* res, const mlx_array x, const mlx_distributed_group group, const mlx_stream s);
+int mlx_distributed_all_min(mlx_array* res, const mlx_array x, const mlx_distributed_group group, const mlx_stream s);
+int mlx_distributed_all_sum(mlx_array* res, const mlx_array x, const mlx_distributed_group group, const mlx_stream s);
+int mlx_distributed_recv(mlx_array* res, const int* shape, size_t shape_num, mlx_dtype dtype, int src, const mlx_distributed_group group, const mlx_stream s);
+int mlx_distributed_recv_like(mlx_array* res, const mlx_array x, int src, const mlx_distributed_group group, const mlx_stream s);
+int mlx_distributed_send(mlx_array* res, const mlx_array x, int dst, const mlx_distributed_group group, const mlx_stream s);
+int mlx_distributed_sum_scatter(mlx_array* res, const mlx_array x, const mlx_distributed_group group, const mlx_stream s);
+
 /* error.h */
 void mlx_set_error_handler(mlx_error_handler_func handler, void* data, void (*dtor)(void*));
 void _mlx_error(const char* file, const int line, const char* fmt, ...);
@@ -1122,6 +1139,21 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_vector_string_size,
     (any_function)mlx_vector_string_get,
     (any_function)mlx_version,
+    (any_function)mlx_distributed_group_new,
+    (any_function)mlx_distributed_group_free,
+    (any_function)mlx_distributed_init,
+    (any_function)mlx_distributed_group_rank,
+    (any_function)mlx_distributed_group_size,
+    (any_function)mlx_distributed_group_split,
+    (any_function)mlx_distributed_is_available,
+    (any_function)mlx_distributed_all_gather,
+    (any_function)mlx_distributed_all_max,
+    (any_function)mlx_distributed_all_min,
+    (any_function)mlx_distributed_all_sum,
+    (any_function)mlx_distributed_recv,
+    (any_function)mlx_distributed_recv_like,
+    (any_function)mlx_distributed_send,
+    (any_function)mlx_distributed_sum_scatter,
 };
 
 int main(void) {
