@@ -335,6 +335,27 @@ TEST(Compile, NumberOfElementsFollowsTheShapeOfEachReplay) {
   EXPECT_EQ(calls.load(), 1);
 }
 
+// MLX's C++ "test shapeless compile": a reshape to fixed sizes fails for another size (here
+// the function's own error, from its new trace); a function that can follow shapes replays its
+// trace, keeping its constant (the same array), and traces again for a new dtype or rank.
+TEST(Compile, ShapelessKeepsItsConstantsAcrossShapesAsMlx) {
+  auto to_square = compile([](const std::vector<array>& in) { return std::vector<array>{reshape(in[0], {2, 2})}; },
+                           /*shapeless=*/true);
+  to_square({array({1, 2, 3, 4})});
+  EXPECT_THROW(to_square({array({1, 2, 3, 4, 5})}), std::invalid_argument);
+
+  auto add_two = compile([](const std::vector<array>& in) { return std::vector<array>{in[0] + array({2})}; },
+                         /*shapeless=*/true);
+  array out = add_two({array({1, 2})})[0];
+  array out2 = add_two({array({1, 2, 3, 4})})[0];
+  EXPECT_EQ(out.inputs()[1].id(), out2.inputs()[1].id());
+  EXPECT_EQ(values(out2), (std::vector<double>{3, 4, 5, 6}));
+  out2 = add_two({array({1.0f, 2.0f})})[0];
+  EXPECT_NE(out.inputs()[1].id(), out2.inputs()[1].id());
+  out2 = add_two({array({1.0f, 2.0f}, {1, 2})})[0];
+  EXPECT_NE(out.inputs()[1].id(), out2.inputs()[1].id());
+}
+
 TEST(Compile, OutputShapesOfAPrimitiveThatCannotInferThrowsMlxsError) {
   array x = reshape(arange(6.0, float32), {2, 3});
   try {
