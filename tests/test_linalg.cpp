@@ -113,6 +113,7 @@ void call_on_default_stream(const std::string& op) {
       {"solve_triangular", [&] { linalg::solve_triangular(a, b); }},
       {"eigh", [&] { linalg::eigh(a); }},
       {"eig", [&] { linalg::eig(a); }},
+      {"det", [&] { linalg::det(a); }},
   };
   calls.at(op)();
 }
@@ -494,6 +495,45 @@ TEST(Linalg, LuFactorsReconstructWithTheRowPermutation) {
     // A singular matrix factors (a zero pivot is no error).
     EXPECT_EQ(values(linalg::lu_factor(zeros({3, 3})).first), std::vector<double>(9, 0.0));
   });
+}
+
+// NumPy's definitions: det is the product of the eigenvalues (here from known matrices, a
+// batch against a Leibniz expansion), slogdet its sign and log |det|; a singular matrix gives 0,
+// sign 0 and -inf; a huge determinant overflows det but not slogdet.
+TEST(Linalg, DeterminantsMatchTheirDefinitions) {
+  on_cpu_refused_on_gpu("det", [] {
+    const array a = array({1.0, 2.0, 3.0, 4.0}, {2, 2}, float64);  // a row swap: -2
+    test::expect_close(values(linalg::det(a)), {-2}, 1e-14, 0, "2x2");
+    auto [sign2, log2] = linalg::slogdet(a);
+    test::expect_close(values(sign2), {-1}, 0, 0, "sign 2x2");
+    test::expect_close(values(log2), {std::log(2.0)}, 1e-14, 0, "log 2x2");
+    const array batch = random_array({4, 3, 3}, float64, 61);
+    std::vector<double> x = values(batch), want;
+    for (int m = 0; m < 4; ++m) {
+      const double* e = x.data() + 9 * m;
+      want.push_back(e[0] * (e[4] * e[8] - e[5] * e[7]) - e[1] * (e[3] * e[8] - e[5] * e[6]) +
+                     e[2] * (e[3] * e[7] - e[4] * e[6]));
+    }
+    test::expect_close(values(linalg::det(batch)), want, 1e-12, 1e-12, "Leibniz");
+    auto [signs, logs] = linalg::slogdet(batch);
+    std::vector<double> got_sign = values(signs), got_log = values(logs);
+    for (int m = 0; m < 4; ++m) {
+      EXPECT_EQ(got_sign[m], want[m] > 0 ? 1.0 : -1.0);
+      EXPECT_NEAR(got_log[m], std::log(std::abs(want[m])), 1e-12);
+    }
+    const array singular = array({1.0f, 2.0f, 2.0f, 4.0f}, {2, 2});
+    EXPECT_EQ(values(linalg::det(singular)), (std::vector<double>{0}));
+    auto [zero_sign, minus_inf] = linalg::slogdet(singular);
+    EXPECT_EQ(values(zero_sign), (std::vector<double>{0}));
+    EXPECT_EQ(values(minus_inf), (std::vector<double>{-std::numeric_limits<double>::infinity()}));
+    const array huge = multiply(eye(200), array(1e3f));  // det 1e600: inf in float32
+    EXPECT_TRUE(std::isinf(values(linalg::det(huge))[0]));
+    test::expect_close(values(linalg::slogdet(huge).second), {200 * std::log(1e3)}, 1e-5, 0, "no overflow");
+  });
+  StreamContext cpu(Device::cpu);
+  expect_invalid([] { linalg::det(array({1, 2, 3, 4}, {2, 2})); }, "[linalg::det] Arrays must have type", "int");
+  expect_invalid([] { linalg::slogdet(ones({2, 3})); }, "[linalg::slogdet] Determinants are only defined", "2x3");
+  expect_invalid([] { linalg::det(ones({3})); }, "[linalg::det] Arrays must have >= 2 dimensions", "1-d");
 }
 
 TEST(Linalg, SolveMatchesTheInverseAndBroadcastsBatches) {

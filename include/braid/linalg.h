@@ -4,7 +4,7 @@
 //
 // norm and cross are compositions of ops and run on every device. The factorizations (qr, svd,
 // inv, tri_inv, cholesky, cholesky_inv, pinv, eig, eigvals, eigh, eigvalsh, lu, lu_factor,
-// solve, solve_triangular) call LAPACK on the CPU and, as in MLX, throw
+// det, slogdet, solve, solve_triangular) call LAPACK on the CPU and, as in MLX, throw
 // std::invalid_argument("[linalg::name] This op is not yet supported on the GPU. ...") when
 // given a GPU stream. A factorization that cannot complete (a singular matrix, a matrix that is
 // not positive definite, no convergence) fails its evaluation with
@@ -86,6 +86,15 @@ std::vector<array> lu(const array& a, StreamOrDevice s = {});
 /// LAPACK's compact LU factorization: {lu [..., m, n] (l below the diagonal, u on and above it),
 /// pivots [..., k] (uint32, 0-based: row i was swapped with row pivots[i], in order)}.
 std::pair<array, array> lu_factor(const array& a, StreamOrDevice s = {});
+
+/// The determinants of square matrices [..., n, n] (float32 or float64), from their LU
+/// factorization: [...]. A singular matrix gives 0.
+array det(const array& a, StreamOrDevice s = {});
+
+/// {sign, log |det|} of square matrices [..., n, n] (float32 or float64), as NumPy's slogdet:
+/// sign is -1, 0 or 1 (0 and -inf for a singular matrix), and det = sign * exp(logabsdet)
+/// without the product's overflow or underflow.
+std::pair<array, array> slogdet(const array& a, StreamOrDevice s = {});
 
 /// x with a x = b for square a [..., n, n] and b [..., n, nrhs] (batch axes broadcast) or a
 /// vector b [n]; computed in promote(a, b), which must be float32 or float64. A singular a

@@ -267,6 +267,43 @@ std::pair<array, array> lu_factor(const array& a, StreamOrDevice s) {
   return {parts.lu, parts.pivots};
 }
 
+namespace {
+
+// The factors of a determinant from the LU factorization of square matrices: the diagonal of U
+// [..., n] and the permutation's sign [...] (-1 for an odd number of row swaps), in a's dtype.
+std::pair<array, array> determinant_factors(const array& a, const char* op, const Stream& st) {
+  check_float(a.dtype(), op);
+  check_matrices(a, op);
+  check_square(a, op, "Determinants are only defined for square matrices.");
+  auto [lu, pivots] = lu_factor(a, st);
+  const int n = a.shape(-1);
+  array swaps = sum(astype(not_equal(pivots, arange(0.0, static_cast<double>(n), 1.0, uint32, st), st), int32, st),
+                    -1, false, st);
+  array odd = equal(remainder(swaps, array(2, int32), st), array(1, int32), st);
+  array permutation_sign = where(odd, array(-1.0, a.dtype()), array(1.0, a.dtype()), st);
+  return {diagonal(lu, 0, -2, -1, st), permutation_sign};
+}
+
+}  // namespace
+
+// As NumPy: the product of U's diagonal with the permutation's sign (0 for a singular matrix).
+array det(const array& a, StreamOrDevice s) {
+  const char* op = "linalg::det";
+  Stream st = cpu_stream(std::move(s), op);
+  auto [d, permutation_sign] = determinant_factors(a, op, st);
+  return multiply(prod(d, -1, false, st), permutation_sign, st);
+}
+
+// As NumPy: sign (-1, 0 or 1) and log |det| from U's diagonal, without the product's overflow;
+// a singular matrix gives sign 0 and -inf.
+std::pair<array, array> slogdet(const array& a, StreamOrDevice s) {
+  const char* op = "linalg::slogdet";
+  Stream st = cpu_stream(std::move(s), op);
+  auto [d, permutation_sign] = determinant_factors(a, op, st);
+  array sign_of_det = multiply(prod(sign(d, st), -1, false, st), permutation_sign, st);
+  return {sign_of_det, sum(log(abs(d, st), st), -1, false, st)};
+}
+
 array solve(const array& a, const array& b, StreamOrDevice s) {
   return solve_impl(a, b, std::move(s), "linalg::solve", std::nullopt);
 }

@@ -1,5 +1,5 @@
-/* The generated linalg family (mlx-c's mlx/c/linalg.h): a solve, the norms' "may be null" axis
- * list, a vector result, and an evaluation error reported through the handler. */
+/* The generated linalg family (mlx-c's mlx/c/linalg.h): a solve, determinants, the norms' "may
+ * be null" axis list, a vector result, and an evaluation error reported through the handler. */
 #include "check.h"
 
 static mlx_stream s;
@@ -22,6 +22,21 @@ static void SolveFindsTheKnownSolution(void) {
   mlx_array_free(a);
   mlx_array_free(b);
   mlx_array_free(x);
+}
+
+static void DeterminantsOfAKnownMatrix(void) {
+  float data[] = {1, 2, 3, 4};
+  int shape[] = {2, 2};
+  mlx_array a = floats(data, shape, 2), d = mlx_array_new(), sign = mlx_array_new(), logabs = mlx_array_new();
+  CHECK_OK(mlx_linalg_det(&d, a, s));
+  CHECK_NEAR(item_float(d), -2.0, 1e-5);
+  CHECK_OK(mlx_linalg_slogdet(&sign, &logabs, a, s));
+  CHECK_NEAR(item_float(sign), -1.0, 0);
+  CHECK_NEAR(item_float(logabs), log(2.0), 1e-6);
+  mlx_array_free(a);
+  mlx_array_free(d);
+  mlx_array_free(sign);
+  mlx_array_free(logabs);
 }
 
 static void NormTakesANullAxisListForAll(void) {
@@ -74,6 +89,7 @@ int main(void) {
   test_setup(60);
   s = mlx_default_cpu_stream_new();
   RUN(SolveFindsTheKnownSolution);
+  RUN(DeterminantsOfAKnownMatrix);
   RUN(NormTakesANullAxisListForAll);
   RUN(SvdReturnsAVectorOfResults);
   RUN(ASingularMatrixFailsItsEvaluation);

@@ -169,6 +169,7 @@ int mlx_fft_rfftn(mlx_array* res, const mlx_array a, const int* n, size_t n_num,
 int mlx_linalg_cholesky(mlx_array* res, const mlx_array a, bool upper, const mlx_stream s);
 int mlx_linalg_cholesky_inv(mlx_array* res, const mlx_array a, bool upper, const mlx_stream s);
 int mlx_linalg_cross(mlx_array* res, const mlx_array a, const mlx_array b, int axis, const mlx_stream s);
+int mlx_linalg_det(mlx_array* res, const mlx_array a, const mlx_stream s);
 int mlx_linalg_eig(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const mlx_stream s);
 int mlx_linalg_eigh(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const char* UPLO, const mlx_stream s);
 int mlx_linalg_eigvals(mlx_array* res, const mlx_array a, const mlx_stream s);
@@ -181,6 +182,7 @@ int mlx_linalg_norm_matrix(mlx_array* res, const mlx_array a, const char* ord, c
 int mlx_linalg_norm_l2(mlx_array* res, const mlx_array a, const int* axis, size_t axis_num, bool keepdims, const mlx_stream s);
 int mlx_linalg_pinv(mlx_array* res, const mlx_array a, const mlx_stream s);
 int mlx_linalg_qr(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const mlx_stream s);
+int mlx_linalg_slogdet(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const mlx_stream s);
 int mlx_linalg_solve(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
 int mlx_linalg_solve_triangular(mlx_array* res, const mlx_array a, const mlx_array b, bool upper, const mlx_stream s);
 int mlx_linalg_svd(mlx_vector_array* res, const mlx_array a, bool compute_uv, const mlx_stream s);
@@ -731,6 +733,7 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_linalg_cholesky,
     (any_function)mlx_linalg_cholesky_inv,
     (any_function)mlx_linalg_cross,
+    (any_function)mlx_linalg_det,
     (any_function)mlx_linalg_eig,
     (any_function)mlx_linalg_eigh,
     (any_function)mlx_linalg_eigvals,
@@ -743,6 +746,7 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_linalg_norm_l2,
     (any_function)mlx_linalg_pinv,
     (any_function)mlx_linalg_qr,
+    (any_function)mlx_linalg_slogdet,
     (any_function)mlx_linalg_solve,
     (any_function)mlx_linalg_solve_triangular,
     (any_function)mlx_linalg_svd,

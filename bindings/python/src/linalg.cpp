@@ -1,7 +1,7 @@
 // braid.core.linalg: mlx.core.linalg's functions with its signatures and keyword names (norm,
 // qr, svd, inv, tri_inv, cholesky, cholesky_inv, pinv, cross, eig, eigvals, eigh, eigvalsh,
-// lu, lu_factor, solve, solve_triangular). The factorizations run on the CPU; a GPU stream
-// raises ValueError, as in MLX.
+// lu, lu_factor, det, slogdet, solve, solve_triangular). The factorizations run on the CPU; a
+// GPU stream raises ValueError, as in MLX.
 #include "braid/linalg.h"
 
 #include "ops_args.h"
@@ -130,6 +130,17 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       },
       "a"_a, py::kw_only(), "stream"_a = py::none(),
       "The compact LU factorization (LU, pivots), as LAPACK's.");
+  l.def(
+      "det", [](py::object a, StreamOrDevice s) { return linalg::det(arg_array(a, "linalg.det", "a"), s); },
+      "a"_a, py::kw_only(), "stream"_a = py::none(), "The determinant of each square matrix (0 when singular).");
+  l.def(
+      "slogdet",
+      [](py::object a, StreamOrDevice s) {
+        auto [sign, logabsdet] = linalg::slogdet(arg_array(a, "linalg.slogdet", "a"), s);
+        return py::make_tuple(sign, logabsdet);
+      },
+      "a"_a, py::kw_only(), "stream"_a = py::none(),
+      "(sign, log |det|) of each square matrix: det = sign * exp(logabsdet) without overflow.");
   l.def(
       "solve",
       [](py::object a, py::object b, StreamOrDevice s) {

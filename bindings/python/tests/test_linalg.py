@@ -152,6 +152,27 @@ def test_lu_reconstructs_and_lu_factor_matches_lapack():
     close(lu, [[3.0, 4.0], [1 / 3, 2 / 3]])
 
 
+def test_det_and_slogdet_match_numpy():
+    for shape in [(3, 3), (2, 4, 4), (5, 5)]:
+        x = randn(*shape, dtype=np.float64)
+        m = mx.array(x, dtype=mx.float64)
+        close(mx.linalg.det(m, stream=cpu), np.linalg.det(x), tol=1e-10)
+        sign, logabsdet = mx.linalg.slogdet(m, stream=cpu)
+        want_sign, want_log = np.linalg.slogdet(x)
+        close(sign, want_sign, tol=0)
+        close(logabsdet, want_log, tol=1e-10)
+    singular = mx.array([[1.0, 2.0], [2.0, 4.0]])
+    assert mx.linalg.det(singular, stream=cpu).item() == 0.0
+    sign, logabsdet = mx.linalg.slogdet(singular, stream=cpu)
+    assert sign.item() == 0.0 and logabsdet.item() == -np.inf
+    with pytest.raises(ValueError):
+        mx.linalg.det(mx.array([[1, 2], [3, 4]]), stream=cpu)
+    with pytest.raises(ValueError):
+        mx.linalg.slogdet(mx.ones((2, 3)), stream=cpu)
+    with pytest.raises(ValueError):
+        mx.linalg.det(mx.eye(2), stream=mx.gpu)
+
+
 def test_solvers_match_numpy():
     a, b = well_conditioned(2, 4, 4, dtype=np.float64), randn(2, 4, 3, dtype=np.float64)
     ma, mb = mx.array(a, dtype=mx.float64), mx.array(b, dtype=mx.float64)
