@@ -36,6 +36,7 @@ PRIMITIVES = {
     "float": "f32",
     "double": "f64",
     "size_t": "usize",
+    "uintptr_t": "usize",
     "int8_t": "i8",
     "int16_t": "i16",
     "int32_t": "i32",

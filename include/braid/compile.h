@@ -66,6 +66,22 @@ class CompileCache {
 /// returned function may be called (and copied) from any thread; all copies share one cache.
 CompileFn compile(CompileFn fun, bool shapeless = false);
 
+namespace detail {
+
+/// MLX's detail::compile, the form bindings use (mlx-c's mlx_detail_compile, as mlx-rs and
+/// mlx-swift call it): `fun` compiled with the traces kept under `fun_id` in a process-wide
+/// cache, shared by every function compiled with that id (and the same `shapeless`), so a
+/// binding may make a new closure on each call and still replay the first one's trace.
+/// `constants` join every call's key. Thread-safe.
+CompileFn compile(CompileFn fun, std::uintptr_t fun_id, bool shapeless = false,
+                  std::vector<uint64_t> constants = {});
+/// Forgets the traces kept under `fun_id` (functions already returned keep theirs).
+void compile_erase(std::uintptr_t fun_id);
+/// Forgets every trace kept by id.
+void compile_clear_cache();
+
+}  // namespace detail
+
 /// Globally disables compilation: compiled functions call their function directly. The
 /// environment variable MLX_DISABLE_COMPILE (read at the first use of compile) does the same.
 void disable_compile();

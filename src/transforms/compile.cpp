@@ -376,6 +376,49 @@ CompileFn compile(CompileFn fun, bool shapeless) {
   return [fun = std::move(fun), cache](const std::vector<array>& inputs) { return cache->call(fun, inputs); };
 }
 
+namespace detail {
+
+namespace {
+// The caches of functions compiled by id (mlx_detail_compile), per (id, shapeless).
+struct IdCaches {
+  Mutex mu;
+  std::map<std::pair<std::uintptr_t, bool>, std::shared_ptr<CompileCache>> caches GUARDED_BY(mu);
+};
+IdCaches& id_caches() {
+  static IdCaches* caches = new IdCaches();  // never destroyed: compiled functions may outlive exit
+  return *caches;
+}
+}  // namespace
+
+CompileFn compile(CompileFn fun, std::uintptr_t fun_id, bool shapeless, std::vector<uint64_t> constants) {
+  std::shared_ptr<CompileCache> cache;
+  {
+    IdCaches& ids = id_caches();
+    MutexLock lock(ids.mu);
+    auto& slot = ids.caches[{fun_id, shapeless}];
+    if (!slot) slot = std::make_shared<CompileCache>(shapeless);
+    cache = slot;
+  }
+  return [fun = std::move(fun), cache, constants = std::move(constants)](const std::vector<array>& inputs) {
+    return cache->call(fun, inputs, constants);
+  };
+}
+
+void compile_erase(std::uintptr_t fun_id) {
+  IdCaches& ids = id_caches();
+  MutexLock lock(ids.mu);
+  ids.caches.erase({fun_id, false});
+  ids.caches.erase({fun_id, true});
+}
+
+void compile_clear_cache() {
+  IdCaches& ids = id_caches();
+  MutexLock lock(ids.mu);
+  ids.caches.clear();
+}
+
+}  // namespace detail
+
 void disable_compile() { compile_mode().store(CompileMode::disabled, std::memory_order_relaxed); }
 void enable_compile() { compile_mode().store(CompileMode::enabled, std::memory_order_relaxed); }
 void set_compile_mode(CompileMode mode) { compile_mode().store(mode, std::memory_order_relaxed); }

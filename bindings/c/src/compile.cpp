@@ -24,6 +24,22 @@ CompileMode to_compile_mode(mlx_compile_mode mode) {
 extern "C" int mlx_compile(mlx_closure* res, const mlx_closure fun, bool shapeless) {
   return guard([&] { set(out(res), compile(get(fun), shapeless)); });
 }
+extern "C" int mlx_detail_compile(mlx_closure* res, const mlx_closure fun, uintptr_t fun_id, bool shapeless,
+                                  const uint64_t* constants, size_t constants_num) {
+  return guard([&] {
+    if (constants == nullptr && constants_num > 0) {
+      throw std::invalid_argument("[mlx_detail_compile] constants is null but constants_num is not 0.");
+    }
+    std::vector<uint64_t> keyed(constants, constants + constants_num);
+    set(out(res), detail::compile(get(fun), fun_id, shapeless, std::move(keyed)));
+  });
+}
+extern "C" int mlx_detail_compile_clear_cache(void) {
+  return guard([] { detail::compile_clear_cache(); });
+}
+extern "C" int mlx_detail_compile_erase(uintptr_t fun_id) {
+  return guard([&] { detail::compile_erase(fun_id); });
+}
 extern "C" int mlx_disable_compile(void) {
   return guard([] { disable_compile(); });
 }

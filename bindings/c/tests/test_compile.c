@@ -1,6 +1,7 @@
 /* compile: a compiled closure gives the function's results, calls the callback once per input
  * signature, traces again for a new shape, calls it every time while compilation is disabled,
- * and refuses evaluation inside the traced callback. */
+ * and refuses evaluation inside the traced callback; closures compiled under one id share their
+ * traces. */
 #include "check.h"
 
 static mlx_stream s;
@@ -63,6 +64,39 @@ static void CompiledClosureTracesOncePerSignature(void) {
   mlx_closure_free(f);
 }
 
+/* mlx_detail_compile, as mlx-rs and mlx-swift use it: a new closure compiled under the same id
+ * replays the first one's trace (its callback is not called); after erase (or clear_cache)
+ * the id traces again. */
+static void ClosuresCompiledUnderOneIdShareTheirTraces(void) {
+  const uintptr_t id = 0x5eed;
+  const uint64_t constants[1] = {7};
+  const float a[3] = {0.0f, 1.0f, 2.0f};
+  atomic_store(&traces, 0);
+  for (int call = 0; call < 3; ++call) {
+    mlx_closure f = mlx_closure_new_func(counted_fun), c = mlx_closure_new();
+    CHECK_OK(mlx_detail_compile(&c, f, id, false, constants, 1));
+    CHECK_NEAR(apply_first(c, a, 3), 1.0, 1e-6);
+    mlx_closure_free(c);
+    mlx_closure_free(f);
+  }
+  CHECK(atomic_load(&traces) == 1);
+  mlx_closure f = mlx_closure_new_func(counted_fun), c = mlx_closure_new();
+  CHECK_OK(mlx_detail_compile(&c, f, id, false, NULL, 0)); /* other constants: another key */
+  CHECK_NEAR(apply_first(c, a, 3), 1.0, 1e-6);
+  CHECK(atomic_load(&traces) == 2);
+  CHECK_OK(mlx_detail_compile_erase(id));
+  CHECK_OK(mlx_detail_compile(&c, f, id, false, NULL, 0));
+  CHECK_NEAR(apply_first(c, a, 3), 1.0, 1e-6);
+  CHECK(atomic_load(&traces) == 3);
+  CHECK_OK(mlx_detail_compile_clear_cache());
+  CHECK_OK(mlx_detail_compile(&c, f, id, false, NULL, 0));
+  CHECK_NEAR(apply_first(c, a, 3), 1.0, 1e-6);
+  CHECK(atomic_load(&traces) == 4);
+  CHECK(mlx_detail_compile(&c, f, id, false, NULL, 2) != 0); /* null constants, count 2 */
+  mlx_closure_free(c);
+  mlx_closure_free(f);
+}
+
 static void DisabledCompileCallsTheFunctionEachTime(void) {
   mlx_closure f = mlx_closure_new_func(counted_fun), c = mlx_closure_new();
   CHECK_OK(mlx_compile(&c, f, true));
@@ -101,6 +135,7 @@ int main(void) {
   test_setup(60);
   s = mlx_default_cpu_stream_new();
   RUN(CompiledClosureTracesOncePerSignature);
+  RUN(ClosuresCompiledUnderOneIdShareTheirTraces);
   RUN(DisabledCompileCallsTheFunctionEachTime);
   RUN(EvalInsideATraceFails);
   mlx_stream_free(s);

@@ -104,6 +104,10 @@ int mlx_closure_custom_vmap_apply(mlx_vector_array* res_0, mlx_vector_int* res_1
 
 /* compile.h */
 int mlx_compile(mlx_closure* res, const mlx_closure fun, bool shapeless);
+int mlx_detail_compile(mlx_closure* res, const mlx_closure fun, uintptr_t fun_id, bool shapeless,
+                       const uint64_t* constants, size_t constants_num);
+int mlx_detail_compile_clear_cache(void);
+int mlx_detail_compile_erase(uintptr_t fun_id);
 int mlx_disable_compile(void);
 int mlx_enable_compile(void);
 int mlx_set_compile_mode(mlx_compile_mode mode);
@@ -1095,6 +1099,9 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_value_and_grad,
     (any_function)mlx_vjp,
     (any_function)mlx_compile,
+    (any_function)mlx_detail_compile,
+    (any_function)mlx_detail_compile_clear_cache,
+    (any_function)mlx_detail_compile_erase,
     (any_function)mlx_disable_compile,
     (any_function)mlx_enable_compile,
     (any_function)mlx_set_compile_mode,
