@@ -42,6 +42,7 @@ array flip_axes(const array& a, py::handle axis, StreamOrDevice s) {
   Shape start(ndim, 0), stop(a.shape().begin(), a.shape().end()), strides(ndim, 1);
   for (int ax : axes) {
     const int i = checked_axis(ax, ndim, "flip");
+    if (strides[i] == -1) throw std::invalid_argument("[flip] Received duplicate axis " + std::to_string(ax) + ".");
     start[i] = -1;  // the last element; the stop lies before the first
     stop[i] = -a.shape(i) - 1;
     strides[i] = -1;

@@ -322,6 +322,8 @@ def test_flip_of_scalars_empty_and_strided_arrays():
         mx.flip(mx.array(x), 2)
     with pytest.raises(ValueError):
         mx.flip(mx.array(x), axis=(0, -3))
+    with pytest.raises(ValueError):  # a repeated axis, as NumPy
+        mx.flip(mx.array(x), axis=(0, -2))
 
 
 @pytest.mark.parametrize("axis", [0, 1, 2, -1])
