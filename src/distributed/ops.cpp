@@ -22,6 +22,18 @@ array collective(const char* op, const array& x, const std::optional<Group>& gro
   no_backend(op);
 }
 
+// send and recv: MLX's errors for a singleton group and for a peer rank outside the group.
+[[noreturn]] void point_to_point(const char* op, const char* singleton_error, const char* peer_name, int peer,
+                                 const std::optional<Group>& group) {
+  const Group g = resolve(group);
+  if (g.size() == 1) throw std::invalid_argument(std::string("[") + op + "] " + singleton_error);
+  if (peer < 0 || peer >= g.size()) {
+    throw std::invalid_argument(std::string("[") + op + "] Invalid " + peer_name + "=" + std::to_string(peer) +
+                                " for a group of size " + std::to_string(g.size()));
+  }
+  no_backend(op);
+}
+
 }  // namespace
 
 array all_sum(const array& x, std::optional<Group> group, StreamOrDevice) { return collective("all_sum", x, group); }
@@ -38,24 +50,12 @@ array sum_scatter(const array& x, std::optional<Group> group, StreamOrDevice) {
   return collective("sum_scatter", x, group);
 }
 
-array send(const array& x, int dst, std::optional<Group> group, StreamOrDevice) {
-  const Group g = resolve(group);
-  if (g.size() == 1) throw std::invalid_argument("[send] Cannot send to a singleton group");
-  if (dst < 0 || dst >= g.size()) {
-    throw std::invalid_argument("[send] Invalid destination=" + std::to_string(dst) + " for a group of size " +
-                                std::to_string(g.size()));
-  }
-  no_backend("send");
+array send(const array&, int dst, std::optional<Group> group, StreamOrDevice) {
+  point_to_point("send", "Cannot send to a singleton group", "destination", dst, group);
 }
 
 array recv(Shape, Dtype, int src, std::optional<Group> group, StreamOrDevice) {
-  const Group g = resolve(group);
-  if (g.size() == 1) throw std::invalid_argument("[recv] Cannot recv from a singleton group");
-  if (src < 0 || src >= g.size()) {
-    throw std::invalid_argument("[recv] Invalid source=" + std::to_string(src) + " for a group of size " +
-                                std::to_string(g.size()));
-  }
-  no_backend("recv");
+  point_to_point("recv", "Cannot recv from a singleton group", "source", src, group);
 }
 
 array recv_like(const array& x, int src, std::optional<Group> group, StreamOrDevice s) {

@@ -265,10 +265,11 @@ std::vector<array> replay(const Program& p, const std::vector<array>& inputs, bo
 }
 
 // The key of a call: the calling thread's default stream, the caller's constants, then each
-// input's dtype and shape (its rank only for a shapeless trace). The recorded primitives keep the streams they were traced on, and
-// ops without a stream trace on the calling thread's default one: keyed on it, a compiled
-// function called from several threads runs on each thread's own stream (in parallel, as
-// the uncompiled function would), not all on the first caller's.
+// input's dtype and shape (its rank only for a shapeless trace). The recorded primitives keep
+// the streams they were traced on, and ops without a stream trace on the calling thread's
+// default one: keyed on it, a compiled function called from several threads runs on each
+// thread's own stream (in parallel, as the uncompiled function would), not all on the first
+// caller's.
 std::vector<int64_t> signature(const std::vector<array>& inputs, const std::vector<uint64_t>& constants,
                                bool shapeless) {
   std::vector<int64_t> key;
@@ -354,8 +355,11 @@ std::vector<array> CompileCache::call(const CompileFn& fun, const std::vector<ar
   // count; and a function calling itself on a smaller input would wait for its own trace).
   if (detail::in_dynamic_tracing()) return fun(inputs);
   std::shared_ptr<const Program> program = impl_->program_for(fun, inputs, constants, impl_->shapeless);
+  // Only a shapeless key can meet other shapes (every other key holds them).
   bool same_shapes = true;
-  for (size_t i = 0; i < inputs.size() && same_shapes; ++i) same_shapes = inputs[i].shape() == program->input_shapes[i];
+  for (size_t i = 0; impl_->shapeless && i < inputs.size() && same_shapes; ++i) {
+    same_shapes = inputs[i].shape() == program->input_shapes[i];
+  }
   if (!same_shapes) {
     // A shapeless trace replays on the new shapes when each step's primitive can follow them;
     // otherwise (a primitive that cannot infer its shape, a stored slice that no longer fits)
