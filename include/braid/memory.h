@@ -42,5 +42,9 @@ size_t get_memory_limit();
 size_t set_cache_limit(size_t limit);
 /// Returns every cached buffer to the system.
 void clear_cache();
+/// MLX's limit on memory kept resident (wired) by Metal's residency sets. braid wires nothing
+/// (neither backend has such sets): the value is only kept. Returns the previous one (0 at
+/// first).
+size_t set_wired_limit(size_t limit);
 
 }  // namespace braid

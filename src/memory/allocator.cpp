@@ -303,4 +303,9 @@ size_t get_memory_limit() { return detail::cpu_allocator().memory_limit(); }
 size_t set_cache_limit(size_t limit) { return detail::cpu_allocator().set_cache_limit(limit); }
 void clear_cache() { detail::cpu_allocator().clear(); }
 
+size_t set_wired_limit(size_t limit) {
+  static std::atomic<size_t> wired_limit{0};  // kept for MLX's API only; nothing reads it
+  return wired_limit.exchange(limit, std::memory_order_relaxed);
+}
+
 }  // namespace braid

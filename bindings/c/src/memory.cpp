@@ -30,5 +30,5 @@ extern "C" int mlx_set_memory_limit(size_t* res, size_t limit) {
   return guard([&] { out(res) = braid::set_memory_limit(limit); });
 }
 extern "C" int mlx_set_wired_limit(size_t* res, size_t limit) {
-  return guard([&] { out(res) = 0; });
+  return guard([&] { out(res) = braid::set_wired_limit(limit); });
 }

@@ -53,7 +53,9 @@ const auto& element_at(const V vec, size_t idx) {
 
 // The same fourteen functions for each vector type.
 #define BRAID_C_VECTOR(V, VALUE_T, DATA_T)                                                             \
-  extern "C" V V##_new(void) { return V{nullptr}; }                                                    \
+  extern "C" V V##_new(void) {                                                                         \
+    return guard_value(V{nullptr}, [] { return make<V>(Object<V>{}); });                               \
+  }                                                                                                    \
   extern "C" int V##_set(V* vec, const V src) {                                                        \
     return guard([&] { set(out(vec), get(src)); });                                                    \
   }                                                                                                    \

@@ -33,6 +33,9 @@ BRAID_PYTHON_INIT(kInitFunctions) {
   m.def("get_memory_limit", &get_memory_limit, "The memory limit in bytes.");
   m.def("set_cache_limit", &set_cache_limit, "limit"_a,
         "Sets the most bytes the cache keeps (0 disables caching); returns the previous limit.");
+  m.def("set_wired_limit", &set_wired_limit, "limit"_a,
+        "MLX's limit on wired (resident) memory; braid wires no memory, so the value is only kept. "
+        "Returns the previous limit.");
   m.def(
       "clear_cache",
       [] {

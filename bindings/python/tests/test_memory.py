@@ -68,6 +68,12 @@ def test_memory_limit_round_trip():
     assert mx.get_memory_limit() == previous
 
 
+def test_wired_limit_is_kept_and_returned():
+    previous = mx.set_wired_limit(1 << 30)
+    assert isinstance(previous, int)
+    assert mx.set_wired_limit(previous) == 1 << 30
+
+
 def test_counters_are_ints():
     for f in (mx.get_active_memory, mx.get_peak_memory, mx.get_cache_memory, mx.get_memory_limit):
         assert isinstance(f(), int)
