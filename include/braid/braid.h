@@ -7,6 +7,7 @@
 #include "braid/distributed.h"
 #include "braid/dtype.h"
 #include "braid/einsum.h"
+#include "braid/export.h"
 #include "braid/fft.h"
 #include "braid/graph_utils.h"
 #include "braid/io.h"

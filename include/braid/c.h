@@ -20,6 +20,7 @@
 #include "braid/c/distributed.h"
 #include "braid/c/distributed_group.h"
 #include "braid/c/error.h"
+#include "braid/c/export.h"
 #include "braid/c/fast.h"
 #include "braid/c/fft.h"
 #include "braid/c/half.h"

@@ -82,7 +82,10 @@ std::vector<Shape> Transpose::output_shapes(const std::vector<array>& inputs) {
   const Shape& in = inputs.at(0).shape();
   if (in.size() != axes_.size()) unfit(*this);
   Shape out(in.size());
-  for (size_t i = 0; i < axes_.size(); ++i) out[i] = in[axes_[i]];
+  for (size_t i = 0; i < axes_.size(); ++i) {
+    if (axes_[i] < 0 || static_cast<size_t>(axes_[i]) >= in.size()) unfit(*this);
+    out[i] = in[axes_[i]];
+  }
   return {out};
 }
 
@@ -112,6 +115,7 @@ std::vector<Shape> ExpandDims::output_shapes(const std::vector<array>& inputs) {
       out.push_back(1);
       ++next;
     } else {
+      if (from >= in.size()) unfit(*this);
       out.push_back(in[from++]);
     }
   }

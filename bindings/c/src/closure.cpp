@@ -16,7 +16,10 @@ namespace {
 template <typename Handle>
 struct Scoped {
   Handle h{nullptr};
-  Scoped() = default;
+  // A result vector starts empty but allocated, as mlx-c's: a callback may append to it.
+  Scoped() {
+    if constexpr (!std::is_same_v<Handle, mlx_array>) h = make<Handle>(Object<Handle>{});
+  }
   template <typename Value>
   explicit Scoped(Value&& v) : h(make<Handle>(std::forward<Value>(v))) {}
   Scoped(const Scoped&) = delete;
@@ -101,6 +104,49 @@ extern "C" mlx_closure mlx_closure_new_unary(int (*fun)(mlx_array*, const mlx_ar
       return std::vector<array>{res.take()};
     }));
   });
+}
+
+// ---- mlx_closure_kwargs ----
+
+extern "C" mlx_closure_kwargs mlx_closure_kwargs_new(void) { return mlx_closure_kwargs{nullptr}; }
+extern "C" int mlx_closure_kwargs_free(mlx_closure_kwargs cls) {
+  release(cls);
+  return 0;
+}
+extern "C" mlx_closure_kwargs mlx_closure_kwargs_new_func(int (*fun)(mlx_vector_array*, const mlx_vector_array,
+                                                                     const mlx_map_string_to_array)) {
+  return guard_value(mlx_closure_kwargs{nullptr}, [&] {
+    check_function(fun, "mlx_closure_kwargs");
+    return make<mlx_closure_kwargs>(ClosureKwargsFn([fun](const std::vector<array>& args, const StringToArray& kw) {
+      Scoped<mlx_vector_array> in(args), res;
+      Scoped<mlx_map_string_to_array> in_kw(kw);
+      check_status(fun(&res.h, in.h, in_kw.h), "mlx_closure_kwargs");
+      return res.take();
+    }));
+  });
+}
+extern "C" mlx_closure_kwargs mlx_closure_kwargs_new_func_payload(int (*fun)(mlx_vector_array*,
+                                                                             const mlx_vector_array,
+                                                                             const mlx_map_string_to_array, void*),
+                                                                  void* payload, void (*dtor)(void*)) {
+  auto held = hold_payload(payload, dtor);
+  return guard_value(mlx_closure_kwargs{nullptr}, [&] {
+    check_function(fun, "mlx_closure_kwargs");
+    return make<mlx_closure_kwargs>(
+        ClosureKwargsFn([fun, held](const std::vector<array>& args, const StringToArray& kw) {
+          Scoped<mlx_vector_array> in(args), res;
+          Scoped<mlx_map_string_to_array> in_kw(kw);
+          check_status(fun(&res.h, in.h, in_kw.h, held.get()), "mlx_closure_kwargs");
+          return res.take();
+        }));
+  });
+}
+extern "C" int mlx_closure_kwargs_set(mlx_closure_kwargs* cls, const mlx_closure_kwargs src) {
+  return guard([&] { set(out(cls), get(src)); });
+}
+extern "C" int mlx_closure_kwargs_apply(mlx_vector_array* res, mlx_closure_kwargs cls, const mlx_vector_array input_0,
+                                        const mlx_map_string_to_array input_1) {
+  return guard([&] { set(out(res), get(cls)(get(input_0), get(input_1))); });
 }
 
 // ---- mlx_closure_value_and_grad ----

@@ -18,6 +18,7 @@
 #include "braid/c/device.h"
 #include "braid/c/distributed_group.h"
 #include "braid/c/error.h"
+#include "braid/c/export.h"
 #include "braid/c/io_gguf.h"
 #include "braid/c/io_types.h"
 #include "braid/c/map.h"
@@ -29,6 +30,8 @@
 namespace braid::capi {
 
 using ClosureFn = std::function<std::vector<array>(const std::vector<array>&)>;
+using StringToArray = std::unordered_map<std::string, array>;
+using ClosureKwargsFn = std::function<std::vector<array>(const std::vector<array>&, const StringToArray&)>;
 using CustomVjpFn = std::function<std::vector<array>(const std::vector<array>&, const std::vector<array>&,
                                                      const std::vector<array>&)>;
 using CustomJvpFn = std::function<std::vector<array>(const std::vector<array>&, const std::vector<array>&,
@@ -58,6 +61,9 @@ BRAID_C_HANDLE(mlx_device, Device)
 BRAID_C_HANDLE(mlx_stream, Stream)
 BRAID_C_HANDLE(mlx_distributed_group, distributed::Group)
 BRAID_C_HANDLE(mlx_closure, ClosureFn)
+BRAID_C_HANDLE(mlx_closure_kwargs, ClosureKwargsFn)
+BRAID_C_HANDLE(mlx_function_exporter, FunctionExporter)
+BRAID_C_HANDLE(mlx_imported_function, ImportedFunction)
 BRAID_C_HANDLE(mlx_closure_value_and_grad, ValueAndGradFn)
 BRAID_C_HANDLE(mlx_closure_custom, CustomVjpFn)
 BRAID_C_HANDLE(mlx_closure_custom_jvp, CustomJvpFn)

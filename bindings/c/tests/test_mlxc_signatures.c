@@ -6,6 +6,24 @@
 #include "check.h"  /* first: it sets the feature macros */
 
 
+/* export.h, export_impl.h, and closure.h's kwargs closure */
+mlx_closure_kwargs mlx_closure_kwargs_new(void);
+int mlx_closure_kwargs_free(mlx_closure_kwargs cls);
+mlx_closure_kwargs mlx_closure_kwargs_new_func(int (*fun)(mlx_vector_array*, const mlx_vector_array, const mlx_map_string_to_array));
+mlx_closure_kwargs mlx_closure_kwargs_new_func_payload(int (*fun)(mlx_vector_array*, const mlx_vector_array, const mlx_map_string_to_array, void*), void* payload, void (*dtor)(void*));
+int mlx_closure_kwargs_set(mlx_closure_kwargs* cls, const mlx_closure_kwargs src);
+int mlx_closure_kwargs_apply(mlx_vector_array* res, mlx_closure_kwargs cls, const mlx_vector_array input_0, const mlx_map_string_to_array input_1);
+int mlx_export_function(const char* file, const mlx_closure fun, const mlx_vector_array args, bool shapeless);
+int mlx_export_function_kwargs(const char* file, const mlx_closure_kwargs fun, const mlx_vector_array args, const mlx_map_string_to_array kwargs, bool shapeless);
+mlx_function_exporter mlx_function_exporter_new(const char* file, const mlx_closure fun, bool shapeless);
+int mlx_function_exporter_free(mlx_function_exporter xfunc);
+int mlx_function_exporter_apply(const mlx_function_exporter xfunc, const mlx_vector_array args);
+int mlx_function_exporter_apply_kwargs(const mlx_function_exporter xfunc, const mlx_vector_array args, const mlx_map_string_to_array kwargs);
+mlx_imported_function mlx_imported_function_new(const char* file);
+int mlx_imported_function_free(mlx_imported_function xfunc);
+int mlx_imported_function_apply(mlx_vector_array* res, const mlx_imported_function xfunc, const mlx_vector_array args);
+int mlx_imported_function_apply_kwargs(mlx_vector_array* res, const mlx_imported_function xfunc, const mlx_vector_array args, const mlx_map_string_to_array kwargs);
+
 /* array.h */
 size_t mlx_dtype_size(mlx_dtype dtype);
 int mlx_array_tostring(mlx_string* str, const mlx_array arr);
@@ -677,6 +695,22 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_closure_set,
     (any_function)mlx_closure_apply,
     (any_function)mlx_closure_new_unary,
+    (any_function)mlx_closure_kwargs_new,
+    (any_function)mlx_closure_kwargs_free,
+    (any_function)mlx_closure_kwargs_new_func,
+    (any_function)mlx_closure_kwargs_new_func_payload,
+    (any_function)mlx_closure_kwargs_set,
+    (any_function)mlx_closure_kwargs_apply,
+    (any_function)mlx_export_function,
+    (any_function)mlx_export_function_kwargs,
+    (any_function)mlx_function_exporter_new,
+    (any_function)mlx_function_exporter_free,
+    (any_function)mlx_function_exporter_apply,
+    (any_function)mlx_function_exporter_apply_kwargs,
+    (any_function)mlx_imported_function_new,
+    (any_function)mlx_imported_function_free,
+    (any_function)mlx_imported_function_apply,
+    (any_function)mlx_imported_function_apply_kwargs,
     (any_function)mlx_closure_value_and_grad_new,
     (any_function)mlx_closure_value_and_grad_free,
     (any_function)mlx_closure_value_and_grad_new_func,

@@ -37,6 +37,21 @@ int mlx_closure_apply(mlx_vector_array* res, mlx_closure cls, const mlx_vector_a
 /** A closure of one array to one array. */
 mlx_closure mlx_closure_new_unary(int (*fun)(mlx_array*, const mlx_array));
 
+/** A function from positional arrays and keyword arrays (a map of names) to arrays. */
+typedef struct mlx_closure_kwargs_ {
+  void* ctx;
+} mlx_closure_kwargs;
+mlx_closure_kwargs mlx_closure_kwargs_new(void);
+int mlx_closure_kwargs_free(mlx_closure_kwargs cls);
+mlx_closure_kwargs mlx_closure_kwargs_new_func(int (*fun)(mlx_vector_array*, const mlx_vector_array,
+                                                          const mlx_map_string_to_array));
+mlx_closure_kwargs mlx_closure_kwargs_new_func_payload(int (*fun)(mlx_vector_array*, const mlx_vector_array,
+                                                                  const mlx_map_string_to_array, void*),
+                                                       void* payload, void (*dtor)(void*));
+int mlx_closure_kwargs_set(mlx_closure_kwargs* cls, const mlx_closure_kwargs src);
+int mlx_closure_kwargs_apply(mlx_vector_array* res, mlx_closure_kwargs cls, const mlx_vector_array input_0,
+                             const mlx_map_string_to_array input_1);
+
 /** A function returning values and gradients (made by mlx_value_and_grad). */
 typedef struct mlx_closure_value_and_grad_ {
   void* ctx;

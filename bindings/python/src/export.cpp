@@ -1,0 +1,152 @@
+// mlx.core's export_function, exporter and import_function (include/braid/export.h).
+//
+// Arguments follow MLX's forms: arrays as positional and keyword arguments, or one list or
+// tuple of arrays (the positional ones) optionally followed by a dict (the keyword ones), or
+// one dict alone. Anything else (a nested list, a Python number) is a ValueError, as is a
+// function returning anything but an array or a flat list or tuple of arrays.
+#include <string>
+#include <utility>
+
+#include "braid/export.h"
+#include "python.h"
+
+namespace braid::python {
+
+namespace {
+
+array array_argument(py::handle h, const char* tag) {
+  if (!py::isinstance<array>(h)) {
+    throw std::invalid_argument(std::string("[") + tag + "] Inputs must be arrays, got " +
+                                std::string(py::str(py::type::handle_of(h).attr("__name__"))) + ".");
+  }
+  return h.cast<array>();
+}
+
+// The positional and keyword arrays of a call in any of MLX's forms (see the top).
+std::pair<Args, Kwargs> call_arrays(const py::args& args, const py::kwargs& kwargs, const char* tag) {
+  Args positional;
+  Kwargs keywords;
+  py::sequence items = args;
+  const bool grouped = (args.size() == 1 || args.size() == 2) &&
+                       (py::isinstance<py::list>(args[0]) || py::isinstance<py::tuple>(args[0]));
+  if (grouped) {
+    items = py::reinterpret_borrow<py::sequence>(args[0]);
+    if (args.size() == 2) {
+      if (!py::isinstance<py::dict>(args[1])) {
+        throw std::invalid_argument(
+            std::string("[") + tag +
+            "] A list or tuple of positional arrays may only be followed by a dict of "
+            "keyword arrays.");
+      }
+      for (auto item : py::reinterpret_borrow<py::dict>(args[1])) {
+        keywords.insert_or_assign(item.first.cast<std::string>(), array_argument(item.second, tag));
+      }
+    }
+  } else if (args.size() == 1 && py::isinstance<py::dict>(args[0])) {
+    for (auto item : py::reinterpret_borrow<py::dict>(args[0])) {
+      keywords.insert_or_assign(item.first.cast<std::string>(), array_argument(item.second, tag));
+    }
+    items = py::tuple();
+  }
+  for (auto item : items) positional.push_back(array_argument(item, tag));
+  for (auto item : kwargs) {
+    auto key = item.first.cast<std::string>();
+    if (keywords.contains(key)) {
+      throw std::invalid_argument(std::string("[") + tag + "] Keyword argument " + key + " given twice.");
+    }
+    keywords.emplace(std::move(key), array_argument(item.second, tag));
+  }
+  return {std::move(positional), std::move(keywords)};
+}
+
+// `fun` as the C++ exporter calls it: with the GIL, on arrays, returning its flat outputs.
+std::function<std::vector<array>(const Args&, const Kwargs&)> wrap(py::function fun) {
+  return [fun = std::move(fun)](const Args& args, const Kwargs& kwargs) {
+    py::gil_scoped_acquire gil;
+    py::tuple call_args(args.size());
+    for (size_t i = 0; i < args.size(); ++i) call_args[i] = py::cast(args[i]);
+    py::dict call_kwargs;
+    for (const auto& [key, a] : kwargs) call_kwargs[py::str(key)] = py::cast(a);
+    py::object out = fun(*call_args, **call_kwargs);
+    std::vector<array> outputs;
+    if (py::isinstance<array>(out)) {
+      outputs.push_back(out.cast<array>());
+    } else if (py::isinstance<py::list>(out) || py::isinstance<py::tuple>(out)) {
+      for (auto item : py::reinterpret_borrow<py::sequence>(out)) {
+        if (!py::isinstance<array>(item)) {
+          throw std::invalid_argument(
+              "[export_function] The function must return an array or a flat list or tuple of arrays.");
+        }
+        outputs.push_back(item.cast<array>());
+      }
+    } else {
+      throw std::invalid_argument(
+          "[export_function] The function must return an array or a flat list or tuple of arrays.");
+    }
+    return outputs;
+  };
+}
+
+}  // namespace
+
+BRAID_PYTHON_INIT(kInitFunctions) {
+  py::class_<FunctionExporter>(m, "FunctionExporter",
+                               "Adds a trace of its function to its file on each call with a new signature "
+                               "(made by mx.exporter); a context manager that closes it on exit.")
+      .def(
+          "__call__",
+          [](FunctionExporter& self, const py::args& args, const py::kwargs& kwargs) {
+            auto [positional, keywords] = call_arrays(args, kwargs, "export_function");
+            py::gil_scoped_release release;
+            self(positional, keywords);
+          },
+          "Traces the function on the arrays (as export_function takes them) and adds the trace.")
+      .def("close", &FunctionExporter::close, "Stops adding traces; a later call raises RuntimeError.")
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](FunctionExporter& self, const py::args&) { self.close(); });
+
+  py::class_<ImportedFunction>(m, "ImportedFunction", "A function read by mx.import_function.")
+      .def(
+          "__call__",
+          [](const ImportedFunction& self, const py::args& args, const py::kwargs& kwargs) {
+            auto [positional, keywords] = call_arrays(args, kwargs, "import_function");
+            std::vector<array> outs;
+            {
+              py::gil_scoped_release release;
+              outs = self(positional, keywords);
+            }
+            return outs;
+          },
+          "Runs the imported graph on the arrays (the traced signature's forms); returns a list of arrays.");
+
+  m.def(
+      "export_function",
+      [](const std::string& file, const py::function& fun, const py::args& args, bool shapeless,
+         const py::kwargs& kwargs) {
+        auto [positional, keywords] = call_arrays(args, kwargs, "export_function");
+        FunctionExporter ex = exporter(file, wrap(fun), shapeless);
+        {
+          py::gil_scoped_release release;
+          ex(positional, keywords);
+        }
+      },
+      "file"_a, "fun"_a, "shapeless"_a = false,
+      "Traces fun on the example arrays (positional and keyword, or a list or tuple of them and a dict) "
+      "and writes the trace to file. shapeless: the trace serves inputs of any shape of the same ranks.");
+  m.def(
+      "exporter",
+      [](const std::string& file, const py::function& fun, bool shapeless) {
+        return exporter(file, wrap(fun), shapeless);
+      },
+      "file"_a, "fun"_a, py::kw_only(), "shapeless"_a = false,
+      "A FunctionExporter writing traces of fun to file, one per call with a new signature.");
+  m.def(
+      "import_function",
+      [](const std::string& file) {
+        py::gil_scoped_release release;
+        return import_function(file);
+      },
+      "file"_a, "Reads a function written by export_function or an exporter.");
+}
+
+}  // namespace braid::python

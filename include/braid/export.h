@@ -1,0 +1,106 @@
+// Function export (MLX's mlx/export.h): a function traced on example inputs and written to a
+// file with its graph and the arrays it captured, then imported (in this or another process)
+// as a callable that runs the same graph on new inputs, without the function's code.
+//
+// A file holds one trace per input signature (positional count, keyword names, and each
+// input's dtype and shape, or rank when shapeless); importing picks the trace whose
+// signature the call matches. The format is braid's own (.mlxfn by convention, as MLX's):
+// braid does not read MLX's files, nor MLX braid's. Its reader never reads past the file nor
+// allocates more than the file describes, but the graph it holds runs as written: import only
+// files you trust, as you would run only code you trust.
+#pragma once
+
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "braid/array.h"
+
+namespace braid {
+
+using Args = std::vector<array>;
+using Kwargs = std::map<std::string, array>;
+
+namespace detail {
+struct ExportState;
+struct ImportState;
+}  // namespace detail
+
+/// Adds traces of one function to a file, one per call with a new signature (see the top of
+/// this file); the file on disk is complete after every call. Any thread may call it; calls
+/// are serialized. Calling it after close() throws std::runtime_error.
+class FunctionExporter {
+ public:
+  void operator()(std::initializer_list<array> args) { (*this)(Args(args)); }
+  void operator()(const Args& args);
+  void operator()(const Kwargs& kwargs);
+  void operator()(const Args& args, const Kwargs& kwargs);
+  /// Stops adding traces (the destructor does too).
+  void close();
+
+  FunctionExporter(const FunctionExporter&) = delete;
+  FunctionExporter& operator=(const FunctionExporter&) = delete;
+  FunctionExporter(FunctionExporter&&) noexcept = default;
+  FunctionExporter& operator=(FunctionExporter&&) noexcept = default;
+  ~FunctionExporter();
+
+ private:
+  friend FunctionExporter exporter(const std::string&, const std::function<std::vector<array>(const Args&)>&,
+                                   bool);
+  friend FunctionExporter exporter(const std::string&,
+                                   const std::function<std::vector<array>(const Kwargs&)>&, bool);
+  friend FunctionExporter exporter(const std::string&,
+                                   const std::function<std::vector<array>(const Args&, const Kwargs&)>&,
+                                   bool);
+  explicit FunctionExporter(std::shared_ptr<detail::ExportState> state) : state_(std::move(state)) {}
+  std::shared_ptr<detail::ExportState> state_;
+};
+
+/// An exporter writing traces of `fun` to `path` (created or truncated now). `shapeless`: each
+/// trace serves inputs of any shape with the traced ranks and dtypes (as compile's shapeless).
+FunctionExporter exporter(const std::string& path, const std::function<std::vector<array>(const Args&)>& fun,
+                          bool shapeless = false);
+FunctionExporter exporter(const std::string& path,
+                          const std::function<std::vector<array>(const Kwargs&)>& fun,
+                          bool shapeless = false);
+FunctionExporter exporter(const std::string& path,
+                          const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
+                          bool shapeless = false);
+
+/// Traces `fun` on the example inputs and writes the trace to `path`. Throws
+/// std::invalid_argument for a graph that cannot be exported (a primitive holding a callback,
+/// such as custom_function's) and std::runtime_error when the file cannot be written.
+void export_function(const std::string& path, const std::function<std::vector<array>(const Args&)>& fun,
+                     const Args& args, bool shapeless = false);
+void export_function(const std::string& path, const std::function<std::vector<array>(const Kwargs&)>& fun,
+                     const Kwargs& kwargs, bool shapeless = false);
+void export_function(const std::string& path,
+                     const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
+                     const Args& args, const Kwargs& kwargs, bool shapeless = false);
+
+/// A function read by import_function. Calling it builds the traced graph on the inputs
+/// (lazily, as any op) and returns its outputs; a call whose inputs match no trace throws
+/// std::invalid_argument. Copies share one state; callable from any thread at once: work
+/// runs on the calling thread's default streams (and on streams the importer made for the
+/// exported function's other streams).
+class ImportedFunction {
+ public:
+  std::vector<array> operator()(std::initializer_list<array> args) const { return (*this)(Args(args)); }
+  std::vector<array> operator()(const Args& args) const;
+  std::vector<array> operator()(const Kwargs& kwargs) const;
+  std::vector<array> operator()(const Args& args, const Kwargs& kwargs) const;
+
+ private:
+  friend ImportedFunction import_function(const std::string&);
+  explicit ImportedFunction(std::shared_ptr<const detail::ImportState> state) : state_(std::move(state)) {}
+  std::shared_ptr<const detail::ImportState> state_;
+};
+
+/// Reads a function written by export_function or an exporter. Throws std::runtime_error when
+/// the file cannot be read or is not a valid exported function.
+ImportedFunction import_function(const std::string& path);
+
+}  // namespace braid

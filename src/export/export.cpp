@@ -1,0 +1,548 @@
+// export_function / import_function (include/braid/export.h): a trace recorded as compile
+// records one (transforms/program.h), written with its primitives' states and the arrays it
+// captured; importing rebuilds the primitives and replays the trace on the caller's inputs.
+//
+// File layout (little-endian; format.h): the string "braid.mlxfn", a u32 version, the
+// shapeless flag, the streams (device type and whether it was the exporting thread's default
+// stream), the constants (dtype, shape, bytes; shared by every trace), then the traces: the
+// positional count, the keyword names, each input's dtype and shape, whether the trace replays
+// on other shapes, its steps (stream, dtype, shape, primitive, input references) and its
+// outputs.
+#include "braid/export.h"
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "braid/stream.h"
+#include "export/format.h"
+#include "graph/node.h"
+#include "graph/trace.h"
+#include "io/common.h"
+#include "runtime/mutex.h"
+#include "transforms/program.h"
+
+namespace braid {
+
+namespace detail {
+
+namespace {
+
+constexpr std::string_view kMagic = "braid.mlxfn";
+constexpr uint32_t kVersion = 1;
+
+using FullFn = std::function<std::vector<array>(const Args&, const Kwargs&)>;
+
+// What a call passes: its positional count, keyword names and every input (positional first,
+// then keyword arrays in name order, as a Kwargs map holds them).
+struct Signature {
+  size_t num_args = 0;
+  std::vector<std::string> keys;
+  std::vector<Dtype> dtypes;
+  std::vector<Shape> shapes;
+};
+
+Signature signature_of(const Args& args, const Kwargs& kwargs) {
+  Signature s;
+  s.num_args = args.size();
+  auto add = [&](const array& a) {
+    s.dtypes.push_back(a.dtype());
+    s.shapes.push_back(a.shape());
+  };
+  std::for_each(args.begin(), args.end(), add);
+  for (const auto& [key, a] : kwargs) {
+    s.keys.push_back(key);
+    add(a);
+  }
+  return s;
+}
+
+// Whether a call of signature `call` may use a trace of signature `traced`: the same names
+// and dtypes, and the same shapes (the same ranks when shapeless).
+bool matches(const Signature& traced, const Signature& call, bool shapeless) {
+  if (traced.num_args != call.num_args || traced.keys != call.keys || traced.dtypes != call.dtypes)
+    return false;
+  for (size_t i = 0; i < traced.shapes.size(); ++i) {
+    if (shapeless ? traced.shapes[i].size() != call.shapes[i].size() : traced.shapes[i] != call.shapes[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<array> flatten_inputs(const Args& args, const Kwargs& kwargs) {
+  std::vector<array> all(args.begin(), args.end());
+  for (const auto& [key, a] : kwargs) all.push_back(a);
+  return all;
+}
+
+void write_signature(ByteWriter& w, const Signature& s) {
+  w.u64(s.num_args);
+  w.u64(s.keys.size());
+  for (const auto& k : s.keys) w.str(k);
+  w.u64(s.dtypes.size());
+  for (size_t i = 0; i < s.dtypes.size(); ++i) {
+    w.dtype(s.dtypes[i]);
+    w.ints(s.shapes[i]);
+  }
+}
+
+Shape read_shape(ByteReader& r) {
+  Shape s = r.shape();
+  for (int d : s) {
+    if (d < 0) ByteReader::fail("a negative dimension");
+  }
+  return s;
+}
+
+Signature read_signature(ByteReader& r) {
+  Signature s;
+  s.num_args = r.u64();
+  s.keys.resize(r.count(8));
+  for (auto& k : s.keys) k = r.str();
+  if (!std::is_sorted(s.keys.begin(), s.keys.end()) ||
+      std::adjacent_find(s.keys.begin(), s.keys.end()) != s.keys.end()) {
+    ByteReader::fail("keyword names out of order");
+  }
+  size_t n = r.count(9);
+  if (n < s.keys.size() || n - s.keys.size() != s.num_args)
+    ByteReader::fail("inputs do not match their names");
+  for (size_t i = 0; i < n; ++i) {
+    s.dtypes.push_back(r.dtype());
+    s.shapes.push_back(read_shape(r));
+  }
+  return s;
+}
+
+void write_ref(ByteWriter& w, Ref ref) {
+  w.u8(static_cast<uint8_t>(ref.kind));
+  w.u32(ref.index);
+}
+
+// A reference checked against what exists where it is read.
+Ref read_ref(ByteReader& r, size_t num_inputs, size_t num_steps, size_t num_constants) {
+  auto kind = r.enumerator<Ref::Kind>(3);
+  uint32_t index = r.u32();
+  size_t limit = kind == Ref::Kind::input ? num_inputs : kind == Ref::Kind::step ? num_steps : num_constants;
+  if (index >= limit) ByteReader::fail("a reference to a missing input, step or constant");
+  return Ref{kind, index};
+}
+
+bool exportable(const Primitive& p) {
+  ByteWriter scratch;
+  try {
+    write_primitive(scratch, p);
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+// One exported trace: its signature and the program, whose constant references are indices
+// into the exporter's shared constants.
+struct ExportedTrace {
+  Signature signature;
+  std::shared_ptr<const Program> program;
+  std::vector<uint32_t> constant_ids;   // program constant i -> shared constant
+  std::vector<bool> on_default_stream;  // per step: on the exporting thread's default stream
+};
+
+struct ExportState {
+  std::string path;
+  FullFn fun;
+  bool shapeless = false;
+  Mutex mu;
+  // Set by close() without `mu`: a trace in progress holds it while the function runs (and a
+  // Python function waits there for the GIL that close()'s caller holds).
+  std::atomic<bool> closed{false};
+  std::vector<ExportedTrace> traces GUARDED_BY(mu);
+  std::vector<array> constants GUARDED_BY(mu);  // kept alive: their nodes identify them
+  std::unordered_map<const ArrayDesc*, uint32_t> constant_ids GUARDED_BY(mu);
+
+  void add(const Args& args, const Kwargs& kwargs);
+  void write() REQUIRES(mu);
+};
+
+void ExportState::add(const Args& args, const Kwargs& kwargs) {
+  MutexLock lock(mu);
+  if (closed.load()) throw std::runtime_error("[export_function] Attempting to export to a closed exporter.");
+  Signature sig = signature_of(args, kwargs);
+  for (const auto& t : traces) {
+    if (matches(t.signature, sig, shapeless)) {
+      throw std::invalid_argument(
+          "[export_function] Attempting to export a function twice with the same signature is not allowed.");
+    }
+  }
+  // Placeholders (no value, no primitive) stand for the inputs, as in compile.
+  Args arg_placeholders;
+  for (const auto& a : args)
+    arg_placeholders.emplace_back(a.shape(), a.dtype(), nullptr, std::vector<array>{});
+  Kwargs kwarg_placeholders;
+  for (const auto& [key, a] : kwargs) {
+    kwarg_placeholders.emplace(key, array(a.shape(), a.dtype(), nullptr, std::vector<array>{}));
+  }
+  std::vector<array> outputs;
+  {
+    DynamicTracing dynamic(shapeless);
+    outputs = fun(arg_placeholders, kwarg_placeholders);
+  }
+  std::shared_ptr<const Program> program =
+      record(flatten_inputs(arg_placeholders, kwarg_placeholders), flatten_inputs(args, kwargs), outputs,
+             shapeless, exportable);
+  if (program->nested) {
+    throw std::invalid_argument(
+        "[export_function] Cannot export a function called inside another function's trace (compile, vmap).");
+  }
+  if (shapeless && !program->shapeless) {
+    throw std::invalid_argument(
+        "[export_function] The function cannot be exported shapeless: a primitive of its graph cannot infer "
+        "its output shape from its inputs' (e.g. a reshape to fixed sizes), or an example input is empty.");
+  }
+  for (const auto& s : program->steps) {
+    ByteWriter scratch;
+    write_primitive(scratch, *s.primitive);  // throws for one that cannot be exported, before any change
+  }
+  ExportedTrace trace{std::move(sig), program, {}, {}};
+  for (const auto& s : program->steps) {
+    const Stream& st = s.primitive->stream();
+    trace.on_default_stream.push_back(st == default_stream(st.device));
+  }
+  for (const auto& c : program->constants) {
+    auto [it, added] = constant_ids.emplace(c.desc(), static_cast<uint32_t>(constants.size()));
+    if (added) constants.push_back(c);
+    trace.constant_ids.push_back(it->second);
+  }
+  const size_t num_constants = constants.size();
+  traces.push_back(std::move(trace));
+  try {
+    write();
+  } catch (...) {
+    // Left as before this call: a later call may succeed (say, once the disk has room).
+    traces.pop_back();
+    for (size_t i = num_constants; i < constants.size(); ++i) constant_ids.erase(constants[i].desc());
+    constants.erase(constants.begin() + static_cast<std::ptrdiff_t>(num_constants), constants.end());
+    throw;
+  }
+}
+
+// Writes the whole file again: complete after every trace.
+void ExportState::write() {
+  std::vector<array*> pending;
+  for (auto& c : constants) pending.push_back(&c);
+  io_detail::eval_row_contiguous(pending);
+
+  // The streams the steps run on: each exported as its device and whether it was the
+  // tracing thread's default stream there (imported as the caller's default stream) or
+  // another one (imported as a stream of its own).
+  std::vector<std::pair<Device::DeviceType, bool>> streams;
+  std::map<std::pair<int, bool>, uint32_t> stream_slots;  // (Stream::index, was default) -> slot
+  auto slot_of = [&](const Stream& s, bool was_default) {
+    auto [it, added] =
+        stream_slots.emplace(std::make_pair(s.index, was_default), static_cast<uint32_t>(streams.size()));
+    if (added) streams.emplace_back(s.device.type, was_default);
+    return it->second;
+  };
+
+  ByteWriter body;
+  body.u64(traces.size());
+  for (const auto& t : traces) {
+    write_signature(body, t.signature);
+    body.boolean(t.program->shapeless);
+    body.u64(t.program->steps.size());
+    for (size_t i = 0; i < t.program->steps.size(); ++i) {
+      const Step& s = t.program->steps[i];
+      body.u32(slot_of(s.primitive->stream(), t.on_default_stream[i]));
+      body.dtype(s.dtype);
+      body.ints(s.shape);
+      ByteWriter state;
+      write_primitive(state, *s.primitive);
+      body.str(state.data());
+      body.u64(s.inputs.size());
+      for (Ref ref : s.inputs) {
+        if (ref.kind == Ref::Kind::constant) ref.index = t.constant_ids[ref.index];
+        write_ref(body, ref);
+      }
+    }
+    body.u64(t.program->outputs.size());
+    for (Ref ref : t.program->outputs) {
+      if (ref.kind == Ref::Kind::constant) ref.index = t.constant_ids[ref.index];
+      write_ref(body, ref);
+    }
+  }
+
+  ByteWriter head;
+  head.str(kMagic);
+  head.u32(kVersion);
+  head.boolean(shapeless);
+  head.u64(streams.size());
+  for (auto [type, is_default] : streams) {
+    head.u8(static_cast<uint8_t>(type));
+    head.boolean(is_default);
+  }
+  head.u64(constants.size());
+  std::ofstream os(path, std::ios::binary | std::ios::trunc);
+  if (!os) throw std::runtime_error("[export_function] Failed to open " + path + " for writing.");
+  os.write(head.data().data(), static_cast<std::streamsize>(head.data().size()));
+  for (const auto& c : constants) {
+    ByteWriter meta;
+    meta.dtype(c.dtype());
+    meta.ints(c.shape());
+    meta.u64(c.nbytes());
+    os.write(meta.data().data(), static_cast<std::streamsize>(meta.data().size()));
+    os.write(static_cast<const char*>(c.host_data()), static_cast<std::streamsize>(c.nbytes()));
+  }
+  os.write(body.data().data(), static_cast<std::streamsize>(body.data().size()));
+  os.close();
+  if (!os) throw std::runtime_error("[export_function] Failed to write " + path + ".");
+}
+
+// An imported trace: its steps as read (each primitive's state kept as bytes, rebuilt per
+// set of streams), its outputs.
+struct ImportedStep {
+  uint32_t stream = 0;
+  Dtype dtype = float32;
+  Shape shape;
+  bool follows_inputs;
+  std::string state;
+  std::vector<Ref> inputs;
+};
+
+struct ImportedTrace {
+  Signature signature;
+  bool shapeless = false;
+  std::vector<ImportedStep> steps;
+  std::vector<Ref> outputs;
+};
+
+struct ImportState {
+  std::vector<std::pair<Device::DeviceType, bool>> streams;  // device, was the default stream
+  std::vector<array> constants;
+  std::vector<ImportedTrace> traces;
+  bool shapeless = false;
+
+  // The traces' programs with their primitives on the calling thread's default streams (and
+  // streams made here for the others), built on first use per set of default streams.
+  mutable Mutex mu;
+  mutable std::vector<Stream> other_streams GUARDED_BY(mu);  // per slot, made on first use
+  mutable std::map<std::vector<int>, std::vector<std::shared_ptr<const Program>>> programs GUARDED_BY(mu);
+
+  std::vector<std::shared_ptr<const Program>> programs_for_caller() const;
+  std::vector<array> call(const Args& args, const Kwargs& kwargs) const;
+};
+
+std::vector<std::shared_ptr<const Program>> ImportState::programs_for_caller() const {
+  // The calling thread's default stream of each device a default slot names.
+  std::vector<Stream> resolved;
+  std::vector<int> key;
+  for (auto [type, is_default] : streams) {
+    if (!is_default) {
+      key.push_back(-1);
+      continue;
+    }
+    Stream s = default_stream(Device(type));
+    key.push_back(s.index);
+    resolved.push_back(s);
+  }
+  MutexLock lock(mu);
+  if (auto it = programs.find(key); it != programs.end()) return it->second;
+  if (other_streams.empty()) {
+    for (auto [type, is_default] : streams) {
+      // Placeholders for default slots; a stream of its own for every other exported stream.
+      other_streams.push_back(is_default ? default_stream(Device::cpu) : new_stream(Device(type)));
+    }
+  }
+  std::vector<std::shared_ptr<const Program>> built;
+  for (const auto& t : traces) {
+    auto p = std::make_shared<Program>();
+    p->num_inputs = t.signature.dtypes.size();
+    p->input_shapes = t.signature.shapes;
+    p->shapeless = t.shapeless;
+    p->constants = constants;
+    p->outputs = t.outputs;
+    for (const auto& s : t.steps) {
+      size_t slot = s.stream;
+      Stream stream = other_streams[slot];
+      if (streams[slot].second) {
+        size_t nth =
+            static_cast<size_t>(std::count_if(streams.begin(), streams.begin() + static_cast<long>(slot),
+                                              [](const auto& e) { return e.second; }));
+        stream = resolved[nth];
+      }
+      ByteReader r(s.state.data(), s.state.size());
+      p->steps.push_back(Step{read_primitive(r, stream), s.inputs, s.shape, s.dtype, s.follows_inputs});
+    }
+    built.push_back(std::move(p));
+  }
+  // Bounded: a program set per thread's default streams, and threads come and go.
+  if (programs.size() >= 64) programs.clear();
+  programs.emplace(std::move(key), built);
+  return built;
+}
+
+std::vector<array> ImportState::call(const Args& args, const Kwargs& kwargs) const {
+  Signature sig = signature_of(args, kwargs);
+  for (size_t i = 0; i < traces.size(); ++i) {
+    if (!matches(traces[i].signature, sig, shapeless)) continue;
+    std::shared_ptr<const Program> program = programs_for_caller()[i];
+    std::vector<array> inputs = flatten_inputs(args, kwargs);
+    bool same_shapes = sig.shapes == traces[i].signature.shapes;
+    if (!same_shapes && !program->shapeless) {
+      throw std::invalid_argument(
+          "[import_function] The function was exported shapeless but cannot replay on inputs of other shapes "
+          "(a primitive of its graph cannot infer its output shape).");
+    }
+    return replay(*program, inputs, /*infer=*/!same_shapes);
+  }
+  std::ostringstream msg;
+  msg << "[import_function] No traced function matches the given " << args.size() << " positional and "
+      << kwargs.size() << " keyword arguments (their names, dtypes and shapes).";
+  throw std::invalid_argument(msg.str());
+}
+
+std::shared_ptr<const ImportState> read_exported(const std::string& path) {
+  std::ifstream is(path, std::ios::binary);
+  if (!is) throw std::runtime_error("[import_function] Failed to open " + path + ".");
+  std::string bytes((std::istreambuf_iterator<char>(is)), std::istreambuf_iterator<char>());
+  ByteReader r(bytes.data(), bytes.size());
+  if (r.str() != kMagic) ByteReader::fail("not a function exported by braid");
+  if (r.u32() != kVersion) ByteReader::fail("unsupported version");
+  auto state = std::make_shared<ImportState>();
+  state->shapeless = r.boolean();
+  state->streams.resize(r.count(2));
+  for (auto& [type, is_default] : state->streams) {
+    type = r.enumerator<Device::DeviceType>(2);
+    is_default = r.boolean();
+  }
+  size_t num_constants = r.count(17);
+  for (size_t i = 0; i < num_constants; ++i) {
+    Dtype dtype = r.dtype();
+    Shape shape = read_shape(r);
+    uint64_t nbytes = r.u64();
+    uint64_t size = 1;
+    for (int d : shape) {
+      if (d != 0 && size > nbytes / static_cast<uint64_t>(d))
+        ByteReader::fail("a constant larger than its bytes");
+      size *= static_cast<uint64_t>(d);
+    }
+    if (size * dtype.size() != nbytes) ByteReader::fail("a constant's size does not match its bytes");
+    const char* src = r.raw(nbytes);
+    void* dst = nullptr;
+    array c = io_detail::new_host_array(std::move(shape), dtype, &dst);
+    if (nbytes > 0) std::memcpy(dst, src, nbytes);
+    state->constants.push_back(std::move(c));
+  }
+  state->traces.resize(r.count(34));
+  const Stream check_stream = default_stream(Device::cpu);
+  for (auto& t : state->traces) {
+    t.signature = read_signature(r);
+    t.shapeless = r.boolean();
+    const size_t num_inputs = t.signature.dtypes.size();
+    t.steps.resize(r.count(27));
+    for (size_t i = 0; i < t.steps.size(); ++i) {
+      ImportedStep& s = t.steps[i];
+      s.stream = r.u32();
+      if (s.stream >= state->streams.size()) ByteReader::fail("a step on a missing stream");
+      s.dtype = r.dtype();
+      s.shape = read_shape(r);
+      s.state = r.str();
+      ByteReader check(s.state.data(), s.state.size());
+      read_primitive(check, check_stream);  // fails now, not at the first call
+      if (check.left() != 0) ByteReader::fail("a primitive's state has trailing bytes");
+      s.inputs.resize(r.count(5));
+      s.follows_inputs = false;  // derived, not trusted: whether an input reaches the step
+      for (Ref& ref : s.inputs) {
+        ref = read_ref(r, num_inputs, i, num_constants);
+        s.follows_inputs = s.follows_inputs || ref.kind == Ref::Kind::input ||
+                           (ref.kind == Ref::Kind::step && t.steps[ref.index].follows_inputs);
+      }
+    }
+    t.outputs.resize(r.count(5));
+    for (Ref& ref : t.outputs) ref = read_ref(r, num_inputs, t.steps.size(), num_constants);
+  }
+  if (r.left() != 0) ByteReader::fail("trailing bytes");
+  return state;
+}
+
+}  // namespace detail
+
+FunctionExporter::~FunctionExporter() {
+  if (state_) close();
+}
+
+void FunctionExporter::operator()(const Args& args) { state_->add(args, {}); }
+void FunctionExporter::operator()(const Kwargs& kwargs) { state_->add({}, kwargs); }
+void FunctionExporter::operator()(const Args& args, const Kwargs& kwargs) { state_->add(args, kwargs); }
+
+void FunctionExporter::close() { state_->closed.store(true); }
+
+FunctionExporter exporter(const std::string& path, const std::function<std::vector<array>(const Args&)>& fun,
+                          bool shapeless) {
+  auto full = [fun](const Args& args, const Kwargs& kwargs) {
+    if (!kwargs.empty())
+      throw std::invalid_argument("[export_function] The function takes no keyword arguments.");
+    return fun(args);
+  };
+  return exporter(path, full, shapeless);
+}
+
+FunctionExporter exporter(const std::string& path,
+                          const std::function<std::vector<array>(const Kwargs&)>& fun, bool shapeless) {
+  auto full = [fun](const Args& args, const Kwargs& kwargs) {
+    if (!args.empty())
+      throw std::invalid_argument("[export_function] The function takes no positional arguments.");
+    return fun(kwargs);
+  };
+  return exporter(path, full, shapeless);
+}
+
+FunctionExporter exporter(const std::string& path,
+                          const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
+                          bool shapeless) {
+  auto state = std::make_shared<detail::ExportState>();
+  state->path = path;
+  state->fun = fun;
+  state->shapeless = shapeless;
+  {
+    detail::MutexLock lock(state->mu);
+    state->write();  // a file with no trace yet; fails now if the path cannot be written
+  }
+  return FunctionExporter(std::move(state));
+}
+
+void export_function(const std::string& path, const std::function<std::vector<array>(const Args&)>& fun,
+                     const Args& args, bool shapeless) {
+  exporter(path, fun, shapeless)(args);
+}
+
+void export_function(const std::string& path, const std::function<std::vector<array>(const Kwargs&)>& fun,
+                     const Kwargs& kwargs, bool shapeless) {
+  exporter(path, fun, shapeless)(kwargs);
+}
+
+void export_function(const std::string& path,
+                     const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
+                     const Args& args, const Kwargs& kwargs, bool shapeless) {
+  exporter(path, fun, shapeless)(args, kwargs);
+}
+
+std::vector<array> ImportedFunction::operator()(const Args& args) const { return state_->call(args, {}); }
+std::vector<array> ImportedFunction::operator()(const Kwargs& kwargs) const {
+  return state_->call({}, kwargs);
+}
+std::vector<array> ImportedFunction::operator()(const Args& args, const Kwargs& kwargs) const {
+  return state_->call(args, kwargs);
+}
+
+ImportedFunction import_function(const std::string& path) {
+  return ImportedFunction(detail::read_exported(path));
+}
+
+}  // namespace braid

@@ -1,0 +1,221 @@
+// compile's and export_function's recording and replay of a traced graph (program.h).
+#include "transforms/program.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "graph/node.h"
+
+namespace braid::detail {
+
+namespace {
+
+// A computed 0-d leaf's dtype and bytes, or nothing: equal scalars (the 1 of two `x + 1`)
+// become one constant, as MLX's simplification merges them.
+std::optional<std::pair<int, uint64_t>> scalar_value(const array& a) {
+  const detail::ArrayDesc* d = a.desc();
+  if (d->primitive || a.ndim() != 0 || a.itemsize() > sizeof(uint64_t) || !detail::is_complete(d)) {
+    return std::nullopt;
+  }
+  uint64_t bits = 0;
+  std::memcpy(&bits, a.host_data(), a.itemsize());
+  return std::make_pair(static_cast<int>(a.dtype().val()), bits);
+}
+
+// Whether two recorded steps compute the same thing (MLX's common subexpressions).
+bool same_step(const Step& a, const Step& b) {
+  if (a.dtype != b.dtype || a.shape != b.shape || a.inputs.size() != b.inputs.size()) return false;
+  for (size_t i = 0; i < a.inputs.size(); ++i) {
+    if (a.inputs[i].kind != b.inputs[i].kind || a.inputs[i].index != b.inputs[i].index) return false;
+  }
+  const Primitive &p = *a.primitive, &q = *b.primitive;
+  return p.stream() == q.stream() && std::strcmp(p.name(), q.name()) == 0 && p.is_equivalent(q);
+}
+
+// Keeps only the constants that a step or an output reads. The walk records every node of a
+// captured subgraph that is not computed yet (its leaves and intermediates too), and the
+// program lives as long as the compiled function: kept, they would hold their buffers.
+void drop_unused_constants(Program& p) {
+  std::vector<uint32_t> remap(p.constants.size(), UINT32_MAX);
+  auto mark = [&](const Ref& r) {
+    if (r.kind == Ref::Kind::constant) remap[r.index] = 0;
+  };
+  for (const Step& s : p.steps) std::for_each(s.inputs.begin(), s.inputs.end(), mark);
+  std::for_each(p.outputs.begin(), p.outputs.end(), mark);
+  std::vector<array> kept;
+  for (size_t i = 0; i < p.constants.size(); ++i) {
+    if (remap[i] == UINT32_MAX) continue;
+    remap[i] = static_cast<uint32_t>(kept.size());
+    kept.push_back(std::move(p.constants[i]));
+  }
+  p.constants = std::move(kept);
+  auto rewrite = [&](Ref& r) {
+    if (r.kind == Ref::Kind::constant) r.index = remap[r.index];
+  };
+  for (Step& s : p.steps) std::for_each(s.inputs.begin(), s.inputs.end(), rewrite);
+  std::for_each(p.outputs.begin(), p.outputs.end(), rewrite);
+}
+
+}  // namespace
+
+std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
+                                      const std::vector<array>& inputs, const std::vector<array>& outputs,
+                                      bool shapeless, const std::function<bool(const Primitive&)>& unfold) {
+  auto program = std::make_shared<Program>();
+  program->num_inputs = placeholders.size();
+  for (const auto& p : placeholders) program->input_shapes.push_back(p.shape());
+  // An op may take a shortcut for an empty input (softmax returns it as it is): a trace of
+  // empty inputs is kept for their shapes only.
+  program->shapeless = shapeless && std::none_of(placeholders.begin(), placeholders.end(),
+                                                 [](const array& p) { return p.size() == 0; });
+  // Whether the node's primitive gives back its shape from its inputs' (else no replay on
+  // other shapes: the program is traced again for them).
+  auto infers_shape = [](const array& node, const std::vector<array>& node_inputs) {
+    try {
+      std::vector<Shape> shapes = node.primitive().output_shapes(node_inputs);
+      return shapes.size() == 1 && shapes[0] == node.shape();
+    } catch (const std::invalid_argument&) {
+      return false;
+    }
+  };
+  std::unordered_map<const detail::ArrayDesc*, Ref> done;
+  for (size_t i = 0; i < placeholders.size(); ++i)
+    done.emplace(placeholders[i].desc(), Ref{Ref::Kind::input, static_cast<uint32_t>(i)});
+  std::unordered_set<const detail::ArrayDesc*> pending_inputs;
+  for (const auto& in : inputs) {
+    if (in.desc()->primitive && !detail::is_complete(in.desc())) pending_inputs.insert(in.desc());
+  }
+  std::map<std::pair<int, uint64_t>, Ref> scalars;
+  std::unordered_multimap<size_t, uint32_t> steps_by_hash;  // a hash of name and inputs -> step
+  auto constant = [&](const array& a) {
+    if (!a.desc()->primitive && !detail::is_complete(a.desc())) program->nested = true;
+    if (pending_inputs.contains(a.desc())) {
+      throw std::invalid_argument(
+          "[compile] Attempting to compile a function with uncaptured inputs is not allowed.");
+    }
+    auto value = scalar_value(a);
+    if (value) {
+      if (auto it = scalars.find(*value); it != scalars.end()) {
+        done.emplace(a.desc(), it->second);
+        return;
+      }
+    }
+    Ref r{Ref::Kind::constant, static_cast<uint32_t>(program->constants.size())};
+    program->constants.push_back(a);
+    done.emplace(a.desc(), r);
+    if (value) scalars.emplace(*value, r);
+  };
+  auto add_step = [&](const array& node, std::vector<Ref> refs, bool follows_inputs) {
+    Step step{node.primitive_ptr(), std::move(refs), node.shape(), node.dtype(), follows_inputs};
+    size_t h = std::hash<std::string_view>{}(step.primitive->name());
+    for (Ref r : step.inputs) h = h * 1000003u ^ (static_cast<size_t>(r.kind) << 32 | r.index);
+    for (auto [it, end] = steps_by_hash.equal_range(h); it != end; ++it) {
+      if (same_step(program->steps[it->second], step)) {
+        done.emplace(node.desc(), Ref{Ref::Kind::step, it->second});
+        return;
+      }
+    }
+    const auto index = static_cast<uint32_t>(program->steps.size());
+    steps_by_hash.emplace(h, index);
+    done.emplace(node.desc(), Ref{Ref::Kind::step, index});
+    program->steps.push_back(std::move(step));
+  };
+
+  struct Frame {
+    array node;
+    bool expanded = false;
+    std::vector<array> inputs;  // copied under the node's lock when expanded
+  };
+  std::vector<Frame> stack;
+  for (const auto& o : outputs) stack.push_back({o, false, {}});
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    const detail::ArrayDesc* d = f.node.desc();
+    if (done.contains(d)) {
+      stack.pop_back();
+      continue;
+    }
+    if (!f.expanded) {
+      // A leaf, or a node already computed (its inputs may be gone): a constant.
+      if (!d->primitive || detail::is_complete(d)) {
+        constant(f.node);
+        stack.pop_back();
+        continue;
+      }
+      f.expanded = true;
+      f.inputs = f.node.inputs();
+      // Completion clears a node's inputs after publishing its status: a node that finished
+      // since the check above may have handed back none. Its value is there: a constant.
+      if (detail::is_complete(d)) {
+        constant(f.node);
+        stack.pop_back();
+        continue;
+      }
+      std::vector<array> pending;
+      for (const auto& in : f.inputs) {
+        if (!done.contains(in.desc())) pending.push_back(in);
+      }
+      for (auto& in : pending) stack.push_back({std::move(in), false, {}});  // invalidates f
+      continue;
+    }
+    bool depends = false;
+    std::vector<Ref> refs;
+    refs.reserve(f.inputs.size());
+    for (const auto& in : f.inputs) {
+      Ref r = done.at(in.desc());
+      depends = depends || r.kind == Ref::Kind::input ||
+                (r.kind == Ref::Kind::step && program->steps[r.index].follows_inputs);
+      refs.push_back(r);
+    }
+    if (pending_inputs.contains(d)) {
+      throw std::invalid_argument(
+          "[compile] Attempting to compile a function with uncaptured inputs is not allowed.");
+    }
+    if ((depends && !f.inputs.empty()) || (unfold && unfold(f.node.primitive()))) {
+      if (depends && program->shapeless && !infers_shape(f.node, f.inputs)) program->shapeless = false;
+      add_step(f.node, std::move(refs), depends);
+    } else {
+      constant(f.node);  // built from captured arrays only: computed once, on the first replay
+    }
+    stack.pop_back();
+  }
+  for (const auto& o : outputs) program->outputs.push_back(done.at(o.desc()));
+  drop_unused_constants(*program);
+  return program;
+}
+
+std::vector<array> replay(const Program& p, const std::vector<array>& inputs, bool infer) {
+  std::vector<array> nodes;
+  nodes.reserve(p.steps.size());
+  auto resolve = [&](Ref r) -> const array& {
+    switch (r.kind) {
+      case Ref::Kind::input: return inputs[r.index];
+      case Ref::Kind::step: return nodes[r.index];
+      case Ref::Kind::constant: return p.constants[r.index];
+    }
+    return p.constants[r.index];  // unreachable
+  };
+  std::vector<array> node_inputs;
+  for (const auto& s : p.steps) {
+    node_inputs.clear();
+    for (Ref r : s.inputs) node_inputs.push_back(resolve(r));
+    if (infer && s.follows_inputs) {
+      std::vector<Shape> shapes = s.primitive->output_shapes(node_inputs);
+      nodes.emplace_back(std::move(shapes.at(0)), s.dtype, s.primitive, node_inputs);
+    } else {
+      nodes.emplace_back(s.shape, s.dtype, s.primitive, node_inputs);
+    }
+  }
+  std::vector<array> outputs;
+  outputs.reserve(p.outputs.size());
+  for (Ref r : p.outputs) outputs.push_back(resolve(r));
+  return outputs;
+}
+
+}  // namespace braid::detail
