@@ -80,9 +80,22 @@ struct MemoryLimit {
 
 // ======================= huge graphs =======================
 
+// Active memory is process-wide: let work that earlier tests left running (and its frees)
+// finish before taking a baseline, so the baseline belongs to this test alone.
+size_t settled_active_memory() {
+  size_t last = get_active_memory();
+  for (int stable = 0, i = 0; stable < 5 && i < 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    size_t now = get_active_memory();
+    stable = now == last ? stable + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
 TEST(Robustness, MillionNodeChainIsEvaluatedAndDestroyed) {
   Watchdog wd(std::chrono::seconds(300));
-  const size_t start = get_active_memory();
+  const size_t start = settled_active_memory();
   {
     array x({1.0f, -2.0f});
     array y = x;
@@ -95,7 +108,7 @@ TEST(Robustness, MillionNodeChainIsEvaluatedAndDestroyed) {
 
 TEST(Robustness, MillionNodeChainIsDestroyedWithoutEvaluation) {
   Watchdog wd(std::chrono::seconds(300));
-  const size_t start = get_active_memory();
+  const size_t start = settled_active_memory();
   {
     array y({1.0f, 2.0f});
     for (int i = 0; i < kMillion; ++i) y = negative(y);
@@ -113,19 +126,6 @@ TEST(Robustness, LongChainOverTwoStreamsIsEvaluatedOnAnotherThread) {
   std::thread t([&] { got = y.item<float>(); });
   t.join();
   EXPECT_EQ(got, 3.0f);
-}
-
-// Active memory is process-wide: let work that earlier tests left running (and its frees)
-// finish before taking a baseline, so the baseline belongs to this test alone.
-size_t settled_active_memory() {
-  size_t last = get_active_memory();
-  for (int stable = 0, i = 0; stable < 5 && i < 200; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    size_t now = get_active_memory();
-    stable = now == last ? stable + 1 : 0;
-    last = now;
-  }
-  return last;
 }
 
 TEST(Robustness, FailureAtTheRootOfALongChainReachesItsEnd) {
@@ -154,7 +154,7 @@ TEST(Robustness, FailureAtTheRootOfALongChainReachesItsEnd) {
 TEST(Robustness, InjectedAllocationFailureSurfacesFromEval) {
   Watchdog wd;
   InjectionOff off;
-  const size_t start = get_active_memory();
+  const size_t start = settled_active_memory();
   {
     Stream s = new_stream(kCpu);
     array x({1.0f, 2.0f, 3.0f});
@@ -175,7 +175,7 @@ TEST(Robustness, InjectedAllocationFailureSurfacesFromEval) {
 TEST(Robustness, InjectedAllocationFailureOnAWorkerSurfacesFromWait) {
   Watchdog wd;
   InjectionOff off;
-  const size_t start = get_active_memory();
+  const size_t start = settled_active_memory();
   {
     Stream s = new_stream(kCpu);
     array x({1.0f, 2.0f});
@@ -198,7 +198,7 @@ TEST(Robustness, InjectedFailuresDuringConcurrentEvaluationLeaveRuntimeUsable) {
   Watchdog wd(std::chrono::seconds(300));
   InjectionOff off;
   std::vector<Stream> streams = {new_stream(kCpu), new_stream(kCpu), new_stream(kCpu)};
-  const size_t start = get_active_memory();
+  const size_t start = settled_active_memory();
   std::atomic<int> failures{0};
   std::atomic<int> wrong{0};
   std::atomic<bool> stop{false};
@@ -250,7 +250,7 @@ TEST(Robustness, ShapeWhoseByteSizeOverflowsThrowsAtBuild) {
 
 TEST(Robustness, AllocationLargerThanTheMachineThrowsBadAllocAtEval) {
   Watchdog wd;
-  const size_t start = get_active_memory();
+  const size_t start = settled_active_memory();
   for (const Shape& shape : {Shape{1 << 30, 1 << 10}, Shape{1 << 20, 1 << 20, 1 << 10}}) {
     std::optional<array> big;
     try {
