@@ -2,12 +2,17 @@
 // masked_scatter) or is computed element by element from it writes into that input's buffer
 // when nothing else can read it any more, so `t = scatter_add(t, ...)` and
 // `cache = slice_update(cache, ...)` move only the updated elements, and a chain of
-// element-wise ops needs no new buffer per op. Whenever anything can still read the input, the result is a copy and the input
-// keeps its values.
+// element-wise ops needs no new buffer per op. Whenever anything can still read the input, the result is a
+// copy and the input keeps its values. An array made over the caller's memory is read in place and never
+// written: its buffer is not donated.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "braid/braid.h"
@@ -196,6 +201,112 @@ TEST(Donation, GradientsThroughUpdatesAreUnchanged) {
     EXPECT_NEAR(got[1], 2 * inner * (2 * x1 + 1), 1e-5);
     EXPECT_NEAR(got[2], 18 * x2 + 4 * x2 * x2 * x2, 1e-4);
   }
+}
+
+// --- Arrays over the caller's memory ------------------------------------------------------
+
+// Waits (up to 10 s) until `count` reaches `want`: a worker may hold a finished node's inputs
+// for a moment after its result is available.
+bool reaches(const std::atomic<int>& count, int want) {
+  for (int i = 0; i < 10000 && count.load() < want; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return count.load() == want;
+}
+
+TEST(ExternalMemory, IsReadInPlaceAndReleasedOnceWithTheLastArray) {
+  for (Device d : test::test_devices()) {
+    SCOPED_TRACE(test::device_name(d));
+    std::vector<float> buf(64);
+    std::iota(buf.begin(), buf.end(), 0.0f);
+    std::atomic<int> released{0};
+    void* seen = nullptr;
+    {
+      array x(buf.data(), {8, 8}, float32, [&](void* p) {
+        seen = p;
+        released.fetch_add(1);
+      });
+      EXPECT_TRUE(x.is_available());
+      EXPECT_EQ(x.data<float>(), buf.data());  // not copied
+      buf[9] = 100;
+      array y = sum(x, 1, false, d);
+      EXPECT_EQ(test::values(y)[1], 100 + (8 + 10 + 11 + 12 + 13 + 14 + 15));
+      EXPECT_EQ(released.load(), 0);
+    }
+    ASSERT_TRUE(reaches(released, 1));
+    EXPECT_EQ(seen, buf.data());
+  }
+}
+
+TEST(ExternalMemory, IsNeverDonated) {
+  for (Device d : test::test_devices()) {
+    for (const auto& u : updates()) {
+      SCOPED_TRACE(where(u, d));
+      std::vector<float> buf(64);
+      std::iota(buf.begin(), buf.end(), 0.0f);
+      const std::vector<float> before = buf;
+      std::atomic<int> released{0};
+      // The only reference to the input is the update's: any other buffer would be donated.
+      array t = u.apply(array(buf.data(), {64}, float32, [&](void*) { released.fetch_add(1); }), d);
+      eval(t);
+      EXPECT_EQ(buf, before);
+      EXPECT_EQ(test::values(t), u.expect(std::vector<double>(before.begin(), before.end())));
+      t = array(0.0f);
+      EXPECT_TRUE(reaches(released, 1));
+    }
+  }
+}
+
+TEST(ExternalMemory, StridedLayoutsAreKept) {
+  std::vector<int32_t> buf(12);
+  std::iota(buf.begin(), buf.end(), 0);
+  for (Device d : test::test_devices()) {
+    SCOPED_TRACE(test::device_name(d));
+    // The transpose of a 3 x 4 row-major block.
+    array t(buf.data(), {4, 3}, Strides{1, 4}, int32, nullptr);
+    EXPECT_TRUE(t.flags().col_contiguous);
+    EXPECT_FALSE(t.flags().row_contiguous);
+    EXPECT_EQ(test::values(add(t, array(0), d)), (std::vector<double>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
+    EXPECT_EQ(test::values(sum(t, 0, false, d)), (std::vector<double>{6, 22, 38}));
+    // Every other element, and one element broadcast.
+    array stepped(buf.data() + 2, {4}, Strides{2}, int32, nullptr);
+    EXPECT_EQ(test::values(multiply(stepped, array(1), d)), (std::vector<double>{2, 4, 6, 8}));
+    array broadcast(buf.data() + 7, {2, 3}, Strides{0, 0}, int32, nullptr);
+    EXPECT_FALSE(broadcast.flags().contiguous);
+    EXPECT_EQ(test::values(add(broadcast, array(1), d)), std::vector<double>(6, 8));
+    // A size-one axis may carry any stride; an empty array may point anywhere.
+    array column(buf.data(), {3, 1}, Strides{4, 12345}, int32, nullptr);
+    EXPECT_EQ(test::values(copy(column, d)), (std::vector<double>{0, 4, 8}));
+    array empty(nullptr, {0, 5}, int32, nullptr);
+    EXPECT_EQ(sum(empty, false, d).item<int32_t>(), 0);
+  }
+}
+
+TEST(ExternalMemory, BadLayoutsThrowAndLeaveTheMemoryWithTheCaller) {
+  std::vector<float> buf(8, 1.0f);
+  int released = 0;
+  auto deleter = [&](void*) { ++released; };
+  auto throws = [&](auto make, const std::string& fragment) {
+    try {
+      make();
+      ADD_FAILURE() << "no exception; expected " << fragment;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  throws([&] { return array(buf.data(), {2, 4}, Strides{-4, 1}, float32, deleter); }, "negative");
+  throws(
+      [&] {
+        return array(buf.data(), {2, 4}, Strides{1}, float32, deleter);
+      },
+      "1 strides for a shape of 2");
+  throws(
+      [&] {
+        return array(buf.data(), {1 << 30, 2}, Strides{int64_t{1} << 62, 1}, float32, deleter);
+      },
+      "more memory than exists");
+  throws([&] { return array(nullptr, {2}, float32, deleter); }, "null");
+  throws([&] { return array(buf.data(), {-2}, float32, deleter); }, "[array]");
+  EXPECT_EQ(released, 0);
 }
 
 }  // namespace

@@ -89,6 +89,15 @@ TEST(Dtypes, FinfoAndIinfo) {
   EXPECT_EQ(finfo(bfloat16).eps, std::ldexp(1.0, -7));
   EXPECT_EQ(static_cast<float>(bfloat16_t(static_cast<float>(finfo(bfloat16).max))), finfo(bfloat16).max);
   EXPECT_EQ(finfo(float64).eps, std::numeric_limits<double>::epsilon());
+  EXPECT_EQ(finfo(float16).bits, 16);
+  EXPECT_EQ(finfo(bfloat16).bits, 16);
+  EXPECT_EQ(finfo(complex64).bits, 32);
+  EXPECT_EQ(finfo(complex64).dtype, float32);
+  EXPECT_EQ(finfo(float64).bits, 64);
+  EXPECT_EQ(finfo(float16).smallest_normal, std::ldexp(1.0, -14));
+  EXPECT_EQ(finfo(bfloat16).smallest_normal, std::numeric_limits<float>::min());
+  EXPECT_EQ(finfo(float32).smallest_normal, std::numeric_limits<float>::min());
+  EXPECT_EQ(finfo(float64).smallest_normal, std::numeric_limits<double>::min());
   EXPECT_EQ(iinfo(int8).min, -128);
   EXPECT_EQ(iinfo(uint64).max, std::numeric_limits<uint64_t>::max());
   EXPECT_EQ(iinfo(int64).min, std::numeric_limits<int64_t>::min());

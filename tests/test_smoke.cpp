@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 #include <thread>
+#include <variant>
 
 #include "braid/braid.h"
+#include "watchdog.h"
 
 using namespace braid;
 
@@ -46,4 +49,105 @@ TEST(Smoke, PrintsInMlxLayout) {
   EXPECT_EQ(text(transpose(reshape(arange(4), {2, 2}))), "array([[0, 2],\n       [1, 3]], dtype=int32)");
   EXPECT_EQ(text(array({true, false})), "array([true, false], dtype=bool)");
   EXPECT_EQ(text(zeros({0})), "array([], dtype=float32)");
+}
+
+// Print options (MLX's PrintOptions): a precision prints floating-point parts with that many
+// digits after the point; -1 is the stream's format. Process-wide.
+TEST(Smoke, PrintOptionsSetThePrecision) {
+  auto text = [](const array& a) {
+    std::ostringstream os;
+    os << a;
+    return os.str();
+  };
+  const array x = array({1.123456789f});
+  EXPECT_EQ(text(x), "array([1.12346], dtype=float32)");
+  struct Restore {
+    ~Restore() { set_printoptions(PrintOptions{}); }  // even when an expectation fails
+  } restore;
+  set_printoptions(PrintOptions{4});
+  EXPECT_EQ(get_printoptions().precision, 4);
+  EXPECT_EQ(text(x), "array([1.1235], dtype=float32)");
+  EXPECT_EQ(text(array(complex64_t(1.0f, -2.5f))), "array(1.0000-2.5000j, dtype=complex64)");
+  EXPECT_EQ(text(array({3, 4})), "array([3, 4], dtype=int32)");  // integers are unaffected
+  std::ostringstream os;
+  os.precision(2);
+  os << x << " " << 3.14159;  // the caller's stream state comes back
+  EXPECT_EQ(os.str(), "array([1.1235], dtype=float32) 3.1");
+  set_printoptions(PrintOptions{});
+  EXPECT_EQ(get_printoptions().precision, -1);
+  EXPECT_EQ(text(x), "array([1.12346], dtype=float32)");
+}
+
+// MLX's utils.h.
+TEST(Smoke, UtilsPromoteBroadcastAndNormalize) {
+  EXPECT_EQ(result_type({array(1, int8), array(1, int16), array(1.0f)}), float32);
+  EXPECT_EQ(result_type(array(1, uint8), array(1, int8)), int16);
+  EXPECT_EQ(result_type(array(1, uint8), array(1, int8), array(1.0, float64)), float64);
+  EXPECT_THROW(result_type(std::vector<array>{}), std::invalid_argument);
+  EXPECT_EQ(broadcast_shapes({3, 1}, {4}), (Shape{3, 4}));
+  EXPECT_EQ(broadcast_shapes({}, {2, 2}), (Shape{2, 2}));
+  EXPECT_THROW(broadcast_shapes({3}, {4}), std::invalid_argument);
+  EXPECT_EQ(normalize_axis_index(-1, 3), 2);
+  EXPECT_EQ(normalize_axis_index(1, 3), 1);
+  try {
+    normalize_axis_index(3, 3, "[my_op]");
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("[my_op] Axis 3", 0), 0u) << e.what();
+  }
+  EXPECT_TRUE(is_power_of_2(64));
+  EXPECT_FALSE(is_power_of_2(0));
+  EXPECT_FALSE(is_power_of_2(6));
+  EXPECT_EQ(next_power_of_2(5), 8);
+  EXPECT_EQ(next_power_of_2(1), 1);
+}
+
+// device_count and device_info (MLX's): what the machine has, read once.
+TEST(Smoke, DeviceInfoDescribesEachAvailableDevice) {
+  EXPECT_EQ(device_count(Device::cpu), 1);
+  EXPECT_EQ(device_count(Device::gpu), is_available(Device::gpu) ? 1 : 0);
+  for (Device d : {Device(Device::cpu), Device(Device::gpu)}) {
+    if (!is_available(d)) {
+      EXPECT_THROW(device_info(d), std::invalid_argument);
+      continue;
+    }
+    const auto& info = device_info(d);
+    EXPECT_EQ(&info, &device_info(d));  // the same map each time
+    ASSERT_TRUE(info.count("device_name"));
+    EXPECT_FALSE(std::get<std::string>(info.at("device_name")).empty());
+    const size_t memory = std::get<size_t>(info.at("memory_size"));
+    EXPECT_GT(memory, size_t{1} << 28);
+    EXPECT_EQ(std::get<size_t>(info.at("total_memory")), memory);
+    EXPECT_EQ(std::get<size_t>(info.at("max_recommended_working_set_size")), memory);
+    const auto& arch = std::get<std::string>(info.at("architecture"));
+    if (d == Device::gpu) EXPECT_EQ(arch.rfind("sm_", 0), 0u);
+  }
+}
+
+// get_streams lists live streams; clear_streams gives the calling thread new defaults and
+// leaves streams others hold alive.
+TEST(Smoke, GetStreamsAndClearStreams) {
+  Stream mine = new_stream(Device::cpu);
+  auto listed = [](const Stream& s) {
+    auto all = get_streams();
+    EXPECT_TRUE(std::is_sorted(all.begin(), all.end()));
+    return std::find(all.begin(), all.end(), s) != all.end();
+  };
+  braid_test::Watchdog wd;
+  EXPECT_TRUE(listed(mine));
+  EXPECT_EQ(to_stream({}, Device::cpu), default_stream(Device::cpu));
+  EXPECT_EQ(to_stream(mine, Device::gpu), mine);
+  std::thread([&] {
+    Stream before = default_stream(Device::cpu);
+    array kept = add(array(1.0f), array(2.0f));  // on `before`, not yet evaluated
+    clear_streams();
+    Stream after = default_stream(Device::cpu);
+    EXPECT_NE(before, after);
+    EXPECT_TRUE(listed(before));  // `before` is still held here
+    EXPECT_EQ(kept.item<float>(), 3.0f);
+    Stream handle = new_thread_local_stream(Device::cpu);
+    Stream real = stream_from_thread_local_stream(handle);
+    clear_streams();
+    EXPECT_NE(stream_from_thread_local_stream(handle), real);
+  }).join();
 }

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <initializer_list>
 #include <iterator>
 #include <memory>
@@ -42,10 +43,14 @@ struct Data {
   bool on_device = false;            // buffer is GPU memory (see src/backend/backend.h)
   bool is_inline = false;            // buffer points into `inline_bytes`
   std::shared_ptr<void> device_state;  // the GPU backend's bookkeeping for this buffer
+  // Set for host memory braid does not own (an array made over the caller's memory): the
+  // buffer is never freed nor written (no donation); dropping this releases it.
+  std::shared_ptr<void> external;
   alignas(16) unsigned char inline_bytes[kInlineBytes];
 
   explicit Data(allocator::Buffer b, bool device = false) : buffer(b), on_device(device) {}
   Data(Inline, size_t bytes) : buffer{inline_bytes, bytes}, is_inline(true) {}
+  Data(allocator::Buffer b, std::shared_ptr<void> owner) : buffer(b), external(std::move(owner)) {}
   ~Data();
   Data(const Data&) = delete;
   Data& operator=(const Data&) = delete;
@@ -135,6 +140,16 @@ class array {
     std::vector<T> vals(data, data + desc_->size);
     init_values(vals.data(), vals.size());
   }
+
+  /// An array over `data` without copying it (MLX's constructor): the elements are read in
+  /// place, in C order, and `deleter(data)` runs once no array uses the memory any more, on
+  /// whichever thread drops the last one. The memory must stay valid until then; braid never
+  /// writes into it (an operation that could reuse an input's buffer allocates instead).
+  array(void* data, Shape shape, Dtype dtype, const std::function<void(void*)>& deleter);
+  /// braid's extension of the above for memory laid out with `strides` (in elements, none
+  /// negative), as DLPack and the buffer protocol describe a view: a transposed or broadcast
+  /// layout is kept, not copied.
+  array(void* data, Shape shape, Strides strides, Dtype dtype, const std::function<void(void*)>& deleter);
 
   /// A lazy node: the output of `primitive` applied to `inputs`. Used by ops.
   array(Shape shape, Dtype dtype, std::shared_ptr<Primitive> primitive, std::vector<array> inputs);
@@ -227,6 +242,17 @@ T array::item() {
   return value;
 }
 
+/// Prints the evaluated array as MLX does ("array([1, 2], dtype=int32)"), evaluating it first.
 std::ostream& operator<<(std::ostream& os, array a);
+
+/// How arrays print their floating-point and complex elements (MLX's struct): `precision`
+/// digits after the point, or, when negative, the stream's own format (6 significant digits).
+struct PrintOptions {
+  int precision = -1;
+};
+/// Sets the print options of the whole process (as MLX's global ones). Thread-safe.
+void set_printoptions(PrintOptions options);
+/// The print options in effect. Thread-safe.
+PrintOptions get_printoptions();
 
 }  // namespace braid

@@ -20,4 +20,5 @@
 #include "braid/stream.h"
 #include "braid/transforms.h"
 #include "braid/tree.h"
+#include "braid/utils.h"
 #include "braid/version.h"

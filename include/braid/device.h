@@ -1,7 +1,11 @@
 // Devices: where arrays are computed. The default device is process-wide.
 #pragma once
 
+#include <cstddef>
 #include <ostream>
+#include <string>
+#include <unordered_map>
+#include <variant>
 
 namespace braid {
 
@@ -28,6 +32,18 @@ void set_default_device(const Device& d);
 
 /// Whether this build and machine can run work on `d`. Thread-safe.
 bool is_available(const Device& d);
+
+/// How many devices of `type` this build and machine have (MLX): 1 CPU; 1 GPU when one is
+/// usable (braid uses the first CUDA device), else 0. Thread-safe.
+int device_count(Device::DeviceType type);
+
+/// Facts about `d` (MLX's device_info), read once: "device_name" and "architecture" (strings;
+/// for the GPU its name and "sm_XY"), "memory_size" and "total_memory" (bytes of system memory
+/// for the CPU, of device memory for the GPU) and "max_recommended_working_set_size" (the
+/// same: braid does not limit a process below it). Throws std::invalid_argument for a device
+/// that is not available. Thread-safe; the map lives until exit.
+const std::unordered_map<std::string, std::variant<std::string, size_t>>& device_info(
+    const Device& d = default_device());
 
 std::ostream& operator<<(std::ostream& os, const Device& d);
 

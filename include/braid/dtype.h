@@ -201,13 +201,16 @@ std::string dtype_name(Dtype d);
 std::ostream& operator<<(std::ostream& os, const Dtype& d);
 std::ostream& operator<<(std::ostream& os, const Dtype::Kind& k);
 
-/// Limits of a floating dtype (MLX's finfo): lowest, largest and machine epsilon.
+/// Limits of a floating dtype (MLX's finfo): width, lowest, largest, machine epsilon and the
+/// smallest normal number.
 struct finfo {
   explicit finfo(Dtype dtype);
-  Dtype dtype;
+  Dtype dtype;  // complex64 reports its float32 component, as NumPy
+  int bits;     // the width of `dtype`
   double min;
   double max;
   double eps;
+  double smallest_normal;  // the smallest positive normal number
 };
 
 /// Limits of an integer or bool dtype (MLX's iinfo).

@@ -4,6 +4,7 @@
 #include <memory>
 #include <ostream>
 #include <variant>
+#include <vector>
 
 #include "braid/device.h"
 
@@ -27,6 +28,8 @@ struct Stream {
 
   bool operator==(const Stream& o) const { return index == o.index && device == o.device; }
   bool operator!=(const Stream& o) const { return !(*this == o); }
+  /// An order for maps and sets (by index, which live streams do not share).
+  bool operator<(const Stream& o) const { return index < o.index; }
 
   /// True for a handle made by new_thread_local_stream: it resolves to one real stream per
   /// calling thread wherever a stream is accepted.
@@ -49,6 +52,8 @@ using StreamOrDevice = std::variant<std::monostate, Stream, Device>;
 
 /// Resolves `s` on the calling thread to a real stream. Thread-safe.
 Stream to_stream(StreamOrDevice s);
+/// As above, but nothing (std::monostate) means `default_`'s default stream (MLX's overload).
+Stream to_stream(StreamOrDevice s, Device default_);
 
 /// The calling thread's default stream for `d`, created on first use and released when the
 /// thread exits and no array or Stream value references it. Thread-safe. This and the other
@@ -80,6 +85,15 @@ void synchronize(Stream s);
 
 /// synchronize(default_stream(default_device())), as in MLX.
 void synchronize();
+
+/// Every live stream (made by new_stream or as some thread's default), in index order (MLX).
+/// Thread-safe.
+std::vector<Stream> get_streams();
+
+/// Lets go of the calling thread's default streams and of the real streams its thread-local
+/// handles resolved to (MLX's "clear the streams of this thread"): its next default is a new
+/// stream. Work already submitted still runs; streams still referred to stay alive. Thread-safe.
+void clear_streams();
 
 /// Sets the calling thread's default device and stream for the lifetime of the object, then
 /// restores them. Affects only the calling thread. Not movable between threads.

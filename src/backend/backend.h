@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 
 #include "braid/array.h"
 
@@ -15,6 +16,14 @@ namespace braid::detail::gpu {
 
 /// Whether a GPU is present and usable.
 bool is_available();
+/// The GPU's name, architecture ("sm_90") and memory in bytes, for device_info. Only called
+/// when is_available().
+struct Properties {
+  std::string name;
+  std::string architecture;
+  size_t total_memory = 0;
+};
+Properties properties();
 /// Backend state for a new GPU stream (its CUDA stream); released with the stream.
 std::shared_ptr<void> new_stream_state(int index);
 /// Runs a claimed GPU node whose inputs have completed: makes inputs device-resident and

@@ -1,6 +1,8 @@
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <sstream>
 
@@ -17,7 +19,7 @@ namespace braid {
 namespace detail {
 
 Data::~Data() {
-  if (is_inline) return;
+  if (is_inline || external) return;  // `external` releases the caller's memory itself
   if (on_device) {
     gpu::free_device(*this);
   } else {
@@ -147,7 +149,9 @@ bool donate_host(const std::vector<array>& inputs, size_t i, array& out) {
   const array& in = inputs[i];
   const ArrayDesc& d = *in.desc();
   // Checked after donation_allowed: then no other thread can reach the buffer's state.
-  if (!donation_allowed(inputs, i, out) || d.data->on_device || d.data->device_state) return false;
+  if (!donation_allowed(inputs, i, out) || d.data->on_device || d.data->device_state || d.data->external) {
+    return false;
+  }
   copy_shared_buffer(out, in, row_major_strides(out.shape()), ArrayFlags{}, out.size());
   return true;
 }
@@ -226,6 +230,70 @@ std::shared_ptr<ArrayDesc> ArrayDesc::release(array& a) noexcept { return std::m
 
 array::array(Shape shape, Dtype dtype)
     : desc_(detail::make_pooled<detail::ArrayDesc>(std::move(shape), dtype)) {}
+
+namespace {
+
+/// The caller's memory under an array made over it: runs the deleter once the last array
+/// using it is gone. Armed only once the array exists, so a constructor that throws leaves
+/// the memory with the caller.
+struct ExternalMemory {
+  void* data;
+  std::function<void(void*)> deleter;
+  bool armed = false;
+  ExternalMemory(void* d, const std::function<void(void*)>& del) : data(d), deleter(del) {}
+  ExternalMemory(const ExternalMemory&) = delete;
+  ExternalMemory& operator=(const ExternalMemory&) = delete;
+  ~ExternalMemory() {
+    if (!armed || !deleter) return;
+    try {
+      deleter(data);
+    } catch (...) {
+      // A destructor cannot report it; the memory is the caller's to account for.
+    }
+  }
+};
+
+}  // namespace
+
+array::array(void* data, Shape shape, Dtype dtype, const std::function<void(void*)>& deleter)
+    : array(data, shape, detail::row_major_strides(shape), dtype, deleter) {}
+
+array::array(void* data, Shape shape, Strides strides, Dtype dtype, const std::function<void(void*)>& deleter)
+    : array(std::move(shape), dtype) {
+  detail::ArrayDesc& d = *desc_;
+  if (strides.size() != d.shape.size()) {
+    std::ostringstream msg;
+    msg << "[array] Got " << strides.size() << " strides for a shape of " << d.shape.size() << " dimensions.";
+    throw std::invalid_argument(msg.str());
+  }
+  // The elements span [data, data + extent) elements; strides are in elements.
+  uint64_t extent = d.size > 0 ? 1 : 0;
+  for (size_t i = 0; i < strides.size(); ++i) {
+    if (d.shape[i] <= 1 && strides[i] < 0) strides[i] = 0;  // addresses nothing: its sign does not matter
+    if (strides[i] < 0) throw std::invalid_argument("[array] Strides must not be negative.");
+    if (d.size == 0) continue;
+    uint64_t span = 0;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(d.shape[i] - 1), static_cast<uint64_t>(strides[i]),
+                               &span) ||
+        __builtin_add_overflow(extent, span, &extent)) {
+      throw std::invalid_argument("[array] The strides address more memory than exists.");
+    }
+  }
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(extent, static_cast<uint64_t>(dtype.size()), &bytes) ||
+      bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    throw std::invalid_argument("[array] The strides address more memory than exists.");
+  }
+  if (data == nullptr && bytes > 0) throw std::invalid_argument("[array] The data pointer is null.");
+  auto owner = std::make_shared<ExternalMemory>(data, deleter);
+  d.data = detail::make_pooled<detail::Data>(allocator::Buffer{data, static_cast<size_t>(bytes)}, owner);
+  d.data_ptr = data;
+  d.data_size = static_cast<size_t>(extent);
+  d.strides = std::move(strides);
+  d.flags = detail::flags_for(d.shape, d.strides, d.data_size);
+  d.status.store(detail::Status::available, std::memory_order_release);
+  owner->armed = true;  // nothing after this throws: from here the array owns the memory
+}
 
 array::array(Shape shape, Dtype dtype, std::shared_ptr<Primitive> primitive, std::vector<array> inputs)
     : desc_(detail::make_pooled<detail::ArrayDesc>(std::move(shape), dtype, std::move(primitive),
@@ -314,9 +382,32 @@ void array::item_into(void* dst, Dtype dtype) {
   detail::convert_contiguous(host_data(), desc_->dtype, dst, dtype, 1);
 }
 
+namespace {
+std::atomic<int> print_precision{-1};
+}  // namespace
+
+void set_printoptions(PrintOptions options) {
+  print_precision.store(options.precision, std::memory_order_relaxed);
+}
+
+PrintOptions get_printoptions() { return PrintOptions{print_precision.load(std::memory_order_relaxed)}; }
+
 std::ostream& operator<<(std::ostream& os, array a) {
   a.eval();
   const auto& d = *a.desc();
+  // A fixed precision applies to the floating-point parts only; the stream's own state comes back.
+  const int precision = print_precision.load(std::memory_order_relaxed);
+  auto print_real = [&os, precision](double v) {
+    if (precision < 0) {
+      os << v;
+      return;
+    }
+    const auto flags = os.flags();
+    const auto old_precision = os.precision(precision);
+    os << std::fixed << v;
+    os.flags(flags);
+    os.precision(old_precision);
+  };
   const int nd = static_cast<int>(a.ndim());
   auto print_elem = [&](int64_t offset) {
     const char* base =
@@ -326,7 +417,10 @@ std::ostream& operator<<(std::ostream& os, array a) {
     } else if (d.dtype == complex64) {
       complex64_t c;
       std::memcpy(&c, base, sizeof(c));
-      os << c.real() << (c.imag() < 0 || std::signbit(c.imag()) ? "-" : "+") << std::abs(c.imag()) << "j";
+      print_real(c.real());
+      os << (c.imag() < 0 || std::signbit(c.imag()) ? "-" : "+");
+      print_real(std::abs(c.imag()));
+      os << "j";
     } else if (d.dtype == uint64) {
       uint64_t v;
       std::memcpy(&v, base, sizeof(v));
@@ -338,7 +432,7 @@ std::ostream& operator<<(std::ostream& os, array a) {
     } else {
       double v;
       detail::convert_contiguous(base, d.dtype, &v, float64, 1);
-      os << v;
+      print_real(v);
     }
   };
   os << "array(";

@@ -1,5 +1,7 @@
 #include "ops/utils.h"
 
+#include "braid/utils.h"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -63,3 +65,28 @@ Stream op_stream(StreamOrDevice s, const char* op) {
 }
 
 }  // namespace braid::detail
+
+namespace braid {
+
+Dtype result_type(const std::vector<array>& arrays) {
+  if (arrays.empty()) throw std::invalid_argument("[result_type] At least one array is required.");
+  Dtype out = arrays[0].dtype();
+  for (size_t i = 1; i < arrays.size(); ++i) out = promote_types(out, arrays[i].dtype());
+  return out;
+}
+
+Shape broadcast_shapes(const Shape& s1, const Shape& s2) {
+  return detail::broadcast_shapes(s1, s2, "broadcast_shapes");
+}
+
+int normalize_axis_index(int axis, int ndim, const std::string& msg_prefix) {
+  if (axis < -ndim || axis >= ndim) {
+    std::string msg = msg_prefix.empty() ? "[normalize_axis_index]" : msg_prefix;
+    throw std::invalid_argument(msg + " Axis " + std::to_string(axis) +
+                                " is out of bounds for an array with " + std::to_string(ndim) +
+                                " dimensions.");
+  }
+  return axis < 0 ? axis + ndim : axis;
+}
+
+}  // namespace braid

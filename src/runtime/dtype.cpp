@@ -232,6 +232,11 @@ finfo::finfo(Dtype d) : dtype(d) {
   }
   if (d == complex64) dtype = float32;  // as NumPy: the limits of the component type
   min = -max;
+  bits = static_cast<int>(dtype.size()) * 8;
+  // bfloat16 has float32's exponent range.
+  smallest_normal = dtype == float16   ? std::ldexp(1.0, -14)
+                    : dtype == float64 ? std::numeric_limits<double>::min()
+                                       : static_cast<double>(std::numeric_limits<float>::min());
 }
 
 iinfo::iinfo(Dtype d) : dtype(d) {

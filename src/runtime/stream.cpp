@@ -1,7 +1,11 @@
 #include <pthread.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -296,6 +300,61 @@ bool is_available(const Device& d) {
   return d.index == 0 && detail::gpu::is_available();
 }
 
+int device_count(Device::DeviceType type) {
+  if (type == Device::cpu) return 1;
+  return detail::gpu::is_available() ? 1 : 0;
+}
+
+namespace {
+
+using DeviceInfo = std::unordered_map<std::string, std::variant<std::string, size_t>>;
+
+DeviceInfo cpu_info() {
+  std::string name = "cpu";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      name = line.substr(line.find(':') + 1);
+      name.erase(0, name.find_first_not_of(' '));
+      break;
+    }
+  }
+  struct utsname u {};
+  const std::string arch = uname(&u) == 0 ? u.machine : "unknown";
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const size_t memory = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
+  return {{"device_name", name},
+          {"architecture", arch},
+          {"memory_size", memory},
+          {"total_memory", memory},
+          {"max_recommended_working_set_size", memory}};
+}
+
+DeviceInfo gpu_info() {
+  const auto p = detail::gpu::properties();
+  return {{"device_name", p.name},
+          {"architecture", p.architecture},
+          {"memory_size", p.total_memory},
+          {"total_memory", p.total_memory},
+          {"max_recommended_working_set_size", p.total_memory}};
+}
+
+}  // namespace
+
+const std::unordered_map<std::string, std::variant<std::string, size_t>>& device_info(const Device& d) {
+  if (!is_available(d)) {
+    std::ostringstream msg;
+    msg << "[device_info] " << d << " is not available.";
+    throw std::invalid_argument(msg.str());
+  }
+  if (d.type == Device::cpu) {
+    static const DeviceInfo* cpu = new DeviceInfo(cpu_info());  // read by any thread until exit
+    return *cpu;
+  }
+  static const DeviceInfo* gpu = new DeviceInfo(gpu_info());
+  return *gpu;
+}
+
 Stream default_stream(Device d) {
   auto& slot = thread_defaults().slot(d);
   if (!slot || slot->device != d) slot = StreamRegistry::instance().create(d);
@@ -308,6 +367,28 @@ void set_default_stream(Stream s) {
 }
 
 Stream new_stream(Device d) { return StreamRegistry::instance().create(d); }
+
+std::vector<Stream> get_streams() {
+  std::vector<Stream> out;
+  for (auto& state : StreamRegistry::instance().all()) {
+    const int index = state->index;
+    const Device device = state->device;
+    out.emplace_back(index, device, std::move(state));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void clear_streams() {
+  // Moved out first: dropping the last reference to a stream runs its teardown, which must
+  // not find this thread's defaults half-cleared.
+  auto& t = thread_defaults();
+  std::optional<Stream> cpu = std::move(t.cpu_stream), gpu = std::move(t.gpu_stream);
+  t.cpu_stream.reset();
+  t.gpu_stream.reset();
+  auto resolved = std::move(t.thread_local_streams);
+  t.thread_local_streams.clear();
+}
 
 Stream new_thread_local_stream(Device d) {
   if (!is_available(d)) {
@@ -337,6 +418,11 @@ Stream to_stream(StreamOrDevice s) {
   if (auto* stream = std::get_if<Stream>(&s)) return stream_from_thread_local_stream(*stream);
   if (auto* device = std::get_if<Device>(&s)) return default_stream(*device);
   return default_stream(default_device());
+}
+
+Stream to_stream(StreamOrDevice s, Device default_) {
+  if (std::holds_alternative<std::monostate>(s)) return default_stream(default_);
+  return to_stream(std::move(s));
 }
 
 void synchronize(Stream s) {

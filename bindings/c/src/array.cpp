@@ -126,10 +126,17 @@ extern "C" mlx_array mlx_array_new_data(const void* data, const int* shape, int 
 
 extern "C" mlx_array mlx_array_new_data_managed_payload(void* data, const int* shape, int dim,
                                                         mlx_dtype dtype, void* payload, void (*dtor)(void*)) {
-  // braid owns its buffers, so the data is copied and given back at once.
-  mlx_array result = mlx_array_new_data(data, shape, dim, dtype);
-  if (dtor != nullptr) dtor(payload);
-  return result;
+  // As mlx-c: the array reads `data` in place and `dtor(payload)` runs once no array uses it.
+  // When the call fails, the memory stays the caller's (dtor is not called).
+  return guard_value(mlx_array{nullptr}, [&] {
+    Shape s = shape_arg(shape, dim);
+    const Dtype d = to_dtype(dtype);
+    // Built in the handle's own storage: allocating the handle cannot fail after the array
+    // owns the memory (which would run dtor and report a failure).
+    return mlx_array{new array(data, std::move(s), d, [payload, dtor](void*) {
+      if (dtor != nullptr) dtor(payload);
+    })};
+  });
 }
 
 extern "C" mlx_array mlx_array_new_data_managed(void* data, const int* shape, int dim, mlx_dtype dtype,

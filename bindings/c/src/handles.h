@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "braid/braid.h"
@@ -58,7 +59,10 @@ BRAID_C_HANDLE(mlx_vector_string, std::vector<std::string>)
 BRAID_C_HANDLE(mlx_map_string_to_array, std::unordered_map<std::string, array>)
 BRAID_C_HANDLE(mlx_map_string_to_string, std::unordered_map<std::string, std::string>)
 BRAID_C_HANDLE(mlx_device, Device)
+BRAID_C_HANDLE(mlx_device_info, std::unordered_map<std::string, std::variant<std::string, size_t>>)
 BRAID_C_HANDLE(mlx_stream, Stream)
+BRAID_C_HANDLE(mlx_stream_thread_local, Stream)
+BRAID_C_HANDLE(mlx_vector_stream, std::vector<Stream>)
 BRAID_C_HANDLE(mlx_distributed_group, distributed::Group)
 BRAID_C_HANDLE(mlx_closure, ClosureFn)
 BRAID_C_HANDLE(mlx_closure_kwargs, ClosureKwargsFn)

@@ -1,6 +1,7 @@
-// The vector handles: mlx_vector_array, mlx_vector_vector_array, mlx_vector_int and
-// mlx_vector_string, one template over the element's C and C++ types.
+// The vector handles: mlx_vector_array, mlx_vector_vector_array, mlx_vector_int,
+// mlx_vector_string and mlx_vector_stream, one template over the element's C and C++ types.
 #include "braid/c/vector.h"
+#include "braid/c/stream.h"
 
 #include "handles.h"
 
@@ -27,6 +28,11 @@ struct Element<mlx_vector_int> {
 template <>
 struct Element<mlx_vector_string> {
   static std::string in(const char* s) { return string_arg(s); }
+};
+
+template <>
+struct Element<mlx_vector_stream> {
+  static const Stream& in(const mlx_stream s) { return get(s); }
 };
 
 template <typename V, typename C>
@@ -93,6 +99,7 @@ BRAID_C_VECTOR(mlx_vector_array, const mlx_array, const mlx_array)
 BRAID_C_VECTOR(mlx_vector_vector_array, const mlx_vector_array, const mlx_vector_array)
 BRAID_C_VECTOR(mlx_vector_int, int, int)
 BRAID_C_VECTOR(mlx_vector_string, const char*, const char*)
+BRAID_C_VECTOR(mlx_vector_stream, const mlx_stream, const mlx_stream)
 #undef BRAID_C_VECTOR
 
 extern "C" int mlx_vector_array_get(mlx_array* res, const mlx_vector_array vec, size_t idx) {
@@ -107,4 +114,7 @@ extern "C" int mlx_vector_int_get(int* res, const mlx_vector_int vec, size_t idx
 }
 extern "C" int mlx_vector_string_get(char** res, const mlx_vector_string vec, size_t idx) {
   return guard([&] { out(res) = const_cast<char*>(element_at(vec, idx).c_str()); });
+}
+extern "C" int mlx_vector_stream_get(mlx_stream* res, const mlx_vector_stream vec, size_t idx) {
+  return guard([&] { set(out(res), element_at(vec, idx)); });
 }

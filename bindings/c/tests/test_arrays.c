@@ -1,5 +1,8 @@
 /* Arrays, strings, vectors and maps: creation from data, properties, item and data access,
  * text, and the set-through-the-result-pointer convention. */
+#include <stdatomic.h>
+#include <threads.h>
+
 #include "check.h"
 
 static void DataOfEveryDtypeRoundTrips(void) {
@@ -165,23 +168,45 @@ static void TostringPrintsValues(void) {
   mlx_array_free(a);
 }
 
-static int payload_frees;
+/* Atomic: the last array may be dropped on one of braid's workers. */
+static atomic_int payload_frees;
 static void count_free(void* p) {
   (void)p;
-  ++payload_frees;
+  atomic_fetch_add(&payload_frees, 1);
 }
 
-static void ManagedDataIsCopiedAndReleased(void) {
+static void ManagedDataIsReadInPlaceAndReleasedWithTheLastArray(void) {
   float in[] = {1, 2};
   int shape[] = {2};
-  payload_frees = 0;
+  atomic_store(&payload_frees, 0);
   mlx_array a = mlx_array_new_data_managed_payload(in, shape, 1, MLX_FLOAT32, &payload_frees, count_free);
-  CHECK(payload_frees == 1);
-  in[0] = 100; /* the array owns a copy */
+  CHECK(payload_frees == 0);
+  in[0] = 100; /* not copied: the array reads the caller's memory */
   float out[2];
   read_floats(a, out, 2);
-  CHECK(out[0] == 1 && out[1] == 2);
+  CHECK(out[0] == 100 && out[1] == 2);
+  /* An operation's result is new memory; the source is never written. */
+  mlx_array one = mlx_array_new_float(1.0f), sum = mlx_array_new();
+  mlx_stream s = mlx_default_cpu_stream_new();
+  CHECK_OK(mlx_add(&sum, a, one, s));
   mlx_array_free(a);
+  CHECK(payload_frees == 0); /* the sum's graph still uses it */
+  read_floats(sum, out, 2);
+  CHECK(out[0] == 101 && out[1] == 3 && in[0] == 100 && in[1] == 2);
+  mlx_array_free(sum);
+  mlx_array_free(one);
+  mlx_stream_free(s);
+  /* The worker that computed the sum lets go of its inputs just after: wait up to 10 s. */
+  for (int i = 0; i < 10000 && atomic_load(&payload_frees) == 0; ++i) {
+    thrd_sleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+  }
+  CHECK(payload_frees == 1);
+
+  /* A bad shape fails and leaves the memory with the caller. */
+  int bad[] = {-1};
+  mlx_array b = mlx_array_new_data_managed_payload(in, bad, 1, MLX_FLOAT32, &payload_frees, count_free);
+  CHECK(b.ctx == NULL);
+  CHECK(payload_frees == 1);
 }
 
 static void VectorsHoldArraysIntsAndStrings(void) {
@@ -298,7 +323,7 @@ int main(void) {
   RUN(DataIsNullUntilEvaluatedAndForAnotherDtype);
   RUN(ResultPointerMayNameAnArgument);
   RUN(TostringPrintsValues);
-  RUN(ManagedDataIsCopiedAndReleased);
+  RUN(ManagedDataIsReadInPlaceAndReleasedWithTheLastArray);
   RUN(VectorsHoldArraysIntsAndStrings);
   RUN(MapsInsertGetAndIterate);
   RUN(StringsCopyTheirText);

@@ -143,6 +143,34 @@ int mlx_get_default_device(mlx_device* dev);
 int mlx_set_default_device(mlx_device dev);
 int mlx_device_is_available(bool* avail, mlx_device dev);
 int mlx_device_count(int* count, mlx_device_type type);
+mlx_device_info mlx_device_info_new(void);
+int mlx_device_info_get(mlx_device_info* info, mlx_device dev);
+int mlx_device_info_free(mlx_device_info info);
+int mlx_device_info_has_key(bool* exists, mlx_device_info info, const char* key);
+int mlx_device_info_is_string(bool* is_string, mlx_device_info info, const char* key);
+int mlx_device_info_get_string(const char** value, mlx_device_info info, const char* key);
+int mlx_device_info_get_size(size_t* value, mlx_device_info info, const char* key);
+int mlx_device_info_get_keys(mlx_vector_string* keys, mlx_device_info info);
+int mlx_synchronize_default(void);
+int mlx_clear_streams(void);
+mlx_stream mlx_stream_new_thread_unsafe(mlx_device dev);
+mlx_vector_stream mlx_vector_stream_new(void);
+int mlx_vector_stream_set(mlx_vector_stream* vec, const mlx_vector_stream src);
+int mlx_vector_stream_free(mlx_vector_stream vec);
+mlx_vector_stream mlx_vector_stream_new_data(const mlx_stream* data, size_t size);
+mlx_vector_stream mlx_vector_stream_new_value(const mlx_stream val);
+int mlx_vector_stream_set_data(mlx_vector_stream* vec, const mlx_stream* data, size_t size);
+int mlx_vector_stream_set_value(mlx_vector_stream* vec, const mlx_stream val);
+int mlx_vector_stream_append_data(mlx_vector_stream vec, const mlx_stream* data, size_t size);
+int mlx_vector_stream_append_value(mlx_vector_stream vec, const mlx_stream val);
+size_t mlx_vector_stream_size(mlx_vector_stream vec);
+int mlx_vector_stream_get(mlx_stream* res, const mlx_vector_stream vec, size_t idx);
+int mlx_get_streams(mlx_vector_stream* res);
+mlx_stream_thread_local mlx_stream_thread_local_new(mlx_device dev);
+int mlx_stream_thread_local_set(mlx_stream_thread_local* tls, const mlx_stream_thread_local src);
+int mlx_stream_thread_local_free(mlx_stream_thread_local tls);
+int mlx_stream_from_thread_local(mlx_stream* res, const mlx_stream_thread_local tls);
+int mlx_synchronize_thread_local(mlx_stream_thread_local tls);
 
 /* distributed_group.h, distributed.h (mlx-c's, with init and split writing through `res`) */
 mlx_distributed_group mlx_distributed_group_new(void);
@@ -747,6 +775,34 @@ static const any_function mlx_c_functions[] = {
     (any_function)mlx_set_default_device,
     (any_function)mlx_device_is_available,
     (any_function)mlx_device_count,
+    (any_function)mlx_device_info_new,
+    (any_function)mlx_device_info_get,
+    (any_function)mlx_device_info_free,
+    (any_function)mlx_device_info_has_key,
+    (any_function)mlx_device_info_is_string,
+    (any_function)mlx_device_info_get_string,
+    (any_function)mlx_device_info_get_size,
+    (any_function)mlx_device_info_get_keys,
+    (any_function)mlx_synchronize_default,
+    (any_function)mlx_clear_streams,
+    (any_function)mlx_stream_new_thread_unsafe,
+    (any_function)mlx_vector_stream_new,
+    (any_function)mlx_vector_stream_set,
+    (any_function)mlx_vector_stream_free,
+    (any_function)mlx_vector_stream_new_data,
+    (any_function)mlx_vector_stream_new_value,
+    (any_function)mlx_vector_stream_set_data,
+    (any_function)mlx_vector_stream_set_value,
+    (any_function)mlx_vector_stream_append_data,
+    (any_function)mlx_vector_stream_append_value,
+    (any_function)mlx_vector_stream_size,
+    (any_function)mlx_vector_stream_get,
+    (any_function)mlx_get_streams,
+    (any_function)mlx_stream_thread_local_new,
+    (any_function)mlx_stream_thread_local_set,
+    (any_function)mlx_stream_thread_local_free,
+    (any_function)mlx_stream_from_thread_local,
+    (any_function)mlx_synchronize_thread_local,
     (any_function)mlx_set_error_handler,
     (any_function)_mlx_error,
     (any_function)mlx_fast_layer_norm,

@@ -36,6 +36,107 @@ static void DevicesDescribeThemselves(void) {
   mlx_device_free(def);
 }
 
+static void DeviceInfoDescribesTheDevice(void) {
+  mlx_device cpu = mlx_device_new_type(MLX_CPU, 0);
+  mlx_device_info info = mlx_device_info_new();
+  CHECK_OK(mlx_device_info_get(&info, cpu));
+  bool exists = false, is_string = false;
+  CHECK_OK(mlx_device_info_has_key(&exists, info, "device_name"));
+  CHECK(exists);
+  CHECK_OK(mlx_device_info_is_string(&is_string, info, "device_name"));
+  CHECK(is_string);
+  const char* name = NULL;
+  CHECK_OK(mlx_device_info_get_string(&name, info, "device_name"));
+  CHECK(name != NULL && strlen(name) > 0);
+  size_t memory = 0;
+  CHECK_OK(mlx_device_info_get_size(&memory, info, "memory_size"));
+  CHECK(memory > ((size_t)1 << 20));
+  CHECK_OK(mlx_device_info_is_string(&is_string, info, "memory_size"));
+  CHECK(!is_string);
+  /* A missing key, or one of the other kind: 2, and nothing reported. */
+  const int reported = atomic_load(&error_count);
+  CHECK(mlx_device_info_get_size(&memory, info, "device_name") == 2);
+  CHECK(mlx_device_info_get_string(&name, info, "no such key") == 2);
+  CHECK(atomic_load(&error_count) == reported);
+  CHECK_OK(mlx_device_info_has_key(&exists, info, "no such key"));
+  CHECK(!exists);
+  mlx_vector_string keys = mlx_vector_string_new();
+  CHECK_OK(mlx_device_info_get_keys(&keys, info));
+  CHECK(mlx_vector_string_size(keys) == 5);
+  mlx_vector_string_free(keys);
+  /* The GPU, when there is none, is an error. */
+  int gpus = 0;
+  CHECK_OK(mlx_device_count(&gpus, MLX_GPU));
+  mlx_device gpu = mlx_device_new_type(MLX_GPU, 0);
+  if (gpus == 0) {
+    CHECK_FAILS(mlx_device_info_get(&info, gpu), "not available");
+  } else {
+    CHECK_OK(mlx_device_info_get(&info, gpu));
+    CHECK_OK(mlx_device_info_get_string(&name, info, "architecture"));
+    CHECK(strncmp(name, "sm_", 3) == 0);
+  }
+  mlx_device_free(gpu);
+  mlx_device_info_free(info);
+  mlx_device_free(cpu);
+}
+
+static void StreamListsThreadLocalHandlesAndClearing(void) {
+  mlx_device cpu = mlx_device_new_type(MLX_CPU, 0);
+  mlx_stream mine = mlx_stream_new_device(cpu), got = mlx_stream_new();
+  /* The new stream is listed, in index order. */
+  mlx_vector_stream all = mlx_vector_stream_new();
+  CHECK_OK(mlx_get_streams(&all));
+  size_t n = mlx_vector_stream_size(all);
+  bool listed = false;
+  int previous = -1;
+  for (size_t i = 0; i < n; ++i) {
+    int index = -1;
+    CHECK_OK(mlx_vector_stream_get(&got, all, i));
+    CHECK_OK(mlx_stream_get_index(&index, got));
+    CHECK(index > previous);
+    previous = index;
+    listed = listed || mlx_stream_equal(got, mine);
+  }
+  CHECK(listed);
+  CHECK_FAILS(mlx_vector_stream_get(&got, all, n), "out of range");
+  /* The vector family. */
+  mlx_stream two[] = {mine, mine};
+  mlx_vector_stream v = mlx_vector_stream_new_data(two, 2);
+  CHECK_OK(mlx_vector_stream_append_value(v, mine));
+  CHECK(mlx_vector_stream_size(v) == 3);
+  mlx_vector_stream_free(v);
+  mlx_vector_stream_free(all);
+  /* A thread-local handle resolves to a real stream that runs work. */
+  mlx_stream_thread_local tls = mlx_stream_thread_local_new(cpu);
+  mlx_stream real = mlx_stream_new();
+  CHECK_OK(mlx_stream_from_thread_local(&real, tls));
+  int real_index = -1;
+  CHECK_OK(mlx_stream_get_index(&real_index, real));
+  CHECK(real_index >= 0);
+  mlx_array one = mlx_array_new_float(1.0f), x = mlx_array_new();
+  CHECK_OK(mlx_add(&x, one, one, real));
+  CHECK_OK(mlx_synchronize_thread_local(tls));
+  CHECK(item_float(x) == 2.0f);
+  /* Clearing the thread's streams gives it a new default. */
+  mlx_stream before = mlx_default_cpu_stream_new();
+  CHECK_OK(mlx_synchronize_default());
+  CHECK_OK(mlx_clear_streams());
+  mlx_stream after = mlx_default_cpu_stream_new();
+  CHECK(!mlx_stream_equal(before, after));
+  mlx_stream unsafe = mlx_stream_new_thread_unsafe(cpu);
+  CHECK(unsafe.ctx != NULL);
+  mlx_stream_free(unsafe);
+  mlx_stream_free(before);
+  mlx_stream_free(after);
+  mlx_array_free(one);
+  mlx_array_free(x);
+  mlx_stream_free(real);
+  mlx_stream_thread_local_free(tls);
+  mlx_stream_free(got);
+  mlx_stream_free(mine);
+  mlx_device_free(cpu);
+}
+
 static void NewStreamsAreDistinctQueues(void) {
   mlx_device cpu = mlx_device_new_type(MLX_CPU, 0);
   mlx_stream a = mlx_stream_new_device(cpu), b = mlx_stream_new_device(cpu), c = mlx_stream_new();
@@ -143,6 +244,8 @@ static void MemoryCountersFollowLiveArrays(void) {
 int main(void) {
   test_setup(60);
   RUN(DevicesDescribeThemselves);
+  RUN(DeviceInfoDescribesTheDevice);
+  RUN(StreamListsThreadLocalHandlesAndClearing);
   RUN(NewStreamsAreDistinctQueues);
   RUN(EmptyStreamHandleMeansTheDefault);
   RUN(DefaultStreamIsPerThread);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "braid/c/string.h"
+#include "braid/c/vector.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,6 +47,27 @@ int mlx_set_default_device(mlx_device dev);
 int mlx_device_is_available(bool* avail, mlx_device dev);
 /** How many devices of `type` are available (1 CPU; 0 or 1 GPU). */
 int mlx_device_count(int* count, mlx_device_type type);
+
+/** Facts about a device (mlx-c's mlx_device_info): a map from keys ("device_name",
+ * "architecture": strings; "memory_size", "total_memory", "max_recommended_working_set_size":
+ * sizes in bytes) to string or size values. */
+typedef struct mlx_device_info_ {
+  void* ctx;
+} mlx_device_info;
+/** A new, empty map. */
+mlx_device_info mlx_device_info_new(void);
+/** Fills `info` with the facts about `dev`; fails if the device is not available. */
+int mlx_device_info_get(mlx_device_info* info, mlx_device dev);
+int mlx_device_info_free(mlx_device_info info);
+int mlx_device_info_has_key(bool* exists, mlx_device_info info, const char* key);
+int mlx_device_info_is_string(bool* is_string, mlx_device_info info, const char* key);
+/** The string under `key`, valid while `info` lives. Returns 2 (no error reported) if the key is
+ * missing or holds a size. */
+int mlx_device_info_get_string(const char** value, mlx_device_info info, const char* key);
+/** The size under `key`. Returns 2 (no error reported) if the key is missing or holds a string. */
+int mlx_device_info_get_size(size_t* value, mlx_device_info info, const char* key);
+/** The keys, in a new vector set into `keys`. */
+int mlx_device_info_get_keys(mlx_vector_string* keys, mlx_device_info info);
 
 #ifdef __cplusplus
 }

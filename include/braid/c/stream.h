@@ -13,6 +13,7 @@
 #define BRAID_C_STREAM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "braid/c/device.h"
 #include "braid/c/string.h"
@@ -47,6 +48,45 @@ int mlx_set_default_stream(mlx_stream stream);
 /** The calling thread's default CPU / GPU stream, as a new handle (empty on error). */
 mlx_stream mlx_default_cpu_stream_new(void);
 mlx_stream mlx_default_gpu_stream_new(void);
+/** mlx_synchronize of the calling thread's default stream of its default device. */
+int mlx_synchronize_default(void);
+/** Lets go of the calling thread's default streams (its next default is a new stream; see
+ * braid::clear_streams). */
+int mlx_clear_streams(void);
+/** For source compatibility with mlx-c: an ordinary stream, safe from any number of threads. */
+mlx_stream mlx_stream_new_thread_unsafe(mlx_device dev);
+
+/** A vector of streams. */
+typedef struct mlx_vector_stream_ {
+  void* ctx;
+} mlx_vector_stream;
+mlx_vector_stream mlx_vector_stream_new(void);
+int mlx_vector_stream_set(mlx_vector_stream* vec, const mlx_vector_stream src);
+int mlx_vector_stream_free(mlx_vector_stream vec);
+mlx_vector_stream mlx_vector_stream_new_data(const mlx_stream* data, size_t size);
+mlx_vector_stream mlx_vector_stream_new_value(const mlx_stream val);
+int mlx_vector_stream_set_data(mlx_vector_stream* vec, const mlx_stream* data, size_t size);
+int mlx_vector_stream_set_value(mlx_vector_stream* vec, const mlx_stream val);
+int mlx_vector_stream_append_data(mlx_vector_stream vec, const mlx_stream* data, size_t size);
+int mlx_vector_stream_append_value(mlx_vector_stream vec, const mlx_stream val);
+size_t mlx_vector_stream_size(mlx_vector_stream vec);
+int mlx_vector_stream_get(mlx_stream* res, const mlx_vector_stream vec, size_t idx);
+
+/** Every live stream, in index order. */
+int mlx_get_streams(mlx_vector_stream* res);
+
+/** A thread-local stream handle (mlx-c's type; see braid::new_thread_local_stream): each
+ * thread that uses it gets a real stream of its own. */
+typedef struct mlx_stream_thread_local_ {
+  void* ctx;
+} mlx_stream_thread_local;
+mlx_stream_thread_local mlx_stream_thread_local_new(mlx_device dev);
+int mlx_stream_thread_local_set(mlx_stream_thread_local* tls, const mlx_stream_thread_local src);
+int mlx_stream_thread_local_free(mlx_stream_thread_local tls);
+/** The calling thread's real stream behind `tls`. */
+int mlx_stream_from_thread_local(mlx_stream* res, const mlx_stream_thread_local tls);
+/** mlx_synchronize of the calling thread's real stream behind `tls`. */
+int mlx_synchronize_thread_local(mlx_stream_thread_local tls);
 
 #ifdef __cplusplus
 }

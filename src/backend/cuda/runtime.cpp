@@ -605,6 +605,10 @@ array device_view(const array& in, const std::shared_ptr<StreamCtx>& s) {
       ds.producer = s;
       ds.ready = events().get();
       check(cudaEventRecord(ds.ready, s->stream), "cudaEventRecord");
+      // Memory braid does not own may be pinned, where the copy above runs asynchronously; its
+      // owner may release it as soon as this node completes, so the copy finishes here.
+      if (host.external && host.buffer.size > 0)
+        check(cudaEventSynchronize(ds.ready), "cudaEventSynchronize");
       hs.mirror = dev;
     } else {
       dev = hs.mirror;
@@ -759,6 +763,11 @@ size_t active_device_memory() { return device_allocator().active(); }
 namespace detail::gpu {
 
 bool is_available() { return cuda::device_info().available; }
+
+Properties properties() {
+  const cudaDeviceProp& p = cuda::device_info().props;
+  return Properties{p.name, "sm_" + std::to_string(p.major) + std::to_string(p.minor), p.totalGlobalMem};
+}
 
 // Until the first device buffer exists there is nothing to count (and no reason to touch CUDA).
 size_t active_memory() noexcept { return device_buffers_made() ? cuda::device_allocator().active() : 0; }
