@@ -106,6 +106,12 @@ std::string repr(array a) {
   return out;
 }
 
+/// `with mx.printoptions(precision=p):` sets the print options and restores the old ones on exit.
+struct PrintOptionsContext {
+  PrintOptions options;
+  PrintOptions saved;
+};
+
 }  // namespace
 
 BRAID_PYTHON_INIT(kInitArray) {
@@ -238,6 +244,37 @@ BRAID_PYTHON_INIT(kInitArray) {
   // Arrays compare element-wise, so they hash by identity (the Python object's), which keeps
   // them usable as dict keys.
   cls.def("__hash__", [](py::object self) { return reinterpret_cast<py::ssize_t>(self.ptr()); });
+}
+
+BRAID_PYTHON_INIT(kInitFunctions) {
+  py::class_<PrintOptions>(m, "PrintOptions",
+                           "How arrays print: `precision` digits after the point (-1: default).")
+      .def(py::init([](int precision) { return PrintOptions{precision}; }), "precision"_a = -1)
+      .def_readwrite("precision", &PrintOptions::precision)
+      .def("__repr__", [](const PrintOptions& p) {
+        return "PrintOptions(precision=" + std::to_string(p.precision) + ")";
+      });
+  m.def(
+      "set_printoptions", [](int precision) { set_printoptions(PrintOptions{precision}); },
+      "precision"_a = -1,
+      "Sets the precision arrays print with, for the whole process (-1: the default format).");
+  m.def("get_printoptions", &get_printoptions, "The print options in effect.");
+  py::class_<PrintOptionsContext>(m, "_PrintOptionsContext")
+      .def("__enter__",
+           [](PrintOptionsContext& c) {
+             c.saved = get_printoptions();
+             set_printoptions(c.options);
+             return c.options;
+           })
+      .def("__exit__", [](PrintOptionsContext& c, py::args) { set_printoptions(c.saved); });
+  m.def(
+      "printoptions",
+      [](int precision) {
+        return PrintOptionsContext{PrintOptions{precision}, PrintOptions{}};
+      },
+      "precision"_a = -1,
+      "A context manager that sets the print precision inside a with block and restores the previous "
+      "options after it.");
 }
 
 }  // namespace braid::python

@@ -1,15 +1,20 @@
 // The array's zero-copy exports: the Python buffer protocol (memoryview(a), np.asarray(a),
 // np.array(a, copy=False)) and DLPack (__dlpack__, __dlpack_device__, np.from_dlpack(a)), with
-// MLX's semantics. Both evaluate the array with the GIL released and hand out its host buffer
+// MLX's semantics; and the imports, mx.from_dlpack and mx.asarray, which read host tensors in
+// place. Both evaluate the array with the GIL released and hand out its host buffer
 // with its own strides (a transposed or broadcast array is not copied). Each export holds a
 // reference of its own to the array, so the memory stays valid after the Python object is
 // dropped or rebound by an in-place operator (`a += 1` gives the object a new array).
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 
+#include "ops_args.h"
 #include "python.h"
+#include "transforms_support.h"
 
 namespace braid::python {
 
@@ -52,6 +57,25 @@ void copy_c_order(const array& a, char* dst) {
       if (++index[static_cast<size_t>(i)] < a.shape(i)) break;
       index[static_cast<size_t>(i)] = 0;
     }
+  }
+}
+
+/// A copy of `a`'s elements (evaluated on the host, any layout) in C order, in memory of its
+/// own: later writes to `a`'s memory (an imported tensor's producer) do not reach it.
+array host_copy(const array& a) {
+  eval_to_host_released(a);
+  void* buffer = std::malloc(std::max<size_t>(a.nbytes(), 1));
+  if (buffer == nullptr) throw std::bad_alloc();
+  try {
+    if (a.size() > 0 && a.flags().row_contiguous) {
+      std::memcpy(buffer, a.host_data(), a.nbytes());
+    } else if (a.size() > 0) {
+      copy_c_order(a, static_cast<char*>(buffer));
+    }
+    return array(buffer, a.shape(), a.dtype(), [](void* p) { std::free(p); });
+  } catch (...) {
+    std::free(buffer);
+    throw;
   }
 }
 
@@ -119,7 +143,15 @@ extern "C" int array_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
     view->buf = export_pointer(a);
     view->len = static_cast<Py_ssize_t>(a.nbytes());
     view->itemsize = item;
-    view->readonly = 0;  // as MLX: writes through the view change the array's buffer
+    // As MLX: writes through the view change the array's buffer. Memory the array only reads
+    // (imported with from_dlpack or asarray) is exported read-only: it may be immutable
+    // (bytes, a read-only map) and braid never writes into it.
+    const bool borrowed = a.desc()->data && a.desc()->data->external;
+    if (borrowed && (flags & PyBUF_WRITABLE) == PyBUF_WRITABLE) {
+      PyErr_SetString(PyExc_BufferError, "array reads memory it does not own (an import): it is read-only");
+      return -1;
+    }
+    view->readonly = borrowed ? 1 : 0;
     view->format =
         (flags & PyBUF_FORMAT) == PyBUF_FORMAT ? const_cast<char*>(buffer_format(a.dtype())) : nullptr;
     if ((flags & PyBUF_ND) == PyBUF_ND) {
@@ -147,7 +179,7 @@ extern "C" void array_releasebuffer(PyObject* /*obj*/, Py_buffer* view) {
 // --- DLPack --------------------------------------------------------------------------------
 // The structs of dlpack.h (v1.0), which Python consumers read from the capsule.
 
-enum DLDeviceType : int32_t { kDLCPU = 1 };
+enum DLDeviceType : int32_t { kDLCPU = 1, kDLCUDAHost = 3 };
 enum DLDataTypeCode : uint8_t {
   kDLInt = 0,
   kDLUInt = 1,
@@ -191,6 +223,7 @@ struct DLManagedTensorVersioned {
   uint64_t flags;
   DLTensor dl_tensor;
 };
+constexpr uint64_t kDLPackFlagReadOnly = 1ull << 0;
 constexpr uint64_t kDLPackFlagIsCopied = 1ull << 1;
 constexpr const char* kCapsuleName = "dltensor";
 constexpr const char* kVersionedCapsuleName = "dltensor_versioned";
@@ -299,7 +332,8 @@ py::object to_dlpack(array a, py::object stream, py::object max_version, py::obj
     e->versioned = DLManagedTensorVersioned{
         DLPackVersion{1, 0}, e.get(),
         [](DLManagedTensorVersioned* self) { delete static_cast<DLPackExport*>(self->manager_ctx); },
-        copied ? kDLPackFlagIsCopied : 0, tensor};
+        copied ? kDLPackFlagIsCopied : (a.desc()->data && a.desc()->data->external ? kDLPackFlagReadOnly : 0),
+        tensor};
     capsule = PyCapsule_New(&e->versioned, kVersionedCapsuleName, dlpack_capsule_destructor);
   } else {
     e->managed = DLManagedTensor{
@@ -311,6 +345,211 @@ py::object to_dlpack(array a, py::object stream, py::object max_version, py::obj
   return py::reinterpret_steal<py::object>(capsule);
 }
 
+// --- DLPack import ---------------------------------------------------------------------------
+
+[[noreturn]] void import_error(const std::string& what) {
+  throw std::invalid_argument("[from_dlpack] " + what);
+}
+
+/// The braid dtype a DLPack element type imports as, and whether its bytes need converting
+/// (float64 and complex128 become float32 and complex64, as NumPy arrays do in MLX).
+std::pair<Dtype, bool> import_dtype(const DLDataType& t) {
+  const auto bad = [&]() -> std::pair<Dtype, bool> {
+    import_error("Unsupported DLPack dtype (code " + std::to_string(t.code) + ", " + std::to_string(t.bits) +
+                 " bits, " + std::to_string(t.lanes) + " lanes).");
+  };
+  if (t.lanes != 1) return bad();
+  switch (t.code) {
+    case kDLBool:
+      if (t.bits == 8) return {bool_, false};
+      break;
+    case kDLUInt:
+      if (t.bits == 8) return {uint8, false};
+      if (t.bits == 16) return {uint16, false};
+      if (t.bits == 32) return {uint32, false};
+      if (t.bits == 64) return {uint64, false};
+      break;
+    case kDLInt:
+      if (t.bits == 8) return {int8, false};
+      if (t.bits == 16) return {int16, false};
+      if (t.bits == 32) return {int32, false};
+      if (t.bits == 64) return {int64, false};
+      break;
+    case kDLFloat:
+      if (t.bits == 16) return {float16, false};
+      if (t.bits == 32) return {float32, false};
+      if (t.bits == 64) return {float32, true};
+      break;
+    case kDLBfloat:
+      if (t.bits == 16) return {bfloat16, false};
+      break;
+    case kDLComplex:
+      if (t.bits == 64) return {complex64, false};
+      if (t.bits == 128) return {complex64, true};
+      break;
+    default: break;
+  }
+  return bad();
+}
+
+/// A capsule from x.__dlpack__(): DLPack 1.0's versioned one when the producer takes
+/// max_version, else the original one.
+py::object request_capsule(const py::object& x) {
+  try {
+    return x.attr("__dlpack__")("max_version"_a = py::make_tuple(1, 0));
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_TypeError)) throw;
+  }
+  return x.attr("__dlpack__")();
+}
+
+/// The import behind mx.from_dlpack and mx.asarray. `keep_float64` keeps a float64 tensor as
+/// float64 (asarray with dtype=float64) instead of MLX's float32.
+array import_dlpack(py::object x, std::optional<bool> copy, bool keep_float64) {
+  // Imports dropped on workers wait for the GIL to release their capsules: release them here,
+  // so that a loop of imports does not pin its producers' memory.
+  release_dropped_objects();
+  if (py::isinstance<array>(x)) {
+    const array& a = x.cast<const array&>();
+    return copy.value_or(false) ? host_copy(a) : a;  // braid's own arrays keep every dtype
+  }
+  if (!py::hasattr(x, "__dlpack__")) {
+    import_error("Expected an object with __dlpack__ and __dlpack_device__, got " + type_name(x) + ".");
+  }
+  if (py::hasattr(x, "__dlpack_device__")) {
+    auto device = x.attr("__dlpack_device__")().cast<std::pair<int64_t, int64_t>>();
+    if (device.first != kDLCPU && device.first != kDLCUDAHost) {
+      import_error("Only host memory (kDLCPU) can be imported; the tensor is on DLPack device type " +
+                   std::to_string(device.first) + ". Move it to the host first.");
+    }
+  }
+  py::object capsule = request_capsule(x);
+  const DLTensor* t = nullptr;
+  if (PyCapsule_IsValid(capsule.ptr(), kVersionedCapsuleName)) {
+    auto* m =
+        static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule.ptr(), kVersionedCapsuleName));
+    if (m->version.major != 1)
+      import_error("DLPack version " + std::to_string(m->version.major) + " is not supported.");
+    t = &m->dl_tensor;
+  } else if (PyCapsule_IsValid(capsule.ptr(), kCapsuleName)) {
+    t = &static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName))->dl_tensor;
+  } else {
+    import_error("__dlpack__ did not return an unconsumed DLPack capsule.");
+  }
+  if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost) {
+    import_error("Only host memory (kDLCPU) can be imported.");
+  }
+  auto [dtype, convert] = import_dtype(t->dtype);
+  if (keep_float64 && t->dtype.code == kDLFloat && t->dtype.bits == 64) dtype = float64, convert = false;
+  if (t->ndim < 0) import_error("The tensor has a negative number of dimensions.");
+  Shape shape;
+  Strides strides;
+  for (int32_t i = 0; i < t->ndim; ++i) {
+    if (t->shape[i] < 0 || t->shape[i] > std::numeric_limits<int32_t>::max()) {
+      import_error("Dimension " + std::to_string(i) + " has size " + std::to_string(t->shape[i]) +
+                   ", outside [0, 2^31 - 1].");
+    }
+    shape.push_back(static_cast<int32_t>(t->shape[i]));
+  }
+  if (t->strides != nullptr) {
+    for (int32_t i = 0; i < t->ndim; ++i) {
+      // An axis of size 0 or 1 addresses nothing with its stride (NumPy may give it any sign).
+      const int64_t stride =
+          shape[static_cast<size_t>(i)] <= 1 ? std::max<int64_t>(t->strides[i], 0) : t->strides[i];
+      if (stride < 0) import_error("Negative strides are not supported; copy the tensor first.");
+      strides.push_back(stride);
+    }
+  } else {
+    int64_t stride = 1;
+    strides.resize(shape.size());
+    for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+      strides[static_cast<size_t>(i)] = stride;
+      stride *= std::max<int64_t>(shape[static_cast<size_t>(i)], 1);
+    }
+  }
+  if (convert && copy == false) {
+    import_error("copy=False, but a " + std::to_string(t->dtype.bits) +
+                 "-bit tensor must be converted (copied).");
+  }
+  char* data = static_cast<char*>(t->data) + t->byte_offset;
+  // The array keeps the capsule, unconsumed: dropping it (on any thread, see SharedObject)
+  // lets the producer's capsule destructor release the tensor.
+  auto hold = [owner = SharedObject(capsule)](void*) {};
+  if (!convert) {
+    array in_place(data, shape, strides, dtype, hold);
+    return copy.value_or(false) ? host_copy(in_place) : in_place;
+  }
+  // float64 and complex128: converted into braid's memory now (the source may change later).
+  if (dtype == float32) {
+    array converted = astype(array(data, shape, strides, float64, hold), float32, Device::cpu);
+    eval_to_host_released(converted);
+    return converted;
+  }
+  // complex128, element by element in C order.
+  size_t total = 1;
+  for (auto d : shape) total *= static_cast<size_t>(d);
+  std::vector<complex64_t> values(total);
+  std::vector<int32_t> index(shape.size(), 0);
+  const auto* pairs = reinterpret_cast<const double*>(data);
+  for (size_t n = 0; n < total; ++n) {
+    int64_t offset = 0;
+    for (size_t i = 0; i < shape.size(); ++i) offset += index[i] * strides[i];
+    values[n] = complex64_t(static_cast<float>(pairs[2 * offset]), static_cast<float>(pairs[2 * offset + 1]));
+    for (size_t i = shape.size(); i-- > 0;) {
+      if (++index[i] < shape[i]) break;
+      index[i] = 0;
+    }
+  }
+  return array(values.data(), shape, complex64);
+}
+
+/// mx.asarray: the input as an array, sharing memory where it can unless copy=True.
+py::object asarray(py::object a, std::optional<Dtype> dtype, std::optional<bool> copy) {
+  const bool never_copy = copy == false;
+  if (py::isinstance<array>(a)) {
+    if (never_copy) {
+      throw std::invalid_argument(
+          "[asarray] copy=False cannot be met for an array: asarray(x, copy=False) would have to return "
+          "x itself; use x.");
+    }
+    const array& x = a.cast<const array&>();
+    if (copy == true) {
+      // A copy in memory of its own (the buffer protocol can write into an array's memory).
+      const array fresh = host_copy(x);
+      return py::cast(dtype && *dtype != fresh.dtype() ? astype(fresh, *dtype) : fresh);
+    }
+    return dtype && *dtype != x.dtype() ? py::cast(astype(x, *dtype)) : a;  // the same object
+  }
+  if (py::hasattr(a, "__dlpack__") && !is_python_scalar(a)) {
+    // In place when the dtype allows (see import_dlpack); then a cast, which is a copy. A
+    // tensor DLPack cannot describe to braid (negative strides, a dtype braid lacks, a
+    // read-only NumPy array before NumPy 2) is converted as mx.array converts it, unless
+    // copy=False.
+    std::optional<array> x;
+    try {
+      x = import_dlpack(a, copy, dtype == float64);
+    } catch (const std::invalid_argument&) {
+      if (never_copy) throw;
+    } catch (const py::error_already_set& e) {
+      if (never_copy ||
+          !(e.matches(PyExc_ValueError) || e.matches(PyExc_BufferError) || e.matches(PyExc_TypeError))) {
+        throw;
+      }
+    }
+    if (x) {
+      if (!dtype || *dtype == x->dtype()) return py::cast(*x);
+      if (never_copy) throw std::invalid_argument("[asarray] copy=False, but converting the dtype copies.");
+      array cast = astype(*x, *dtype, Device::cpu);
+      eval_to_host_released(cast);
+      return py::cast(cast);
+    }
+  }
+  if (never_copy) {
+    throw std::invalid_argument("[asarray] copy=False, but a " + type_name(a) +
+                                " cannot be shared without a copy (only DLPack tensors can).");
+  }
+  return py::cast(to_array(a, dtype));
+}
 }  // namespace
 
 void enable_array_buffer(PyHeapTypeObject* heap_type) {
@@ -329,6 +568,18 @@ BRAID_PYTHON_INIT(kInitArrayMethods) {
       .def(
           "__dlpack_device__", [](const array&) { return py::make_tuple(static_cast<int>(kDLCPU), 0); },
           "(1, 0): kDLCPU, device 0. Arrays on the GPU export their host copy.");
+  m.def(
+      "from_dlpack",
+      [](py::object x, std::optional<bool> copy) { return import_dlpack(std::move(x), copy, false); }, "x"_a,
+      py::pos_only(), py::kw_only(), "copy"_a = py::none(),
+      "An array from an object with __dlpack__ (a NumPy array, a host torch tensor, ...). With "
+      "copy=None the array reads the tensor's memory in place, strides included, when its dtype "
+      "is one of braid's; copy=True always copies; copy=False never does (ValueError when a "
+      "copy is needed: float64 and complex128 become float32 and complex64). Host memory only.");
+  m.def("asarray", &asarray, "a"_a, "dtype"_a = py::none(), py::kw_only(), "copy"_a = py::none(),
+        "The input as an array. copy=None shares memory where possible (an array as itself, a DLPack "
+        "tensor read in place) and copies otherwise; copy=True always copies; copy=False never does "
+        "and raises ValueError when a copy would be needed.");
 }
 
 }  // namespace braid::python

@@ -46,6 +46,9 @@ enum class LeafKind { boolean = 0, integer = 1, real = 2, complex = 3 };
 
 bool is_sequence(py::handle obj) { return PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr()); }
 
+// MLX's message, word for word (no "[array]" tag): programs match it.
+constexpr const char* kNonUniform = "Initialization encountered non-uniform length.";
+
 /// Walks a nested list of Python scalars: its shape, the widest kind among its leaves and the
 /// leaves in row-major order. Returns false when some leaf is not a Python scalar (a list of
 /// arrays, which is stacked instead).
@@ -55,11 +58,10 @@ bool walk_list(py::handle obj, size_t depth, Shape& shape, LeafKind& kind, std::
     const auto n = static_cast<int64_t>(py::len(seq));
     if (n > std::numeric_limits<int32_t>::max()) throw std::invalid_argument("[array] A list is too long.");
     if (depth == shape.size()) {
-      if (!leaves.empty())
-        throw std::invalid_argument("[array] Initialization encountered non-uniform length.");
+      if (!leaves.empty()) throw std::invalid_argument(kNonUniform);
       shape.push_back(static_cast<int32_t>(n));
     } else if (depth > shape.size() || shape[depth] != n) {
-      throw std::invalid_argument("[array] Initialization encountered non-uniform length.");
+      throw std::invalid_argument(kNonUniform);
     }
     for (auto item : seq) {
       if (!walk_list(item, depth + 1, shape, kind, leaves)) return false;
@@ -67,8 +69,7 @@ bool walk_list(py::handle obj, size_t depth, Shape& shape, LeafKind& kind, std::
     return true;
   }
   if (!is_python_scalar(obj)) return false;
-  if (depth != shape.size())
-    throw std::invalid_argument("[array] Initialization encountered non-uniform length.");
+  if (depth != shape.size()) throw std::invalid_argument(kNonUniform);
   LeafKind k = is_bool(obj)      ? LeafKind::boolean
                : is_int(obj)     ? LeafKind::integer
                : is_complex(obj) ? LeafKind::complex
@@ -99,7 +100,10 @@ array list_to_array(py::handle obj, std::optional<Dtype> dtype) {
   if (!scalars_only) {
     // Some element is an array (or NumPy array, or a list holding one): convert each and stack.
     std::vector<array> parts;
-    for (auto item : py::reinterpret_borrow<py::sequence>(obj)) parts.push_back(to_array(item));
+    for (auto item : py::reinterpret_borrow<py::sequence>(obj)) {
+      parts.push_back(to_array(item));
+      if (parts.back().shape() != parts.front().shape()) throw std::invalid_argument(kNonUniform);
+    }
     array out = stack(parts);
     return dtype && out.dtype() != *dtype ? astype(out, *dtype) : out;
   }
@@ -275,8 +279,30 @@ bool is_python_scalar(py::handle obj) {
 array scalar_to_array(py::handle obj, std::optional<Dtype> hint) {
   if (is_bool(obj)) return array(obj.ptr() == Py_True);
   if (is_int(obj)) {
+    if (hint && issubdtype(*hint, integer)) {
+      // The int takes the array's integer dtype. As MLX, one that does not fit a dtype narrower
+      // than 64 bits is an error rather than a silent wrap; int64 and uint64 take any int of
+      // 64 bits (a negative one wraps into uint64, as in MLX).
+      int overflow = 0;
+      const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+      if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+      if (overflow > 0 && *hint == uint64) {
+        const unsigned long long u = PyLong_AsUnsignedLongLong(obj.ptr());
+        if (!(u == static_cast<unsigned long long>(-1) && PyErr_Occurred()))
+          return array(static_cast<uint64_t>(u), uint64);
+        PyErr_Clear();
+      }
+      const auto limits = iinfo(*hint);
+      const bool fits = overflow == 0 &&
+                        (hint->size() == 8 || (v >= limits.min && v <= static_cast<long long>(limits.max)));
+      if (!fits) {
+        throw std::invalid_argument("Converting " + py::str(obj).cast<std::string>() + " to " +
+                                    dtype_name(*hint) + " would result in overflow.");
+      }
+      return array(static_cast<int64_t>(v), *hint);
+    }
     const int64_t v = int_value(obj);
-    if (hint && (issubdtype(*hint, integer) || is_inexact(*hint))) return array(v, *hint);
+    if (hint && is_inexact(*hint)) return array(v, *hint);
     return fits_int32(v) ? array(static_cast<int32_t>(v)) : array(v);
   }
   if (is_float(obj)) {
@@ -329,6 +355,8 @@ std::pair<array, array> to_arrays(py::handle a, py::handle b) {
   }
   if (is_python_scalar(a) && is_python_scalar(b)) {
     auto x = scalar_to_array(a, std::nullopt);
+    // Two ints each take their own width (int32, or int64 when large) and then promote.
+    if (is_int(b) && issubdtype(x.dtype(), integer)) return {x, scalar_to_array(b, std::nullopt)};
     return {x, scalar_to_array(b, x.dtype())};
   }
   return {to_array(a), to_array(b)};

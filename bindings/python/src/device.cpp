@@ -76,6 +76,24 @@ BRAID_PYTHON_INIT(kInitDevice) {
   m.def("default_device", &default_device, "The device ops run on when no stream is given.");
   m.def("set_default_device", &set_default_device, "device"_a, "Makes `device` the default device.");
   m.def("is_available", &is_available, "device"_a, "Whether the device can run arrays in this process.");
+  m.def("device_count", &device_count, "device_type"_a,
+        "How many devices of the type this process can use: 1 CPU; 1 GPU when one is usable, else 0.");
+  m.def(
+      "device_info",
+      [](const std::optional<Device>& d) {
+        py::dict out;
+        for (const auto& [key, value] : device_info(d.value_or(default_device()))) {
+          if (const auto* text = std::get_if<std::string>(&value)) {
+            out[py::str(key)] = py::str(*text);
+          } else {
+            out[py::str(key)] = py::int_(std::get<size_t>(value));
+          }
+        }
+        return out;
+      },
+      "d"_a = py::none(),
+      "Facts about the device (the default one when omitted): device_name, architecture, memory_size, "
+      "total_memory and max_recommended_working_set_size (bytes).");
   // mlx.core.cuda: braid's GPU backend is CUDA, so it is available exactly when the GPU is.
   auto cuda = m.def_submodule("cuda", "mlx.core.cuda's names: is_available.");
   cuda.def(
@@ -84,6 +102,14 @@ BRAID_PYTHON_INIT(kInitDevice) {
   m.def("default_stream", &default_stream, "device"_a, "The default stream of a device.");
   m.def("set_default_stream", &set_default_stream, "stream"_a, "Makes `stream` the default of its device.");
   m.def("new_stream", &new_stream, "device"_a, "A new stream on `device`, usable from any thread.");
+  m.def("new_thread_local_stream", &new_thread_local_stream, "device"_a,
+        "A handle that stands for one stream per thread that uses it (created on first use). Arrays "
+        "built through it carry the real stream, so they evaluate on any thread.");
+  m.def("new_thread_unsafe_stream", &new_thread_unsafe_stream, "device"_a,
+        "For MLX compatibility: an ordinary stream, already safe to use from any number of threads.");
+  m.def("clear_streams", &clear_streams,
+        "Lets go of the calling thread's default streams (its next default is a new stream); work "
+        "already submitted still runs.");
   m.def(
       "synchronize",
       [](std::optional<Stream> s) {

@@ -96,15 +96,8 @@ BRAID_PYTHON_INIT(kInitDtype) {
       .def_property_readonly("min", [](const finfo& f) { return f.min; })
       .def_property_readonly("max", [](const finfo& f) { return f.max; })
       .def_property_readonly("eps", [](const finfo& f) { return f.eps; })
-      // Newer mlx.core's: the smallest positive normal number (bfloat16 has float32's exponent
-      // range) and the width in bits (finfo's dtype is complex64's float32 component).
-      .def_property_readonly("smallest_normal",
-                             [](const finfo& f) {
-                               if (f.dtype == float16) return std::ldexp(1.0, -14);
-                               if (f.dtype == float64) return std::numeric_limits<double>::min();
-                               return static_cast<double>(std::numeric_limits<float>::min());
-                             })
-      .def_property_readonly("bits", [](const finfo& f) { return static_cast<int>(f.dtype.size()) * 8; })
+      .def_readonly("smallest_normal", &finfo::smallest_normal)
+      .def_readonly("bits", &finfo::bits)
       .def("__repr__", [](const finfo& f) {
         return "finfo(min=" + py::repr(py::float_(f.min)).cast<std::string>() +
                ", max=" + py::repr(py::float_(f.max)).cast<std::string>() + ", dtype=" + dtype_name(f.dtype) + ")";

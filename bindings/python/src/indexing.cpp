@@ -7,6 +7,7 @@
 #include <pybind11/numpy.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 namespace braid::python::indexing {
@@ -37,10 +38,31 @@ int64_t index_value(py::handle obj) {
   if (!as_int) throw py::error_already_set();
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
-  if (overflow != 0)
-    throw py::index_error("Index " + py::repr(as_int).cast<std::string>() + " is out of bounds.");
   if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  // Dimensions are 32-bit (as MLX's): an index beyond that range is a ValueError, as in MLX.
+  if (overflow != 0 || v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+    throw py::value_error("Index " + py::repr(as_int).cast<std::string>() +
+                          " is outside the 32-bit range of array dimensions.");
+  }
   return v;
+}
+
+/// A slice's start or stop: None, or an int within the 32-bit range of dimensions.
+void check_slice_bound(py::handle slice, const char* name) {
+  py::object bound = slice.attr(name);
+  if (bound.is_none()) return;
+  py::object as_int = py::reinterpret_steal<py::object>(PyNumber_Index(bound.ptr()));
+  if (!as_int) {
+    PyErr_Clear();
+    return;  // PySlice_Unpack reports it
+  }
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
+  PyErr_Clear();
+  if (overflow != 0 || v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+    throw py::value_error(std::string("Slice ") + name + " " + py::repr(as_int).cast<std::string>() +
+                          " is outside the 32-bit range of array dimensions.");
+  }
 }
 
 /// NumPy's bool scalars have a (deprecated) __index__, yet index as booleans.
@@ -88,6 +110,8 @@ Item classify(py::handle obj) {
 /// Python's slice rules (as slice.indices(n)): the first position, step and length.
 Entry slice_entry(py::handle obj, int64_t n) {
   Py_ssize_t start = 0, stop = 0, step = 0;
+  check_slice_bound(obj, "start");
+  check_slice_bound(obj, "stop");
   if (PySlice_Unpack(obj.ptr(), &start, &stop, &step) < 0) {
     if (PyErr_ExceptionMatches(PyExc_TypeError)) {
       PyErr_Clear();

@@ -233,11 +233,16 @@ def test_negative_steps_match_numpy():
 
 
 def test_huge_slice_bounds_clamp():
+    # Bounds within the 32-bit range of dimensions clamp as in NumPy; steps may be any int.
     a_np = np.arange(10)
     a = mx.array(a_np)
-    for s in [slice(-2**40, 2**40), slice(2**62, None, -1), slice(None, -2**62, -2), slice(3, 2**63 - 1, 4),
-              slice(None, None, 2**62), slice(None, None, -2**62), slice(3, None, 2**40), slice(-2**70, 2**70, 3)]:
+    for s in [slice(-2**31, 2**31 - 1), slice(2**31 - 1, None, -1), slice(None, -2**31, -2),
+              slice(3, 2**31 - 1, 4), slice(None, None, 2**62), slice(None, None, -2**62), slice(3, None, 2**40)]:
         assert_same(a[s], a_np[s], s)
+    # Beyond it, MLX's ValueError.
+    for s in [slice(-2**40, 2**40), slice(2**62, None, -1), slice(None, -2**62, -2), slice(-2**70, 2**70, 3)]:
+        with pytest.raises(ValueError):
+            a[s]
 
 
 def test_large_arrays_gather_and_scatter_as_numpy():
@@ -297,8 +302,15 @@ def test_indexing_errors():
         a[3]
     with pytest.raises(IndexError):
         a[0, -5]
-    with pytest.raises(IndexError):
-        a[2**70]
+    # Beyond the 32-bit range of dimensions: ValueError, as MLX (IndexError within it).
+    for big in (2**32, -2**31 - 1, 2**70):
+        with pytest.raises(ValueError):
+            a[big]
+        with pytest.raises(ValueError):
+            a[:big]
+        with pytest.raises(ValueError):
+            a[big:]
+    assert a[:2**31 - 1].shape == (3, 4) and a[-2**31:].shape == (3, 4)
     with pytest.raises(ValueError):
         a[0, 0, 0]
     with pytest.raises(ValueError):
