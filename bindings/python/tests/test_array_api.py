@@ -373,3 +373,20 @@ def test_imports_are_read_only_and_keep_what_was_asked():
     assert c.dtype == mx.float64 and np.array(c).tolist() == np.array(b).tolist()
     with pytest.raises(ValueError):
         mx.trunc(mx.array([1 + 1j]))
+
+
+def test_numbers_print_when_numpy_was_imported_first():
+    # A module loaded before braid.core with a private copy of the C++ runtime's symbols (NumPy
+    # 2's wheels) made number formatting crash; braid/__init__.py makes the runtime global.
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numpy\nimport braid.core as mx\n"
+            "print(repr(mx.array([1.5, 2])))\n"
+            "try:\n    mx.reshape(mx.array([1, 2]), (3,))\nexcept ValueError as e:\n    print(e)\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["array([1.5, 2], dtype=float32)",
+                                       "[reshape] Cannot reshape array of size 2 into shape (3,)."]
