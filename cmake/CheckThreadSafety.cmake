@@ -38,7 +38,9 @@ foreach(i RANGE ${last})
   foreach(arg IN LISTS args)
     if(skip_next)
       set(skip_next FALSE)
-    elseif(arg STREQUAL "-o" OR arg STREQUAL "-MF" OR arg STREQUAL "-MT" OR arg STREQUAL "-MQ")
+    elseif(arg STREQUAL "-o" OR arg STREQUAL "-MF" OR arg STREQUAL "-MT" OR arg STREQUAL "-MQ"
+           OR arg STREQUAL "-include")
+      # -include: the library's precompiled header (GCC's file, which clang cannot read).
       set(skip_next TRUE)
     elseif(arg STREQUAL "-c" OR arg MATCHES "^-W" OR arg MATCHES "^-fsanitize" OR arg MATCHES "^-M"
            OR arg STREQUAL "${file}")

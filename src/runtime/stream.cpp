@@ -383,11 +383,11 @@ void clear_streams() {
   // Moved out first: dropping the last reference to a stream runs its teardown, which must
   // not find this thread's defaults half-cleared.
   auto& t = thread_defaults();
-  std::optional<Stream> cpu = std::move(t.cpu_stream), gpu = std::move(t.gpu_stream);
-  t.cpu_stream.reset();
-  t.gpu_stream.reset();
-  auto resolved = std::move(t.thread_local_streams);
-  t.thread_local_streams.clear();
+  std::optional<Stream> cpu, gpu;
+  cpu.swap(t.cpu_stream);
+  gpu.swap(t.gpu_stream);
+  std::unordered_map<int, detail::ThreadDefaults::Resolved> resolved;
+  resolved.swap(t.thread_local_streams);
 }
 
 Stream new_thread_local_stream(Device d) {
