@@ -55,12 +55,7 @@ extern "C" int mlx_device_is_available(bool* avail, mlx_device dev) {
   return guard([&] { out(avail) = is_available(get(dev)); });
 }
 extern "C" int mlx_device_count(int* count, mlx_device_type type) {
-  return guard([&] {
-    const auto t = to_device_type(type);
-    int n = 0;
-    while (n < 1024 && is_available(Device(t, n))) ++n;
-    out(count) = n;
-  });
+  return guard([&] { out(count) = device_count(to_device_type(type)); });
 }
 
 extern "C" mlx_device_info mlx_device_info_new(void) {
