@@ -62,6 +62,14 @@ from braid.nn.layers.convolution_transpose import (
     ConvTranspose2d,
     ConvTranspose3d,
 )
+from braid.nn.layers.distributed import (
+    AllToShardedLinear,
+    FullyShardedModule,
+    QuantizedAllToShardedLinear,
+    QuantizedShardedToAllLinear,
+    ShardedToAllLinear,
+    fully_shard,
+)
 from braid.nn.layers.dropout import Dropout, Dropout2d, Dropout3d
 from braid.nn.layers.embedding import Embedding
 from braid.nn.layers.linear import Bilinear, Identity, Linear
