@@ -4,6 +4,7 @@
 #include <sstream>
 #include <thread>
 #include <variant>
+#include <vector>
 
 #include "braid/braid.h"
 #include "watchdog.h"
@@ -145,9 +146,37 @@ TEST(Smoke, GetStreamsAndClearStreams) {
     EXPECT_NE(before, after);
     EXPECT_TRUE(listed(before));  // `before` is still held here
     EXPECT_EQ(kept.item<float>(), 3.0f);
-    Stream handle = new_thread_local_stream(Device::cpu);
+    ThreadLocalStream handle = new_thread_local_stream(Device::cpu);  // MLX's type
+    EXPECT_TRUE(handle.is_thread_local_handle());
     Stream real = stream_from_thread_local_stream(handle);
+    EXPECT_FALSE(real.is_thread_local_handle());
     clear_streams();
     EXPECT_NE(stream_from_thread_local_stream(handle), real);
   }).join();
+}
+
+// get_array_buffer_size counts each buffer once, at what its allocator holds for it: a view
+// counts its base's buffer, repeats and shared buffers count once, and unevaluated arrays throw.
+TEST(Smoke, ArrayBufferSizeCountsDistinctBuffers) {
+  array a = arange(1000.0f);
+  array view = slice(a, {10}, {20});
+  array lazy = a + 1.0f;
+  EXPECT_THROW(get_array_buffer_size({lazy}), std::invalid_argument);
+  eval(view);
+  const size_t a_size = get_array_buffer_size({a});
+  EXPECT_GE(a_size, a.nbytes());
+  EXPECT_LT(a_size, 2 * a.nbytes());
+  EXPECT_EQ(get_array_buffer_size({view}), a_size);
+  EXPECT_EQ(get_array_buffer_size({a, view, a}), a_size);
+  EXPECT_EQ(get_array_buffer_size({}), 0u);
+  std::vector<float> none;
+  array empty(none.begin(), Shape{0});
+  EXPECT_EQ(get_array_buffer_size({empty}), 0u);
+  array b = arange(3000.0f);
+  eval(b);
+  EXPECT_EQ(get_array_buffer_size({a, b}), a_size + get_array_buffer_size({b}));
+  // A small constant lives inside the array's bookkeeping and counts its bytes.
+  array c({1.0f, 2.0f});
+  eval(c);
+  EXPECT_EQ(get_array_buffer_size({c}), c.nbytes());
 }

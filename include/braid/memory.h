@@ -2,8 +2,11 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace braid {
+
+class array;
 
 namespace allocator {
 
@@ -46,5 +49,11 @@ void clear_cache();
 /// (neither backend has such sets): the value is only kept. Returns the previous one (0 at
 /// first).
 size_t set_wired_limit(size_t limit);
+
+/// Bytes of the distinct buffers behind `arrays`: each buffer once (views share their base's),
+/// at the size its allocator holds for it, which can exceed the arrays' nbytes. Constants of at
+/// most 16 bytes and arrays over the caller's memory count their bytes; graph nodes and caches
+/// are not counted. Every array must be evaluated (std::invalid_argument otherwise).
+size_t get_array_buffer_size(const std::vector<array>& arrays);
 
 }  // namespace braid

@@ -67,10 +67,16 @@ void set_default_stream(Stream s);
 /// it. Thread-safe.
 Stream new_stream(Device d);
 
+/// MLX's type for the handle new_thread_local_stream makes: a Stream whose
+/// is_thread_local_handle() is true, accepted wherever a stream is.
+struct ThreadLocalStream : public Stream {
+  using Stream::Stream;
+};
+
 /// A handle that resolves to one real stream per calling thread (created on first use).
 /// Arrays built through it carry the real stream, so they evaluate on any thread. Once its
 /// last copy dies, each thread releases its stream (at its next new resolution or exit).
-Stream new_thread_local_stream(Device d);
+ThreadLocalStream new_thread_local_stream(Device d);
 
 /// The calling thread's real stream behind a thread-local handle (`s` itself otherwise).
 Stream stream_from_thread_local_stream(Stream s);

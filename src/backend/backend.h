@@ -43,6 +43,8 @@ void free_device(Data& d) noexcept;
 size_t active_memory() noexcept;
 size_t peak_memory() noexcept;
 void reset_peak_memory() noexcept;
+/// The bytes the device allocator holds for a buffer of `bytes` (its size class).
+size_t allocated_bytes(size_t bytes) noexcept;
 /// Waits for all work already enqueued on a GPU stream's device queue.
 void synchronize(StreamState& s);
 /// Called once at process exit after the worker pool has stopped taking work: waits for the

@@ -12,7 +12,9 @@
 #include <functional>
 #include <map>
 #include <new>
+#include <stdexcept>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -306,6 +308,25 @@ void clear_cache() { detail::cpu_allocator().clear(); }
 size_t set_wired_limit(size_t limit) {
   static std::atomic<size_t> wired_limit{0};  // kept for MLX's API only; nothing reads it
   return wired_limit.exchange(limit, std::memory_order_relaxed);
+}
+
+size_t get_array_buffer_size(const std::vector<array>& arrays) {
+  std::unordered_set<const detail::Data*> seen;
+  size_t total = 0;
+  for (const array& a : arrays) {
+    if (!a.is_available()) {
+      throw std::invalid_argument("[get_array_buffer_size] Arrays must be evaluated first.");
+    }
+    const detail::Data* d = a.desc()->data.get();
+    if (d == nullptr || !seen.insert(d).second) continue;
+    const size_t bytes = d->buffer.size;
+    if (bytes == 0 || d->is_inline || d->external) {
+      total += bytes;
+    } else {
+      total += d->on_device ? detail::gpu::allocated_bytes(bytes) : detail::size_class(bytes);
+    }
+  }
+  return total;
 }
 
 }  // namespace braid

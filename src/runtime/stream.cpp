@@ -390,13 +390,14 @@ void clear_streams() {
   resolved.swap(t.thread_local_streams);
 }
 
-Stream new_thread_local_stream(Device d) {
+ThreadLocalStream new_thread_local_stream(Device d) {
   if (!is_available(d)) {
     std::ostringstream msg;
     msg << "[new_thread_local_stream] Device " << d << " is not available.";
     throw std::invalid_argument(msg.str());
   }
-  return StreamRegistry::instance().new_handle(d);
+  const Stream handle = StreamRegistry::instance().new_handle(d);
+  return ThreadLocalStream(handle.index, handle.device, handle.shared_state());
 }
 
 Stream stream_from_thread_local_stream(Stream s) {

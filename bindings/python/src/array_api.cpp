@@ -179,6 +179,48 @@ array searchsorted(const array& seq, const array& values, const std::string& sid
   const array rank = argsort(argsort(v, 0, s), 0, s);
   return reshape(astype(subtract(value_position, rank, s), uint32, s), values.shape(), s);
 }
+
+/// mx.unique's outputs for `size` slots, built from a stable sort: in sorted order an element
+/// starts a new value when it differs from the one before (NaNs count as equal), its rank is
+/// the number of such starts up to it, minus one. Slots past the last unique value hold
+/// `fill` (count 0); ranks at or past `size` are dropped from values, index and counts, and
+/// clamped to the last slot in inverse.
+struct Unique {
+  array values, index, inverse, counts;
+};
+Unique unique(const array& a, int size, const array& fill, StreamOrDevice s) {
+  const array flat = reshape(a, {-1}, s);
+  const int32_t n = flat.shape(0);
+  const array dummy_fill = astype(fill, a.dtype(), s);
+  if (n == 0) {
+    return {full(Shape{size}, dummy_fill, s), zeros({size}, uint32, s), zeros(a.shape(), uint32, s),
+            zeros({size}, uint32, s)};
+  }
+  const array order = argsort(flat, 0, s);
+  const array sorted = take(flat, order, 0, s);
+  array is_new = ones({1}, bool_, s);
+  if (n > 1) {
+    const array next = slice(sorted, {1}, {n}, s), prev = slice(sorted, {0}, {n - 1}, s);
+    array differs = not_equal(next, prev, s);
+    if (issubdtype(a.dtype(), Dtype::Category::inexact)) {
+      differs = logical_and(differs, logical_not(logical_and(isnan(next, s), isnan(prev, s), s), s), s);
+    }
+    is_new = concatenate({is_new, differs}, 0, s);
+  }
+  const array rank = subtract(cumsum(astype(is_new, int32, s), 0, false, true, s), array(1, int32), s);
+  const array last_slot = array(size, int32);
+  // Each value's first element writes its slot; every other element writes the spare slot `size`.
+  const array slot = where(logical_and(is_new, less(rank, last_slot, s), s), rank, last_slot, s);
+  auto first = [&](const array& padded) { return slice(padded, {0}, {size}, s); };
+  Unique out{first(put_along_axis(full(Shape{size + 1}, dummy_fill, s), slot, sorted, 0, s)),
+             first(put_along_axis(zeros({size + 1}, uint32, s), slot, order, 0, s)), array(0), array(0)};
+  const array clamped = astype(minimum(rank, array(std::max(size - 1, 0), int32), s), uint32, s);
+  out.inverse =
+      reshape(put_along_axis(zeros({n}, uint32, s), astype(order, int32, s), clamped, 0, s), a.shape(), s);
+  out.counts = first(scatter_add_axis(zeros({size + 1}, uint32, s), minimum(rank, last_slot, s),
+                                      ones({n}, uint32, s), 0, s));
+  return out;
+}
 }  // namespace
 
 BRAID_PYTHON_INIT(kInitFunctions) {
@@ -263,6 +305,32 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "stream"_a = py::none(),
       "Indices (uint32) that keep the 1-D ascending `sorted_sequence` sorted when each value is inserted: "
       "the count of elements less than the value ('left') or at most it ('right').");
+  m.def(
+      "unique",
+      [](py::handle a_obj, int size, bool return_index, bool return_inverse, bool return_counts,
+         py::handle fill_value, py::handle s) -> py::object {
+        if (size < 0) {
+          throw std::invalid_argument("[unique] size must be >= 0, got " + std::to_string(size) + ".");
+        }
+        const array a = to_array(a_obj);
+        const array fill = fill_value.is_none() ? array(0, a.dtype()) : to_array(fill_value);
+        if (fill.size() != 1) throw std::invalid_argument("[unique] fill_value must be a scalar.");
+        Unique u = unique(a, size, reshape(fill, {}), to_stream_or_device(s));
+        if (!return_index && !return_inverse && !return_counts) return py::cast(u.values);
+        py::list out;
+        out.append(u.values);
+        if (return_index) out.append(u.index);
+        if (return_inverse) out.append(u.inverse);
+        if (return_counts) out.append(u.counts);
+        return py::tuple(out);
+      },
+      "a"_a, py::pos_only(), "size"_a, "return_index"_a = false, "return_inverse"_a = false,
+      "return_counts"_a = false, "fill_value"_a = py::none(), py::kw_only(), "stream"_a = py::none(),
+      "The sorted unique elements of the flattened array in `size` slots (the output's shape never "
+      "depends on the values): extra slots hold fill_value (0 when None) with count 0; with more unique "
+      "values than slots, the smallest `size` are kept. Optionally also the index of each value's first "
+      "occurrence, the inverse (each element's slot, in a's shape; clamped to the last slot for dropped "
+      "values) and the counts, all uint32. NaNs count as one value.");
   py::class_<NamespaceInfo>(m, "ArrayNamespaceInfo", "The array API's inspection functions for braid.core.")
       .def("capabilities", [](const NamespaceInfo&) { return capabilities(); })
       .def("default_device", [](const NamespaceInfo&) { return default_device(); })

@@ -72,6 +72,10 @@ BRAID_PYTHON_INIT(kInitDevice) {
       .def("__eq__",
            [](const Stream& a, py::object b) { return py::isinstance<Stream>(b) && a == b.cast<Stream>(); })
       .def("__hash__", [](const Stream& s) { return s.index * 31 + static_cast<int>(s.device.type); });
+  py::class_<ThreadLocalStream, Stream>(
+      m, "ThreadLocalStream",
+      "A handle from new_thread_local_stream: one real stream per thread that uses it, accepted "
+      "wherever a stream is.");
 
   m.def("default_device", &default_device, "The device ops run on when no stream is given.");
   m.def("set_default_device", &set_default_device, "device"_a, "Makes `device` the default device.");

@@ -37,6 +37,19 @@ BRAID_PYTHON_INIT(kInitFunctions) {
         "MLX's limit on wired (resident) memory; braid wires no memory, so the value is only kept. "
         "Returns the previous limit.");
   m.def(
+      "get_array_buffer_size",
+      [](const py::args& trees) {
+        std::vector<array> arrays;
+        for (const py::handle tree : trees) {
+          std::vector<array> leaves = tree_flatten_arrays(tree, /*strict=*/false);
+          arrays.insert(arrays.end(), leaves.begin(), leaves.end());
+        }
+        return get_array_buffer_size(arrays);
+      },
+      "Bytes of the distinct buffers behind the arrays in the arguments (arrays or trees of "
+      "arrays; other leaves are ignored), each buffer once, at its allocator size. The arrays "
+      "must be evaluated (ValueError otherwise).");
+  m.def(
       "clear_cache",
       [] {
         py::gil_scoped_release release;

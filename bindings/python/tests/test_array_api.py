@@ -2,6 +2,7 @@
 # __array_namespace_info__, asarray), mx.from_dlpack's in-place import, print options, and the
 # conversions MLX refuses: a Python int that overflows the array's integer dtype, ragged lists.
 import gc
+import math
 import threading
 
 import numpy as np
@@ -277,6 +278,8 @@ def test_devices_and_streams():
             mx.device_info(mx.Device(mx.gpu))
 
     handle = mx.new_thread_local_stream(mx.cpu)
+    assert isinstance(handle, mx.ThreadLocalStream) and isinstance(handle, mx.Stream)
+    assert handle.device == mx.cpu
     results = []
 
     def worker():
@@ -390,3 +393,55 @@ def test_numbers_print_when_numpy_was_imported_first():
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["array([1.5, 2], dtype=float32)",
                                        "[reshape] Cannot reshape array of size 2 into shape (3,)."]
+
+
+@pytest.mark.parametrize("dtype", [mx.int32, mx.float32, mx.uint8, mx.bool_])
+def test_unique_matches_numpy_when_size_is_the_number_of_unique_values(dtype):
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 6, size=(4, 7)).astype(np.float32)
+    a = mx.array(x).astype(dtype)
+    ref = np.array(a)
+    values, index, inverse, counts = np.unique(ref, return_index=True, return_inverse=True, return_counts=True)
+    out = mx.unique(a, len(values), return_index=True, return_inverse=True, return_counts=True)
+    assert len(out) == 4
+    v, i, inv, c = out
+    assert v.dtype == a.dtype and v.tolist() == values.tolist()
+    assert i.dtype == mx.uint32 and i.tolist() == index.tolist()
+    assert inv.shape == a.shape and inv.reshape(-1).tolist() == inverse.reshape(-1).tolist()
+    assert c.tolist() == counts.tolist()
+    assert mx.unique(a, len(values)).tolist() == values.tolist()
+
+
+def test_unique_pads_with_fill_value_and_truncates():
+    a = mx.array([3, 1, 3, 2, 1, 3])
+    v, c = mx.unique(a, 5, return_counts=True)
+    assert v.tolist() == [1, 2, 3, 0, 0] and c.tolist() == [2, 1, 3, 0, 0]
+    assert mx.sum(c > 0).item() == 3
+    assert mx.unique(a, 4, fill_value=-1).tolist() == [1, 2, 3, -1]
+    assert mx.unique(a, 4, fill_value=mx.array(9)).tolist() == [1, 2, 3, 9]
+    # Truncated: the smallest values stay; dropped elements point at the last slot.
+    v, i, inv, c = mx.unique(a, 2, return_index=True, return_inverse=True, return_counts=True)
+    assert v.tolist() == [1, 2] and i.tolist() == [1, 3] and c.tolist() == [2, 1]
+    assert inv.tolist() == [1, 0, 1, 1, 0, 1]
+    assert mx.unique(a, 0).shape == (0,)
+    empty = mx.unique(mx.array([], dtype=mx.float32), 3, return_counts=True)
+    assert empty[0].tolist() == [0.0, 0.0, 0.0] and empty[1].tolist() == [0, 0, 0]
+
+
+def test_unique_counts_nans_as_one_value_and_keeps_the_first_index():
+    a = mx.array([2.0, float("nan"), 1.0, float("nan"), 2.0])
+    v, i, c = mx.unique(a, 3, return_index=True, return_counts=True)
+    assert v[:2].tolist() == [1.0, 2.0] and math.isnan(v[2].item())
+    assert i.tolist() == [2, 0, 1] and c.tolist() == [1, 2, 2]
+
+
+def test_unique_is_lazy_and_checks_its_arguments():
+    a = mx.array([1, 1, 2]) * 2
+    out = mx.unique(a, 2)
+    assert out.tolist() == [2, 4]
+    with pytest.raises(ValueError):
+        mx.unique(a, -1)
+    with pytest.raises(ValueError):
+        mx.unique(a, 2, fill_value=mx.array([1, 2]))
+    with pytest.raises(TypeError):
+        mx.unique(a)

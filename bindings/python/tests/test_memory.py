@@ -89,3 +89,23 @@ def test_metal_names_are_deprecated_aliases():
     assert mx.set_cache_limit(previous) == 32 * MB
     for name in ("get_peak_memory", "reset_peak_memory", "get_cache_memory", "set_memory_limit", "clear_cache"):
         assert callable(getattr(mx.metal, name))
+
+
+def test_array_buffer_size_counts_each_buffer_once():
+    a = mx.arange(1000, dtype=mx.float32)
+    view = a[10:20]
+    lazy = a + 1
+    with pytest.raises(ValueError):
+        mx.get_array_buffer_size({"lazy": lazy})
+    mx.eval(view)
+    a_size = mx.get_array_buffer_size(a)
+    assert a.nbytes <= a_size < 2 * a.nbytes
+    assert mx.get_array_buffer_size() == 0
+    assert mx.get_array_buffer_size(view) == a_size
+    assert mx.get_array_buffer_size({"a": a, "nested": (a, None, "text", 3)}) == a_size
+    assert mx.get_array_buffer_size(mx.array([])) == 0
+    b = mx.arange(3000, dtype=mx.float32)
+    mx.eval(b)
+    assert mx.get_array_buffer_size(a, [b]) == a_size + mx.get_array_buffer_size(b)
+    small = mx.array([5.0, 6.0])
+    assert mx.get_array_buffer_size(small) == small.nbytes

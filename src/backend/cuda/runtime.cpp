@@ -433,17 +433,18 @@ class DeviceAllocator {
   size_t peak() const { return peak_.load(std::memory_order_relaxed); }
   void reset_peak() { peak_.store(0, std::memory_order_relaxed); }  // as MLX: 0 until the next allocation
 
+  // The bytes actually held for a request of `bytes`.
+  static size_t size_class(size_t bytes) {
+    const size_t g = bytes < (size_t{1} << 20) ? 512 : (size_t{2} << 20);
+    return (std::max<size_t>(bytes, 1) + g - 1) / g * g;
+  }
+
  private:
   struct Shared {
     void* ptr;
     size_t cls;
     std::vector<cudaEvent_t> pending;
   };
-
-  static size_t size_class(size_t bytes) {
-    const size_t g = bytes < (size_t{1} << 20) ? 512 : (size_t{2} << 20);
-    return (std::max<size_t>(bytes, 1) + g - 1) / g * g;
-  }
 
   static bool keep_own(StreamCtx& s, void* p, size_t cls) noexcept {
     std::lock_guard<std::mutex> lock(s.cache_mu);
@@ -775,6 +776,7 @@ size_t peak_memory() noexcept { return device_buffers_made() ? cuda::device_allo
 void reset_peak_memory() noexcept {
   if (device_buffers_made()) cuda::device_allocator().reset_peak();
 }
+size_t allocated_bytes(size_t bytes) noexcept { return cuda::DeviceAllocator::size_class(bytes); }
 
 std::shared_ptr<void> new_stream_state(int) {
   cuda::ApiUse use;

@@ -26,6 +26,7 @@ void free_device(Data&) noexcept {}
 size_t active_memory() noexcept { return 0; }
 size_t peak_memory() noexcept { return 0; }
 void reset_peak_memory() noexcept {}  // no device buffer can exist without a GPU backend
+size_t allocated_bytes(size_t bytes) noexcept { return bytes; }
 void synchronize(StreamState&) { no_gpu("synchronize"); }
 void quiesce() noexcept {}
 }  // namespace detail::gpu
