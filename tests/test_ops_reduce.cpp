@@ -782,7 +782,8 @@ TEST(OpsArgReduce, FlattenedOverloads) {
     EXPECT_EQ(values(argmax(a, 0, false, dev)), (std::vector<double>{1, 0, 0}));
     EXPECT_EQ(values(argmin(a, -1, true, dev)), (std::vector<double>{2, 1}));
     EXPECT_THROW(argmax(zeros({0}), dev), std::invalid_argument);
-    EXPECT_THROW(argmin(zeros({2, 0}), 0, false, dev), std::invalid_argument);
+    EXPECT_THROW(argmin(zeros({2, 0}), 1, false, dev), std::invalid_argument);
+    EXPECT_EQ(argmin(zeros({2, 0}), 0, false, dev).shape(), (Shape{0}));  // as NumPy
   }
 }
 
@@ -960,7 +961,7 @@ TEST(OpsReduce, BadInputThrowsWithTheOpName) {
        }},
       {"[any]", [&] { any(array(1), 0); }},
       {"[max]", [&] { max(e); }},
-      {"[min]", [&] { min(e, 1); }},
+      {"[min]", [&] { min(e, 0); }},
       {"[min]", [&] { min(m, 5); }},
       {"[mean]", [&] { mean(m, 2); }},
       {"[var]", [&] { var(m, 2); }},
@@ -971,17 +972,14 @@ TEST(OpsReduce, BadInputThrowsWithTheOpName) {
       {"[std]", [&] { braid::std(m, -3); }},
       {"[argmax]", [&] { argmax(m, 2); }},
       {"[argmin]", [&] { argmin(e); }},
-      {"[argmax]", [&] { argmax(e, 1); }},
+      {"[argmax]", [&] { argmax(e, 0); }},
       {"[argmin]", [&] { argmin(array(1), 0); }},
       {"[median]", [&] { median(m, 2); }},
       {"[median]",
        [&] {
          median(m, std::vector<int>{1, -1});
        }},
-      {"[median]",
-       [&] {
-         median(m, std::vector<int>{});
-       }},
+      {"[median]", [&] { median(m, std::vector<int>{}); }},
       {"[median]", [&] { median(e); }},
       {"[median]", [&] { median(e, 0); }},
       {"[logsumexp]", [&] { logsumexp(e); }},
@@ -1004,4 +1002,31 @@ TEST(OpsReduce, BadInputThrowsWithTheOpName) {
 }
 
 }  // namespace
+}  // namespace braid
+
+namespace braid {
+
+// max, min, argmax and argmin of an array empty along an axis they do not reduce give an empty
+// result, as NumPy; only an empty reduced axis is an error.
+TEST(OpsReduce, ExtremaOfArraysEmptyAlongAnotherAxis) {
+  for (const Device& dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    array m = braid::max(zeros({0, 2}), -1);
+    eval(m);
+    EXPECT_EQ(m.shape(), (Shape{0}));
+    array n = braid::min(zeros({3, 0, 2}), std::vector<int>{-1}, true);
+    eval(n);
+    EXPECT_EQ(n.shape(), (Shape{3, 0, 1}));
+    array k = braid::max(zeros({0, 3, 2}), std::vector<int>{1, 2});
+    eval(k);
+    EXPECT_EQ(k.shape(), (Shape{0}));
+    array i = argmax(zeros({0, 3}), 1);
+    eval(i);
+    EXPECT_EQ(i.shape(), (Shape{0}));
+    EXPECT_THROW(braid::max(zeros({2, 0}), -1), std::invalid_argument);
+    EXPECT_THROW(braid::min(zeros({0, 2}), 0), std::invalid_argument);
+    EXPECT_THROW(argmin(zeros({3, 0}), 1), std::invalid_argument);
+  }
+}
+
 }  // namespace braid

@@ -667,7 +667,8 @@ std::vector<GradCase> indexing_cases() {
       r(
           "topk", [](const array& x) { return topk(x, 2, 1); }, s34),
       r(
-          "argsort is constant", [](const array& x) { return take_along_axis(x, argsort(x, 1), 1); }, s34),
+          "argsort indices under stop_gradient",
+          [](const array& x) { return take_along_axis(x, stop_gradient(argsort(x, 1)), 1); }, s34),
       {"scatter",
        {s34, {2, 1, 4}},
        -1,
@@ -941,6 +942,71 @@ TEST(Transforms, IntegerOutputsGetZeroCotangents) {
       auto [jout, t] = jvp(f, x, ones_like(x));
       test::expect_close(values(t), std::vector<double>(out.size(), 0.0), 0, 0, "jvp of an integer output");
     }
+  }
+}
+
+// As MLX: a gradient asked of gather or scatter indices (an input of the transform, or computed
+// from one) is std::invalid_argument naming stop_gradient; stop_gradient on computed indices
+// differentiates the data through them.
+TEST(Transforms, IndicesHaveNoGradientAndAskingForOneThrows) {
+  for (const Device& dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    const array x({1.0f, 2.0f, 3.0f, 4.0f});
+    const array idx({1, 3});
+    const array upd({5.0f, 6.0f});
+    auto expect_index_error = [](const std::function<void()>& f, const std::string& what) {
+      try {
+        f();
+        ADD_FAILURE() << what << ": no error";
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("stop_gradient"), std::string::npos) << what << ": " << e.what();
+      }
+    };
+    expect_index_error(
+        [&] {
+          vjp([](const std::vector<array>& in) { return std::vector<array>{take(in[0], in[1])}; }, {x, idx},
+              {ones({2})});
+        },
+        "take");
+    expect_index_error(
+        [&] {
+          vjp(
+              [](const std::vector<array>& in) {
+                return std::vector<array>{take_along_axis(in[0], in[1], 0)};
+              },
+              {x, idx}, {ones({2})});
+        },
+        "take_along_axis");
+    expect_index_error(
+        [&] {
+          vjp(
+              [](const std::vector<array>& in) {
+                return std::vector<array>{scatter_add(in[0], in[1], in[2], 0)};
+              },
+              {x, idx, reshape(upd, {2, 1})}, {ones({4})});
+        },
+        "scatter_add");
+    expect_index_error(
+        [&] {
+          vjp(
+              [](const std::vector<array>& in) {
+                return std::vector<array>{put_along_axis(in[0], in[1], in[2], 0)};
+              },
+              {x, idx, upd}, {ones({4})});
+        },
+        "put_along_axis");
+    // Indices computed from the differentiated input: an error unless stopped.
+    auto smallest_two = [](const array& w, bool stop) {
+      array order = slice(argsort(w), {0}, {2});
+      return sum(take(w, stop ? stop_gradient(order) : order));
+    };
+    expect_index_error([&] { grad([&](const array& w) { return smallest_two(w, false); })(x); }, "computed");
+    const array g =
+        grad([&](const array& w) { return smallest_two(w, true); })(array({4.0f, 3.0f, 2.0f, 1.0f}));
+    test::expect_close(values(g), {0, 0, 1, 1}, 0, 0, "through stopped indices");
+    // Differentiating only the data is unaffected.
+    auto [out, gx] = vjp([&](const array& a) { return take(a, idx); }, x, ones({2}));
+    test::expect_close(values(gx), {0, 1, 0, 1}, 0, 0, "take's data");
   }
 }
 

@@ -80,8 +80,12 @@ array reduce_op(const array& a, const std::vector<int>& axes, bool keepdims, Red
 
 array extreme_op(const array& a, const std::vector<int>& axes, bool keepdims, Reduce::Op op, const char* name,
                  StreamOrDevice s) {
+  // As NumPy: max and min have no identity, so only an empty reduced axis is an error; an array
+  // empty along another axis reduces to an empty result.
   if (a.size() == 0) {
-    throw_invalid(name, std::string("Cannot ") + name + " reduce zero size array.");
+    for (int ax : detail::normalize_axes(axes, static_cast<int>(a.ndim()), name)) {
+      if (a.shape(ax) == 0) throw_invalid(name, std::string("Cannot ") + name + " reduce zero size array.");
+    }
   }
   return reduce_op(a, axes, keepdims, op, name, std::move(s));
 }
@@ -278,8 +282,8 @@ namespace {
 
 array arg_reduce(const array& a, int axis, bool keepdims, ArgReduce::Op op, const char* name,
                  StreamOrDevice s) {
-  if (a.size() == 0) throw_invalid(name, std::string("Cannot ") + name + " reduce zero size array.");
   const int ax = detail::normalize_axis(axis, static_cast<int>(a.ndim()), name);
+  if (a.shape(ax) == 0) throw_invalid(name, std::string("Cannot ") + name + " reduce zero size array.");
   Stream st = detail::op_stream(std::move(s), name);
   Shape kept_shape = a.shape();
   kept_shape[ax] = 1;

@@ -1,5 +1,6 @@
 // Derivatives of gather, scatter and the sorts. Index inputs are integers: no gradient.
 #include <stdexcept>
+#include <string>
 
 #include "primitives/grad_utils.h"
 #include "primitives/indexing.h"
@@ -43,6 +44,14 @@ ProdParts scatter_prod_parts(const array& a, const std::vector<array>& idx, cons
   return {p, others};
 }
 
+// As MLX: indices have no gradient, and a vjp asked for one (the indices are an input of
+// the transform, or were computed from one) is an error, not silently zero.
+[[noreturn]] void throw_index_vjp(const char* primitive) {
+  throw std::invalid_argument(std::string("[") + primitive +
+                              "] Cannot calculate the VJP with respect to the indices; apply "
+                              "stop_gradient to indices computed from differentiated inputs.");
+}
+
 }  // namespace
 
 std::vector<array> Gather::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -51,12 +60,9 @@ std::vector<array> Gather::vjp(const std::vector<array>& primals, const std::vec
   const array& a = primals[0];
   std::vector<array> out;
   for (int arg : argnums) {
-    if (arg == 0) {
-      std::vector<array> idx = index_inputs(primals, 1, primals.size() - 1);
-      out.push_back(scatter_add(zeros_like(a, s), idx, cotangents[0], axes_, s));
-    } else {
-      out.push_back(zeros_like(primals[arg], s));
-    }
+    if (arg != 0) throw_index_vjp(name());
+    std::vector<array> idx = index_inputs(primals, 1, primals.size() - 1);
+    out.push_back(scatter_add(zeros_like(a, s), idx, cotangents[0], axes_, s));
   }
   return out;
 }
@@ -72,11 +78,8 @@ std::vector<array> GatherAxis::vjp(const std::vector<array>& primals, const std:
   const Stream& s = stream();
   std::vector<array> out;
   for (int arg : argnums) {
-    if (arg == 0) {
-      out.push_back(scatter_add_axis(zeros_like(primals[0], s), primals[1], cotangents[0], axis_, s));
-    } else {
-      out.push_back(zeros_like(primals[arg], s));
-    }
+    if (arg != 0) throw_index_vjp(name());
+    out.push_back(scatter_add_axis(zeros_like(primals[0], s), primals[1], cotangents[0], axis_, s));
   }
   return out;
 }
@@ -99,10 +102,7 @@ std::vector<array> Scatter::vjp(const std::vector<array>& primals, const std::ve
   std::vector<array> out;
   for (int arg : argnums) {
     const bool is_src = arg == 0, is_upd = static_cast<size_t>(arg) == primals.size() - 1;
-    if (!is_src && !is_upd) {
-      out.push_back(zeros_like(primals[arg], s));
-      continue;
-    }
+    if (!is_src && !is_upd) throw_index_vjp(name());
     switch (reduce_) {
       case ReduceType::None:
         out.push_back(is_src ? scatter(c, idx, zeros_like(upd, s), axes_, s)

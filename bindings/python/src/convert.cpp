@@ -156,7 +156,7 @@ array numpy_to_array(const py::array& arr, std::optional<Dtype> dtype) {
   Shape shape;
   for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
     if (arr.shape(i) > std::numeric_limits<int32_t>::max()) {
-      throw std::invalid_argument("[array] A dimension of the NumPy array is larger than 2^31 - 1.");
+      throw std::invalid_argument("Shape dimension falls outside supported `int` range.");  // MLX's words
     }
     shape.push_back(static_cast<int32_t>(arr.shape(i)));
   }

@@ -52,6 +52,23 @@ array assign_masked(const array& a, const array& mask, py::handle value) {
   return masked_scatter(a, mask, broadcast_to(v, rows));
 }
 
+/// The slice of `src` combined by scatter_max or scatter_min with `update` (which broadcasts
+/// to the slice), written back. As MLX's ArrayAt, the maximum and minimum go through a scatter,
+/// whose gradient reaches both the source and the update where they tie (maximum's own
+/// gradient gives a tie to one side only).
+array update_slice_extremum(const array& src, const array& update, const Shape& start, const Shape& stop,
+                            const Shape& strides, Combine op) {
+  const array part = slice(src, start, stop, strides);
+  const Shape shape = part.shape();
+  const array flat_update = reshape(broadcast_to(astype(update, src.dtype()), shape), {1, -1});
+  const array flat = reshape(part, {1, -1});
+  const std::vector<array> row{array(0)};
+  const array combined = reshape(op == Combine::maximum ? scatter_max(flat, row, flat_update, {0})
+                                                        : scatter_min(flat, row, flat_update, {0}),
+                                 shape);
+  return slice_update(src, combined, start, stop, strides);
+}
+
 /// Basic indices: the slice of `src` combined with `update` (shaped as the slice).
 array update_slice(const array& src, const array& update, const Shape& start, const Shape& stop,
                    const Shape& strides, Combine op) {
@@ -62,8 +79,8 @@ array update_slice(const array& src, const array& update, const Shape& start, co
     case Combine::multiply: return slice_update_prod(src, update, start, stop, strides);
     case Combine::divide:
       return slice_update(src, divide(slice(src, start, stop, strides), update), start, stop, strides);
-    case Combine::maximum: return slice_update_max(src, update, start, stop, strides);
-    case Combine::minimum: return slice_update_min(src, update, start, stop, strides);
+    case Combine::maximum:
+    case Combine::minimum: return update_slice_extremum(src, update, start, stop, strides, op);
   }
   throw std::logic_error("unreachable");
 }

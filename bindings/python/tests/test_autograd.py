@@ -486,3 +486,49 @@ def test_gather_mm_refuses_gradients_through_indices_computed_from_the_input():
     g = mx.grad(lambda x: routed(x, True))(x)
     want = np.broadcast_to(np.asarray(w)[[0, 1]].sum(-1)[:, None, :], (2, 1, 4))
     np.testing.assert_array_equal(np.asarray(g), want)
+
+
+def test_gradients_with_respect_to_indices_raise():
+    x = mx.array([1.0, 2.0, 3.0, 4.0])
+    idx = mx.array([1, 3])
+    updates = mx.array([5.0, 6.0])
+    cases = [
+        (lambda x, i: mx.take(x, i), [x, idx], [mx.ones((2,))]),
+        (lambda x, i: mx.take_along_axis(x, i, axis=0), [x[:, None], idx[:, None]], [mx.ones((2, 1))]),
+        (lambda x, i, u: x.at[i].add(u), [x, idx, updates], [mx.ones((4,))]),
+        (lambda x, i, u: mx.put_along_axis(x, i, u, axis=0), [x[:, None], idx[:, None], updates[:, None]],
+         [mx.ones((4, 1))]),
+    ]
+    for fun, primals, cotangents in cases:
+        with pytest.raises(ValueError, match="stop_gradient"):
+            mx.vjp(fun, primals, cotangents)
+
+    def smallest_two(w, stop):
+        order = mx.argsort(w)[:2]
+        return mx.take(w, mx.stop_gradient(order) if stop else order).sum()
+
+    w = mx.array([4.0, 3.0, 2.0, 1.0])
+    with pytest.raises(ValueError, match="stop_gradient"):
+        mx.grad(lambda w: smallest_two(w, False))(w)
+    assert mx.grad(lambda w: smallest_two(w, True))(w).tolist() == [0.0, 0.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+def test_slice_and_index_extremum_updates_give_ties_to_both(op):
+    def fun(src, updates):
+        return getattr(src.at[1:3], op)(updates)
+
+    src = mx.array([1.0, 2.0, 3.0, 4.0])
+    cotan = mx.array([4.0, 5.0, 6.0, 7.0])
+    losing = mx.array([[1.0, 2.0]]) if op == "maximum" else mx.array([[5.0, 6.0]])
+    winning = mx.array([[5.0, 6.0]]) if op == "maximum" else mx.array([[1.0, 1.0]])
+    _, (gs, gu) = mx.vjp(fun, [src, losing], [cotan])
+    assert gs.tolist() == [4.0, 5.0, 6.0, 7.0] and gu.tolist() == [[0.0, 0.0]]
+    _, (gs, gu) = mx.vjp(fun, [src, winning], [cotan])
+    assert gs.tolist() == [4.0, 0.0, 0.0, 7.0] and gu.tolist() == [[5.0, 6.0]]
+    # A tie: the cotangent reaches both the source and the update, as through a scatter.
+    _, (gs, gu) = mx.vjp(lambda s, u: getattr(s.at[1], op)(u), [src, mx.array([[2.0]])], [cotan])
+    assert gs.tolist() == [4.0, 5.0, 6.0, 7.0] and gu.reshape(-1).tolist() == [5.0]
+    assert getattr(src.at[1:3], op)(winning).tolist() == (
+        [1.0, 5.0, 6.0, 4.0] if op == "maximum" else [1.0, 1.0, 1.0, 4.0]
+    )
