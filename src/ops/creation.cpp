@@ -7,6 +7,7 @@
 
 #include "braid/ops.h"
 #include "graph/node.h"
+#include "graph/trace.h"
 #include "ops/utils.h"
 #include "primitives/primitives.h"
 
@@ -82,12 +83,34 @@ array arange(int stop, StreamOrDevice s) { return arange(0, stop, 1, std::move(s
 
 namespace braid {
 
-array zeros_like(const array& a, StreamOrDevice s) { return zeros(a.shape(), a.dtype(), std::move(s)); }
+namespace {
 
-array ones_like(const array& a, StreamOrDevice s) { return ones(a.shape(), a.dtype(), std::move(s)); }
+// While a shapeless compiled function is traced, a *_like array must take its shape from `a` on
+// every replay, not the traced one: an element-wise select of `vals` over `a` (its condition
+// always true) follows a's shape, where a fill of fixed shape would not.
+array like_following_shape(const array& a, const array& vals, Dtype dtype, StreamOrDevice s) {
+  Stream st = detail::op_stream(std::move(s), "full_like");
+  return where(array(true), astype(vals, dtype, st), astype(a, dtype, st), st);
+}
+
+}  // namespace
+
+array zeros_like(const array& a, StreamOrDevice s) {
+  if (detail::in_dynamic_tracing())
+    return like_following_shape(a, array(0, a.dtype()), a.dtype(), std::move(s));
+  return zeros(a.shape(), a.dtype(), std::move(s));
+}
+
+array ones_like(const array& a, StreamOrDevice s) {
+  if (detail::in_dynamic_tracing())
+    return like_following_shape(a, array(1, a.dtype()), a.dtype(), std::move(s));
+  return ones(a.shape(), a.dtype(), std::move(s));
+}
 
 array full_like(const array& a, array vals, Dtype dtype, StreamOrDevice s) {
   Shape shape = detail::broadcast_shapes(a.shape(), vals.shape(), "full_like");
+  if (detail::in_dynamic_tracing() && shape == a.shape())
+    return like_following_shape(a, vals, dtype, std::move(s));
   return full(std::move(shape), std::move(vals), dtype, std::move(s));
 }
 

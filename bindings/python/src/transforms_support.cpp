@@ -148,10 +148,21 @@ BRAID_PYTHON_INIT(kInitArray) {
   py::class_<Transformed>(
       m, "_transformed_function", "A function returned by grad, value_and_grad, vmap or checkpoint.",
       py::custom_type_setup(&gc_type_setup<Transformed, VisitTransformed, ClearTransformed>))
-      .def("__call__", [](const Transformed& self, const py::args& args, const py::kwargs& kwargs) {
-        if (!self.body || self.fun.is_none())
-          throw std::invalid_argument("[transform] The function was cleared.");
-        return self.body(self, args, kwargs);
+      .def("__call__",
+           [](const Transformed& self, const py::args& args, const py::kwargs& kwargs) {
+             if (!self.body || self.fun.is_none())
+               throw std::invalid_argument("[transform] The function was cleared.");
+             return self.body(self, args, kwargs);
+           })
+      // The wrapped function's name, qualified name and docstring, and the function
+      // itself as __wrapped__ (so inspect.signature gives its signature), as functools.wraps
+      // would give; an attribute the function lacks is missing here too.
+      // (__name__ and __qualname__ cannot be properties of a type: __getattr__ answers them.)
+      .def_property_readonly("__doc__", [](const Transformed& t) { return t.fun.attr("__doc__"); })
+      .def("__getattr__", [](const Transformed& t, const std::string& name) -> py::object {
+        if (name == "__wrapped__") return t.fun;
+        if (name == "__name__" || name == "__qualname__") return t.fun.attr(name.c_str());
+        throw py::attribute_error("'_transformed_function' object has no attribute '" + name + "'");
       });
 }
 

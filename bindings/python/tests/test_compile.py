@@ -355,3 +355,36 @@ def test_nested_compiled_functions_share_the_captured_random_state():
     assert not mx.array_equal(a, b).item()
     c, d = outer(mx.zeros((4,)))
     assert not mx.array_equal(a, c).item()
+
+
+def test_shapeless_like_arrays_follow_the_input_shape():
+    # MLX's test_shapeless_compile_full_like: zeros_like, ones_like and full_like of an input
+    # take each call's shape, not the traced one.
+    traces = []
+
+    def fun(x):
+        traces.append(x.shape)
+        return mx.zeros_like(x), mx.ones_like(x), mx.full_like(x, 7, dtype=mx.int32)
+
+    c = mx.compile(fun, shapeless=True)
+    for shape in [(1, 1, 32), (2, 2, 16), (3, 1, 5)]:
+        z, o, f = c(mx.zeros(shape))
+        assert z.shape == o.shape == f.shape == shape
+        assert z.dtype == mx.float32 and f.dtype == mx.int32
+        assert mx.all(z == 0).item() and mx.all(o == 1).item() and mx.all(f == 7).item()
+    assert len(traces) == 1
+
+
+def test_transformed_functions_keep_the_wrapped_functions_attributes():
+    import inspect
+
+    def inner(x: mx.array, y: str = "a"):
+        """A useful function."""
+        return x
+
+    for transformed in [mx.compile(inner), mx.grad(inner), mx.vmap(inner)]:
+        assert transformed.__name__ == "inner"
+        assert transformed.__qualname__ == inner.__qualname__
+        assert transformed.__doc__ == "A useful function."
+        assert transformed.__wrapped__ is inner
+        assert inspect.signature(transformed) == inspect.signature(inner)
