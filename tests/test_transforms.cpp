@@ -1680,3 +1680,18 @@ TEST(TransformsVmap, ErrorsNameTheProblem) {
       "[eval] Attempting to eval an array during function transformations like compile or vmap is not "
       "allowed.");
 }
+
+// checkpoint differentiates its floating inputs only: an integer input (indices) is a constant
+// of the recomputation, so a gather inside is not asked for its indices' gradient.
+TEST(Transforms, CheckpointWithIntegerInputs) {
+  for (const Device& dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    auto f = checkpoint([](const std::vector<array>& in) {
+      array t = take(in[0], in[1]);
+      return std::vector<array>{sum(multiply(t, t))};
+    });
+    const array idx({1, 3});
+    const array g = grad([&](const array& a) { return f({a, idx})[0]; })(array({1.0f, 2.0f, 3.0f, 4.0f}));
+    test::expect_close(values(g), {0, 4, 0, 8}, 0, 0, "checkpoint with indices");
+  }
+}

@@ -13,6 +13,7 @@
 #include <map>
 #include <new>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <unordered_set>
 #include <utility>
@@ -314,8 +315,18 @@ size_t get_array_buffer_size(const std::vector<array>& arrays) {
   std::unordered_set<const detail::Data*> seen;
   size_t total = 0;
   for (const array& a : arrays) {
-    if (!a.is_available()) {
+    // As MLX: an array never scheduled is an error. One scheduled (async_eval) is waited for,
+    // so that its buffer is read only once written.
+    if (a.desc()->status.load(std::memory_order_acquire) == detail::Status::unscheduled) {
       throw std::invalid_argument("[get_array_buffer_size] Arrays must be evaluated first.");
+    }
+    if (!a.is_available()) {
+      try {
+        array(a).eval();
+      } catch (const std::exception& e) {
+        throw std::invalid_argument(std::string("[get_array_buffer_size] An array's evaluation failed: ") +
+                                    e.what());
+      }
     }
     const detail::Data* d = a.desc()->data.get();
     if (d == nullptr || !seen.insert(d).second) continue;

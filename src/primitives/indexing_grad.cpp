@@ -199,7 +199,9 @@ std::vector<array> MaskedScatter::vjp(const std::vector<array>& primals, const s
   const Stream& s = stream();
   const array &mask = primals[1], &src = primals[2];
   const array& c = cotangents[0];
-  auto [written, rank] = masked_positions(mask, static_cast<int64_t>(src.size()), s);
+  // The positions depend on the mask only: stop_gradient keeps a derivative of this vjp from
+  // asking the scatter below for a gradient of its indices.
+  auto [written, rank] = masked_positions(stop_gradient(mask, s), static_cast<int64_t>(src.size()), s);
   const array zero = zeros_like(c, s);
   std::vector<array> out;
   for (int arg : argnums) {
@@ -223,26 +225,32 @@ std::vector<array> MaskedScatter::jvp(const std::vector<array>& primals, const s
                          detail::tangent_of(2, primals, tangents, argnums, s), s)};
 }
 
+// The permutations below are indices: computed from stop_gradient(x), so that differentiating
+// these rules again (second order) does not ask the gather or scatter for their gradient.
 std::vector<array> Sort::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                              const std::vector<int>&, const std::vector<array>&) {
   const Stream& s = stream();
   const array& x = primals[0];
-  return {scatter_add_axis(zeros_like(x, s), argsort(x, axis_, s), cotangents[0], axis_, s)};
+  return {
+      scatter_add_axis(zeros_like(x, s), argsort(stop_gradient(x, s), axis_, s), cotangents[0], axis_, s)};
 }
 std::vector<array> Sort::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
                              const std::vector<int>&, const std::vector<array>&) {
-  return {take_along_axis(tangents[0], argsort(primals[0], axis_, stream()), axis_, stream())};
+  const Stream& s = stream();
+  return {take_along_axis(tangents[0], argsort(stop_gradient(primals[0], s), axis_, s), axis_, s)};
 }
 
 std::vector<array> Partition::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                                   const std::vector<int>&, const std::vector<array>&) {
   const Stream& s = stream();
   const array& x = primals[0];
-  return {scatter_add_axis(zeros_like(x, s), argpartition(x, kth_, axis_, s), cotangents[0], axis_, s)};
+  return {scatter_add_axis(zeros_like(x, s), argpartition(stop_gradient(x, s), kth_, axis_, s), cotangents[0],
+                           axis_, s)};
 }
 std::vector<array> Partition::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
                                   const std::vector<int>&, const std::vector<array>&) {
-  return {take_along_axis(tangents[0], argpartition(primals[0], kth_, axis_, stream()), axis_, stream())};
+  const Stream& s = stream();
+  return {take_along_axis(tangents[0], argpartition(stop_gradient(primals[0], s), kth_, axis_, s), axis_, s)};
 }
 
 std::vector<array> ArgSort::vjp(const std::vector<array>& primals, const std::vector<array>&,

@@ -113,9 +113,11 @@ array positions(const array& x, int axis, const Stream& s) {
 }
 
 // For a running max/min y of x: the index each output copies (ties: the latest one).
+// Indices: computed from stop_gradient(x) and (y), so that a second-order derivative does not
+// ask the gather or scatter that use them for their gradient.
 array running_source(const array& x, const array& y, int axis, bool reverse, const Stream& s) {
   array pos = broadcast_to(positions(x, axis, s), x.shape(), s);
-  array marked = equal(x, y, s);
+  array marked = equal(stop_gradient(x, s), stop_gradient(y, s), s);
   if (!reverse) return cummax(where(marked, pos, array(0), s), axis, false, true, s);
   return cummin(where(marked, pos, array(x.shape(axis) - 1), s), axis, true, true, s);
 }

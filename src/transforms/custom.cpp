@@ -145,7 +145,28 @@ std::function<std::vector<array>(const std::vector<array>&)> checkpoint(Fun fun)
   auto recompute = [fun](const std::vector<array>& primals, const std::vector<array>& cotangents,
                          const std::vector<array>& outputs) {
     // depends: the recomputation waits for the forward outputs, so both are never live at once.
-    return vjp(fun, depends(primals, outputs), cotangents).second;
+    const std::vector<array> waited = depends(primals, outputs);
+    // Only floating and complex inputs are differentiated: an integer input (token ids, gather
+    // indices) takes part as a constant and gets a zero cotangent, so that the recomputation
+    // never asks a gather for the gradient of its indices.
+    std::vector<size_t> inexact;
+    for (size_t i = 0; i < waited.size(); ++i) {
+      if (issubdtype(waited[i].dtype(), Dtype::Category::inexact)) inexact.push_back(i);
+    }
+    if (inexact.size() == waited.size()) return vjp(fun, waited, cotangents).second;
+    std::vector<array> xs;
+    for (size_t i : inexact) xs.push_back(waited[i]);
+    auto with_constants = [&](const std::vector<array>& x) {
+      std::vector<array> all = waited;
+      for (size_t k = 0; k < inexact.size(); ++k) all[inexact[k]] = x[k];
+      return fun(all);
+    };
+    std::vector<array> grads = vjp(with_constants, xs, cotangents).second;
+    std::vector<array> out;
+    out.reserve(waited.size());
+    for (const array& w : waited) out.push_back(zeros_like(w));
+    for (size_t k = 0; k < inexact.size(); ++k) out[inexact[k]] = std::move(grads[k]);
+    return out;
   };
   return custom_vjp(std::move(fun), std::move(recompute));
 }

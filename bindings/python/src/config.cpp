@@ -1,6 +1,8 @@
 // braid.core.config: mlx.core.config's integer settings. A name's value is looked up in this
 // order: the innermost scoped_update of the calling thread, the last process-wide update, the
 // environment variable of that name, then the caller's default.
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <map>
@@ -19,12 +21,19 @@ namespace {
 std::mutex g_process_mu;
 std::map<std::string, int64_t> g_process;  // guarded by g_process_mu
 
-// The thread's scoped values: one frame per entered ScopedUpdate, innermost last.
-thread_local std::vector<std::vector<std::pair<std::string, int64_t>>> t_scopes;
+// The thread's scoped values: one frame per entered ScopedUpdate, innermost last. A frame is
+// found by its id, so scopes may also be exited out of order (overlapping asyncio tasks,
+// generators, ExitStack) without disturbing the others.
+struct Frame {
+  uint64_t id;
+  std::vector<std::pair<std::string, int64_t>> values;
+};
+thread_local std::vector<Frame> t_scopes;
+std::atomic<uint64_t> g_next_frame{1};
 
 std::optional<int64_t> scoped_value(const std::string& name) {
   for (auto frame = t_scopes.rbegin(); frame != t_scopes.rend(); ++frame) {
-    for (const auto& [key, value] : *frame) {
+    for (const auto& [key, value] : frame->values) {
       if (key == name) return value;
     }
   }
@@ -54,34 +63,33 @@ int64_t get(const std::string& name, int64_t default_value) {
   return default_value;
 }
 
-// A context manager that sets values for the calling thread while it is entered. It must be
-// exited on the thread that entered it, innermost first, as `with` blocks are.
+// A context manager that sets values for the calling thread while it is entered. Exiting it
+// removes its own frame, wherever that frame is in the thread's stack; exiting on a thread that
+// did not enter it raises and changes nothing.
 class ScopedUpdate {
  public:
   explicit ScopedUpdate(std::vector<std::pair<std::string, int64_t>> values) : values_(std::move(values)) {}
 
   void enter() {
-    if (entered_) throw std::runtime_error("[config.scoped_update] Already entered.");
-    t_scopes.push_back(values_);
-    depth_ = t_scopes.size();
-    entered_ = true;
+    if (id_ != 0) throw std::runtime_error("[config.scoped_update] Already entered.");
+    const uint64_t id = g_next_frame.fetch_add(1, std::memory_order_relaxed);
+    t_scopes.push_back(Frame{id, values_});
+    id_ = id;
   }
 
   void exit() {
-    if (!entered_) return;
-    if (t_scopes.size() != depth_) {
-      throw std::runtime_error(
-          "[config.scoped_update] Exited on another thread or out of order (scoped updates nest as "
-          "`with` blocks do).");
+    if (id_ == 0) return;
+    auto it = std::find_if(t_scopes.begin(), t_scopes.end(), [&](const Frame& f) { return f.id == id_; });
+    if (it == t_scopes.end()) {
+      throw std::runtime_error("[config.scoped_update] Exited on a thread that did not enter it.");
     }
-    t_scopes.pop_back();
-    entered_ = false;
+    t_scopes.erase(it);
+    id_ = 0;
   }
 
  private:
   std::vector<std::pair<std::string, int64_t>> values_;
-  size_t depth_ = 0;
-  bool entered_ = false;
+  uint64_t id_ = 0;  // the entered frame's id; 0 when not entered
 };
 
 }  // namespace

@@ -84,3 +84,37 @@ def test_scoped_update_takes_integers():
         mx.config.scoped_update(BRAID_TEST_BAD="1")
     with pytest.raises(TypeError):
         mx.config.update("BRAID_TEST_BAD", 1.5)
+
+
+def test_scoped_updates_may_exit_out_of_order():
+    first = mx.config.scoped_update(BRAID_TEST_ORDER=1)
+    second = mx.config.scoped_update(BRAID_TEST_ORDER=2)
+    first.__enter__()
+    second.__enter__()
+    assert mx.config.get("BRAID_TEST_ORDER", 0) == 2
+    first.__exit__(None, None, None)  # the outer one first, as overlapping asyncio tasks may
+    assert mx.config.get("BRAID_TEST_ORDER", 0) == 2
+    second.__exit__(None, None, None)
+    assert mx.config.get("BRAID_TEST_ORDER", 0) == 0
+
+
+def test_exit_on_another_thread_raises_and_changes_nothing():
+    scope = mx.config.scoped_update(BRAID_TEST_CROSS=5)
+    scope.__enter__()
+    errors = []
+
+    def worker():
+        with mx.config.scoped_update(BRAID_TEST_CROSS=6):
+            try:
+                scope.__exit__(None, None, None)
+            except RuntimeError as e:
+                errors.append(str(e))
+            errors.append(mx.config.get("BRAID_TEST_CROSS", 0))
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert "did not enter it" in errors[0] and errors[1] == 6
+    assert mx.config.get("BRAID_TEST_CROSS", 0) == 5
+    scope.__exit__(None, None, None)
+    assert mx.config.get("BRAID_TEST_CROSS", 0) == 0

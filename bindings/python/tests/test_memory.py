@@ -109,3 +109,10 @@ def test_array_buffer_size_counts_each_buffer_once():
     assert mx.get_array_buffer_size(a, [b]) == a_size + mx.get_array_buffer_size(b)
     small = mx.array([5.0, 6.0])
     assert mx.get_array_buffer_size(small) == small.nbytes
+
+
+def test_array_buffer_size_waits_for_a_scheduled_array():
+    a = mx.arange(4096, dtype=mx.float32) * 2
+    mx.async_eval(a)
+    assert mx.get_array_buffer_size(a) >= a.nbytes
+    assert a.tolist()[:3] == [0.0, 2.0, 4.0]

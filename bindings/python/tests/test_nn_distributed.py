@@ -627,3 +627,20 @@ def test_parameters_that_cannot_be_row_sharded_are_value_errors():
     scalar.temperature = mx.array(1.0)
     with pytest.raises(ValueError, match="'temperature' because it is a scalar"):
         nn.FullyShardedModule(scalar, group=group)
+
+
+def test_all_to_sharded_splits_a_stacked_bias_along_its_last_axis():
+    from braid.nn.layers.distributed import shard_inplace
+
+    class Experts(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = mx.arange(4 * 6 * 3, dtype=mx.float32).reshape(4, 6, 3)
+            self.bias = mx.arange(4 * 6, dtype=mx.float32).reshape(4, 6)
+
+    m = Experts()
+    full_w, full_b = m.weight, m.bias
+    shard_inplace(m, "all-to-sharded", group=_Rank(_World(2), 1))
+    assert m.weight.shape == (4, 3, 3) and m.bias.shape == (4, 3)
+    assert mx.array_equal(m.weight, full_w[:, 3:, :]).item()
+    assert mx.array_equal(m.bias, full_b[:, 3:]).item()

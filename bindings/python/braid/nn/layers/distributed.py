@@ -88,8 +88,11 @@ def _shard(parameters, sharding_predicate, group=None):
 
 
 def _all_to_sharded(segments):
-    # Rows of a weight (the output features; the first of the last two axes) and its bias.
+    # Rows of a weight (the output features; the first of the last two axes) and the last axis
+    # of its bias (also for a stacked bias, one row per expert).
     def predicate(path, weight):
+        if path.endswith("bias"):
+            return -1, segments
         return max(weight.ndim - 2, 0), segments
 
     return predicate
