@@ -52,8 +52,10 @@ size_t set_wired_limit(size_t limit);
 
 /// Bytes of the distinct buffers behind `arrays`: each buffer once (views share their base's),
 /// at the size its allocator holds for it, which can exceed the arrays' nbytes. Constants of at
-/// most 16 bytes and arrays over the caller's memory count their bytes; graph nodes and caches
-/// are not counted. Every array must be evaluated (std::invalid_argument otherwise).
+/// most 16 bytes and arrays over the caller's memory count their bytes; graph nodes, caches and
+/// the copy one backend keeps of the other's data (a GPU mirror of a host array, a host copy of
+/// a device array) are not counted. Every array must have been evaluated or scheduled
+/// (std::invalid_argument otherwise); a scheduled one is waited for.
 size_t get_array_buffer_size(const std::vector<array>& arrays);
 
 }  // namespace braid

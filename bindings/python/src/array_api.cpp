@@ -3,6 +3,7 @@
 // array_export.cpp), the dtype queries
 // result_type, can_cast and isdtype, and the ops MLX's Python module composes from others
 // (vecdot, trunc, positive, logical_xor, count_nonzero, minmax, diff, searchsorted).
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -309,8 +310,9 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "unique",
       [](py::handle a_obj, int size, bool return_index, bool return_inverse, bool return_counts,
          py::handle fill_value, py::handle s) -> py::object {
-        if (size < 0) {
-          throw std::invalid_argument("[unique] size must be >= 0, got " + std::to_string(size) + ".");
+        if (size < 0 || size == std::numeric_limits<int>::max()) {  // one spare slot past `size`
+          throw std::invalid_argument("[unique] size must be in [0, 2^31 - 2], got " + std::to_string(size) +
+                                      ".");
         }
         const array a = to_array(a_obj);
         const array fill = fill_value.is_none() ? array(0, a.dtype()) : to_array(fill_value);
