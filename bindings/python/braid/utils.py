@@ -15,7 +15,16 @@ __all__ = [
     "tree_unflatten",
     "tree_reduce",
     "tree_merge",
+    "broadcast_shapes",
 ]
+
+
+def _same_kind(tree: Any, children) -> Any:
+    """A list or tuple of ``tree``'s own type holding ``children`` (a NamedTuple takes them as
+    its fields)."""
+    if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
+        return type(tree)(*children)
+    return type(tree)(children)
 
 
 def tree_map(fn: Callable, tree: Any, *rest: Any, is_leaf: Optional[Callable] = None) -> Any:
@@ -32,7 +41,7 @@ def tree_map(fn: Callable, tree: Any, *rest: Any, is_leaf: Optional[Callable] = 
             tree_map(fn, child, *(r[i] for r in rest), is_leaf=is_leaf)
             for i, child in enumerate(tree)
         )
-        return type(tree)(children)
+        return _same_kind(tree, children)
     if isinstance(tree, dict):
         return {
             k: tree_map(fn, child, *(r[k] for r in rest), is_leaf=is_leaf)
@@ -60,7 +69,7 @@ def tree_map_with_path(
             )
             for i, child in enumerate(tree)
         )
-        return type(tree)(children)
+        return _same_kind(tree, children)
     if isinstance(tree, dict):
         return {
             k: tree_map_with_path(
@@ -170,7 +179,7 @@ def tree_merge(tree_a: Any, tree_b: Any, merge_fn: Optional[Callable] = None) ->
         return tree_a
 
     if isinstance(tree_a, (list, tuple)) and isinstance(tree_b, (list, tuple)):
-        return type(tree_a)(tree_merge(a, b, merge_fn) for a, b in zip_longest(tree_a, tree_b))
+        return _same_kind(tree_a, [tree_merge(a, b, merge_fn) for a, b in zip_longest(tree_a, tree_b)])
     if isinstance(tree_a, dict) and isinstance(tree_b, dict):
         keys = list(tree_a.keys()) + [k for k in tree_b.keys() if k not in tree_a]
         return {k: tree_merge(tree_a.get(k), tree_b.get(k), merge_fn) for k in keys}
@@ -179,3 +188,21 @@ def tree_merge(tree_a: Any, tree_b: Any, merge_fn: Optional[Callable] = None) ->
             "Trees contain elements at the same locations but no merge function was provided"
         )
     return merge_fn(tree_a, tree_b)
+
+
+def broadcast_shapes(*shapes) -> Tuple[int, ...]:
+    """The shape that ``shapes`` (sequences of ints) broadcast to, by NumPy's rules: aligned at
+    the last axis, each size equal to the others or 1. A ValueError when they do not
+    broadcast or none is given."""
+    if not shapes:
+        raise ValueError("[broadcast_shapes] No input shapes provided.")
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for axis in range(-ndim, 0):
+        sizes = {s[axis] for s in shapes if len(s) >= -axis and s[axis] != 1}
+        if len(sizes) > 1:
+            raise ValueError(
+                f"[broadcast_shapes] Shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be broadcast."
+            )
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)

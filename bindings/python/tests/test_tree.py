@@ -140,3 +140,33 @@ def test_tree_merge_conflicts_need_a_merge_function():
     with pytest.raises(ValueError):
         tree_merge({"a": 1}, {"a": 2})
     assert tree_merge({"a": 1}, {"a": 2}, merge_fn=lambda u, v: u + v) == {"a": 3}
+
+
+def test_named_tuples_keep_their_type():
+    from typing import NamedTuple
+
+    class Params(NamedTuple):
+        m: mx.array
+        b: mx.array
+
+    p = Params(m=mx.array([0, 1]), b=mx.array(2))
+    q = tree_map(lambda x: x + 1, p)
+    assert isinstance(q, Params) and q.m.tolist() == [1, 2] and q.b.item() == 3
+    r = tree_map_with_path(lambda path, x: path, p)
+    assert r == Params(m="m", b="b") or r == Params(m="0", b="1")
+    merged = tree_merge(Params(m=None, b=1), Params(m=2, b=None))
+    assert isinstance(merged, Params) and merged == Params(m=2, b=1)
+
+
+def test_broadcast_shapes():
+    from braid.utils import broadcast_shapes
+
+    assert broadcast_shapes((1, 2, 3), (3,)) == (1, 2, 3)
+    assert broadcast_shapes((1, 1), (1, 8), (7, 1)) == (7, 8)
+    assert broadcast_shapes((2, 3)) == (2, 3)
+    assert broadcast_shapes((), ()) == () and broadcast_shapes((), (1,)) == (1,)
+    assert broadcast_shapes((1, 0, 5), (3, 1, 5)) == (3, 0, 5)
+    assert broadcast_shapes((5, 0), (0, 5, 0)) == (0, 5, 0)
+    for bad in [((3, 4), (4, 3)), ((2, 3, 4), (2, 5, 4)), ()]:
+        with pytest.raises(ValueError):
+            broadcast_shapes(*bad)
