@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "braid/braid.h"
+#include "support.h"
 
 using namespace braid;
 
@@ -295,6 +296,21 @@ TEST(OpsCreation, FullBroadcastsAnArrayOfValues) {
   // A transposed (non-contiguous) source.
   array t = full({2, 2}, transpose(array({1, 2, 3, 4}, {2, 2})));
   EXPECT_EQ(values(t), (std::vector<double>{1, 3, 2, 4}));
+}
+
+// Integer aranges convert start and start + step saturating (past the type's range: its
+// limits, as MLX where conversion saturates), then step in wrapping arithmetic. Every device.
+TEST(OpsCreation, ArangeConvertsOutsideValuesSaturating) {
+  const double imax = 2147483647.0, imin = -2147483648.0;
+  for (const Device& dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    EXPECT_EQ(values(arange(1099511627776.0, 1099511627779.0, 1.0, int32)), (std::vector<double>(3, imax)));
+    EXPECT_EQ(values(arange(-1099511627776.0, -1099511627774.0, 1.0, int32)), (std::vector<double>(2, imin)));
+    EXPECT_EQ(values(arange(imax - 1, imax + 3, 1.0, int32)),
+              (std::vector<double>{imax - 1, imax, imin, imin + 1}));
+    EXPECT_EQ(values(arange(250.0, 260.0, 2.0, uint8)), (std::vector<double>{250, 252, 254, 0, 2}));
+    EXPECT_EQ(values(arange(0.0, 3.0, 1.0, int64)), (std::vector<double>{0, 1, 2}));
+  }
 }
 
 TEST(OpsCreation, ArangeIntegerOverloads) {

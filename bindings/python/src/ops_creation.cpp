@@ -11,7 +11,8 @@ namespace braid::python {
 namespace {
 
 /// A Python bool, int or float as arange and linspace take it, with the dtype MLX infers
-/// from it (bool; int32, or int64 for an int outside int32; float32).
+/// from it (bool; int32 for every int, as MLX: arange converts outside values saturating;
+/// float32).
 struct RangeScalar {
   double value;
   Dtype dtype;
@@ -22,14 +23,12 @@ RangeScalar range_scalar(py::handle obj, const char* op, const char* name) {
   if (PyLong_Check(obj.ptr())) {
     // MLX's arange takes a Python int as a C++ int64: one outside it matches no overload.
     int overflow = 0;
-    const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
     if (overflow != 0 && std::string_view(op) == "arange") {
       throw py::type_error(std::string(op) + "(): `" + name +
                            "` is an int outside the 64-bit range; pass a float.");
     }
-    const bool fits_int32 =
-        overflow == 0 && v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
-    return {obj.cast<double>(), fits_int32 ? int32 : int64};
+    return {obj.cast<double>(), int32};
   }
   if (PyFloat_Check(obj.ptr())) return {PyFloat_AsDouble(obj.ptr()), float32};
   throw py::type_error(std::string(op) + "(): `" + name + "` must be an int or a float, got " +
@@ -116,8 +115,8 @@ void def_ranges(py::module_& m) {
       "start"_a, "stop"_a, "step"_a = py::none(), "dtype"_a = py::none(), py::kw_only(),
       "stream"_a = py::none(),
       "Values from start up to (not including) stop in increments of step (default 1). The dtype is "
-      "float32 when any of start, stop, step is a float, else int32 (int64 when an int does not fit "
-      "in int32), unless given.");
+      "float32 when any of start, stop, step is a float, else int32 (start and start + step are "
+      "converted to it saturating, so ints past its range give its limits), unless given.");
   m.def(
       "arange",
       [](py::handle stop, py::handle step, std::optional<Dtype> dtype, py::handle s) {

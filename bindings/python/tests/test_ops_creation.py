@@ -82,15 +82,23 @@ def test_arange_forms_and_dtype_inference():
         mx.arange(0, float("inf"))
 
 
-def test_arange_infers_int64_from_an_int_outside_int32():
-    # As MLX (and NumPy): an int that int32 cannot hold widens the inferred dtype to int64.
-    check(mx.arange(2**40, 2**40 + 3), np.arange(2**40, 2**40 + 3), mx.int64)
-    check(mx.arange(-(2**40), -(2**40) + 3), np.arange(-(2**40), -(2**40) + 3), mx.int64)
-    check(mx.arange(2**31 - 2, 2**31 + 2), np.arange(2**31 - 2, 2**31 + 2), mx.int64)
-    check(mx.arange(-(2**31) - 1, -(2**31) + 1), np.arange(-(2**31) - 1, -(2**31) + 1), mx.int64)
-    check(mx.arange(0, 5, 2**31), np.arange(0, 5, 2**31), mx.int64)
+def test_arange_of_ints_is_int32_converted_saturating():
+    # As MLX: ints give int32 whatever their size. start and start + step are converted to
+    # int32 saturating (past its range: its limits), then the steps wrap.
+    imax, imin = 2**31 - 1, -(2**31)
+    assert mx.arange(2**40, 2**40 + 3).tolist() == [imax] * 3
+    assert mx.arange(2**40, 2**40 + 3).dtype == mx.int32
+    assert mx.arange(2**32, 2**32 + 4).shape == (4,)
+    assert mx.arange(-(2**40), -(2**40) + 5).tolist() == [imin] * 5
+    assert mx.arange(imax - 1, imax + 3).tolist() == [imax - 1, imax, imin, imin + 1]
+    assert mx.arange(0, 5, 2**31).tolist() == [0]
+    assert mx.arange(0, 100, 2**32).tolist() == [0]
     check(mx.arange(2**40, 2**40 + 2, 1.0), np.arange(2**40, 2**40 + 2, dtype=np.float32), mx.float32)
     check(mx.arange(2**40, 2**40 + 3, dtype=mx.int64), np.arange(2**40, 2**40 + 3), mx.int64)
+    with pytest.raises(ValueError):
+        mx.arange(2**40)  # 2^40 elements
+    with pytest.raises(ValueError):
+        mx.arange(0, 2**31, 1)
     # Beyond int64 no overload matches, as in MLX.
     with pytest.raises(TypeError):
         mx.arange(0, 2**64)

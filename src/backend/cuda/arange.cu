@@ -1,5 +1,6 @@
 // Arange as the CPU computes it: start and start + step converted to the output type, their
 // difference in that type is the step (integers in wrapping 64-bit arithmetic).
+#include "backend/common/saturate.h"
 #include "backend/cuda/kernel_utils.cuh"
 #include "primitives/primitives.h"
 
@@ -43,8 +44,9 @@ void fill_arange(array& out, double start, double step, const Stream& stream) {
       if constexpr (std::is_same_v<T, bool>) {
         throw std::invalid_argument("[arange] Cannot make an array of type bool.");
       } else {
-        const auto first = static_cast<uint64_t>(static_cast<T>(start));
-        const auto next = static_cast<uint64_t>(static_cast<T>(second));
+        // Saturating conversions, as the CPU's (backend/common/saturate.h).
+        const auto first = static_cast<uint64_t>(common::saturating_cast<T>(start));
+        const auto next = static_cast<uint64_t>(common::saturating_cast<T>(second));
         cuda::arange_int<T>
             <<<grid, cuda::kBlock, 0, s>>>(static_cast<T*>(out.desc()->data_ptr), n, first, next - first);
       }
