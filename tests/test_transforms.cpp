@@ -962,39 +962,24 @@ TEST(Transforms, IndicesHaveNoGradientAndAskingForOneThrows) {
         EXPECT_NE(std::string(e.what()).find("stop_gradient"), std::string::npos) << what << ": " << e.what();
       }
     };
-    expect_index_error(
-        [&] {
-          vjp([](const std::vector<array>& in) { return std::vector<array>{take(in[0], in[1])}; }, {x, idx},
-              {ones({2})});
+    // The vjp of `f` (one output) with respect to every input, indices included.
+    auto expect_vjp_error = [&](const VecFn& f, const std::vector<array>& primals, const array& cotangent,
+                                const std::string& what) {
+      expect_index_error([&] { vjp(f, primals, {cotangent}); }, what);
+    };
+    expect_vjp_error([](const std::vector<array>& in) { return std::vector<array>{take(in[0], in[1])}; },
+                     {x, idx}, ones({2}), "take");
+    expect_vjp_error(
+        [](const std::vector<array>& in) { return std::vector<array>{take_along_axis(in[0], in[1], 0)}; },
+        {x, idx}, ones({2}), "take_along_axis");
+    expect_vjp_error(
+        [](const std::vector<array>& in) { return std::vector<array>{scatter_add(in[0], in[1], in[2], 0)}; },
+        {x, idx, reshape(upd, {2, 1})}, ones({4}), "scatter_add");
+    expect_vjp_error(
+        [](const std::vector<array>& in) {
+          return std::vector<array>{put_along_axis(in[0], in[1], in[2], 0)};
         },
-        "take");
-    expect_index_error(
-        [&] {
-          vjp(
-              [](const std::vector<array>& in) {
-                return std::vector<array>{take_along_axis(in[0], in[1], 0)};
-              },
-              {x, idx}, {ones({2})});
-        },
-        "take_along_axis");
-    expect_index_error(
-        [&] {
-          vjp(
-              [](const std::vector<array>& in) {
-                return std::vector<array>{scatter_add(in[0], in[1], in[2], 0)};
-              },
-              {x, idx, reshape(upd, {2, 1})}, {ones({4})});
-        },
-        "scatter_add");
-    expect_index_error(
-        [&] {
-          vjp(
-              [](const std::vector<array>& in) {
-                return std::vector<array>{put_along_axis(in[0], in[1], in[2], 0)};
-              },
-              {x, idx, upd}, {ones({4})});
-        },
-        "put_along_axis");
+        {x, idx, upd}, ones({4}), "put_along_axis");
     // Indices computed from the differentiated input: an error unless stopped.
     auto smallest_two = [](const array& w, bool stop) {
       array order = slice(argsort(w), {0}, {2});

@@ -20,6 +20,7 @@ from typing import Callable, Optional, Union
 import braid.core as mx
 from braid.nn.layers.base import Module
 from braid.nn.layers.linear import Linear
+from braid.nn.layers.quantized import _linear_repr, _quantized_product, _quantize_weight
 from braid.utils import tree_flatten, tree_map_with_path, tree_unflatten
 
 
@@ -294,18 +295,37 @@ class ShardedToAllLinear(Module):
 
 class _QuantizedSharded(Module):
     """What the two quantized layers share: a frozen weight quantized by ``mx.quantize``
-    (``weight``, ``scales`` and, in "affine" mode, ``biases``) and its product with the input."""
+    (``weight``, ``scales`` and, in "affine" mode, ``biases``), its product with the input,
+    and their constructor, repr and conversion. A subclass says which axis it shards
+    (``_shards_outputs``) and what its call adds around the product."""
 
-    def _init_quantized(self, weight_shape, input_dims, bias_dims, group_size, bits, mode, group):
+    _shards_outputs: bool
+
+    def __init__(
+        self,
+        input_dims: int,
+        output_dims: int,
+        bias: bool = True,
+        group_size: int = 64,
+        bits: int = 4,
+        mode: str = "affine",
+        group: Optional[mx.distributed.Group] = None,
+    ):
+        super().__init__()
+        group = group or mx.distributed.init()
+        if self._shards_outputs:
+            output_dims = _local_outputs(output_dims, group.size())
+            local_inputs = input_dims
+        else:
+            local_inputs = _local_inputs(input_dims, group.size())
         self.group_size = group_size
         self.bits = bits
         self.mode = mode
         self.group = group
-        weight = _uniform(math.sqrt(1.0 / input_dims), weight_shape)
-        self.weight, self.scales, *biases = mx.quantize(weight, group_size, bits, mode=mode)
-        self.biases = biases[0] if biases else None
-        if bias_dims is not None:
-            self.bias = mx.zeros((bias_dims,))
+        weight = _uniform(math.sqrt(1.0 / input_dims), (output_dims, local_inputs))
+        self.weight, self.scales, self.biases = _quantize_weight(weight, group_size, bits, mode)
+        if bias:
+            self.bias = mx.zeros((output_dims,))
         self.freeze()
 
     def unfreeze(self, *args, **kwargs):
@@ -313,26 +333,30 @@ class _QuantizedSharded(Module):
         super().unfreeze(*args, **kwargs)
         self.freeze(recurse=False)
 
-    def _quantized_extra_repr(self, in_dims, out_dims):
-        return (
-            f"input_dims={in_dims}, output_dims={out_dims}, bias={'bias' in self}, "
-            f"group_size={self.group_size}, bits={self.bits}, mode={self.mode}"
-        )
+    def _extra_repr(self) -> str:
+        out_dims, packed_inputs = self.weight.shape
+        in_dims = packed_inputs * 32 // self.bits
+        if self._shards_outputs:
+            out_dims *= self.group.size()
+        else:
+            in_dims *= self.group.size()
+        return _linear_repr(self, in_dims, out_dims)
 
-    def _matmul(self, x):
-        return mx.quantized_matmul(
-            x,
-            self["weight"],
-            scales=self["scales"],
-            biases=self.get("biases"),
-            transpose=True,
-            group_size=self.group_size,
-            bits=self.bits,
-            mode=self.mode,
-        )
+    def _with_bias(self, x):
+        return x + self["bias"] if "bias" in self else x
 
     @classmethod
-    def _from_quantized(cls, layer, predicate, group):
+    def from_quantized_linear(
+        cls,
+        quantized_linear_layer: Module,
+        *,
+        segments: Union[int, list] = 1,
+        group: Optional[mx.distributed.Group] = None,
+    ):
+        """This rank's part of ``quantized_linear_layer`` (rows or columns, taken per
+        segment), with its group size, bits and mode."""
+        group = group or mx.distributed.init()
+        layer = quantized_linear_layer
         output_dims, packed_inputs = layer.weight.shape
         sharded = cls(
             packed_inputs * 32 // layer.bits,
@@ -343,6 +367,7 @@ class _QuantizedSharded(Module):
             mode=getattr(layer, "mode", "affine"),
             group=group,
         )
+        predicate = _all_to_sharded(segments) if cls._shards_outputs else _sharded_to_all(segments)
         sharded.update(_shard(layer.parameters(), predicate, group))
         return sharded
 
@@ -354,53 +379,10 @@ class QuantizedAllToShardedLinear(_QuantizedSharded):
     :func:`braid.core.quantize`'s. Build one with :meth:`from_quantized_linear`.
     """
 
-    def __init__(
-        self,
-        input_dims: int,
-        output_dims: int,
-        bias: bool = True,
-        group_size: int = 64,
-        bits: int = 4,
-        mode: str = "affine",
-        group: Optional[mx.distributed.Group] = None,
-    ):
-        super().__init__()
-        group = group or mx.distributed.init()
-        local_outputs = _local_outputs(output_dims, group.size())
-        self._init_quantized(
-            (local_outputs, input_dims),
-            input_dims,
-            local_outputs if bias else None,
-            group_size,
-            bits,
-            mode,
-            group,
-        )
-
-    def _extra_repr(self) -> str:
-        out_dims, packed_inputs = self.weight.shape
-        return self._quantized_extra_repr(
-            packed_inputs * 32 // self.bits, out_dims * self.group.size()
-        )
+    _shards_outputs = True
 
     def __call__(self, x: mx.array) -> mx.array:
-        x = self._matmul(sum_gradients(self.group)(x))
-        if "bias" in self:
-            x = x + self["bias"]
-        return x
-
-    @classmethod
-    def from_quantized_linear(
-        cls,
-        quantized_linear_layer: Module,
-        *,
-        segments: Union[int, list] = 1,
-        group: Optional[mx.distributed.Group] = None,
-    ):
-        """This rank's rows of ``quantized_linear_layer``, with its group size, bits and
-        mode."""
-        group = group or mx.distributed.init()
-        return cls._from_quantized(quantized_linear_layer, _all_to_sharded(segments), group)
+        return self._with_bias(_quantized_product(self, sum_gradients(self.group)(x)))
 
 
 class QuantizedShardedToAllLinear(_QuantizedSharded):
@@ -410,53 +392,10 @@ class QuantizedShardedToAllLinear(_QuantizedSharded):
     :meth:`from_quantized_linear`.
     """
 
-    def __init__(
-        self,
-        input_dims: int,
-        output_dims: int,
-        bias: bool = True,
-        group_size: int = 64,
-        bits: int = 4,
-        mode: str = "affine",
-        group: Optional[mx.distributed.Group] = None,
-    ):
-        super().__init__()
-        group = group or mx.distributed.init()
-        local_inputs = _local_inputs(input_dims, group.size())
-        self._init_quantized(
-            (output_dims, local_inputs),
-            input_dims,
-            output_dims if bias else None,
-            group_size,
-            bits,
-            mode,
-            group,
-        )
-
-    def _extra_repr(self) -> str:
-        out_dims, packed_inputs = self.weight.shape
-        return self._quantized_extra_repr(
-            packed_inputs * 32 // self.bits * self.group.size(), out_dims
-        )
+    _shards_outputs = False
 
     def __call__(self, x: mx.array) -> mx.array:
-        x = mx.distributed.all_sum(self._matmul(x), group=self.group)
-        if "bias" in self:
-            x = x + self["bias"]
-        return x
-
-    @classmethod
-    def from_quantized_linear(
-        cls,
-        quantized_linear_layer: Module,
-        *,
-        segments: Union[int, list] = 1,
-        group: Optional[mx.distributed.Group] = None,
-    ):
-        """This rank's columns of ``quantized_linear_layer``, with its group size, bits and
-        mode, and its whole bias."""
-        group = group or mx.distributed.init()
-        return cls._from_quantized(quantized_linear_layer, _sharded_to_all(segments), group)
+        return self._with_bias(mx.distributed.all_sum(_quantized_product(self, x), group=self.group))
 
 
 # --- Fully sharded modules ----------------------------------------------------------------------

@@ -30,6 +30,29 @@ def _quantize_weight(weight, group_size, bits, mode):
     return weight_q, scales, (biases[0] if biases else None)
 
 
+def _quantized_product(module, x):
+    """``x @ dequantize(weight).T`` with ``module``'s weight, scales, biases, group size, bits
+    and mode."""
+    return mx.quantized_matmul(
+        x,
+        module["weight"],
+        scales=module["scales"],
+        biases=module.get("biases"),
+        transpose=True,
+        group_size=module.group_size,
+        bits=module.bits,
+        mode=module.mode,
+    )
+
+
+def _linear_repr(module, in_dims, out_dims):
+    """The repr fields of a quantized linear layer."""
+    return (
+        f"input_dims={in_dims}, output_dims={out_dims}, bias={'bias' in module}, "
+        f"group_size={module.group_size}, bits={module.bits}, mode={module.mode}"
+    )
+
+
 def quantize(
     model: Module,
     group_size: Optional[int] = None,
@@ -103,16 +126,7 @@ class QuantizedEmbedding(Module):
 
     def as_linear(self, x):
         """``x @ dequantize(weight).T``: the embedding as the output projection."""
-        return mx.quantized_matmul(
-            x,
-            self["weight"],
-            scales=self["scales"],
-            biases=self.get("biases"),
-            transpose=True,
-            group_size=self.group_size,
-            bits=self.bits,
-            mode=self.mode,
-        )
+        return _quantized_product(self, x)
 
     def _extra_repr(self):
         return (
@@ -164,23 +178,10 @@ class QuantizedLinear(Module):
 
     def _extra_repr(self):
         out_dims, in_dims = self.weight.shape
-        in_dims = in_dims * 32 // self.bits
-        return (
-            f"input_dims={in_dims}, output_dims={out_dims}, bias={'bias' in self}, "
-            f"group_size={self.group_size}, bits={self.bits}, mode={self.mode}"
-        )
+        return _linear_repr(self, in_dims * 32 // self.bits, out_dims)
 
     def __call__(self, x):
-        x = mx.quantized_matmul(
-            x,
-            self["weight"],
-            scales=self["scales"],
-            biases=self.get("biases"),
-            transpose=True,
-            group_size=self.group_size,
-            bits=self.bits,
-            mode=self.mode,
-        )
+        x = _quantized_product(self, x)
         if "bias" in self:
             x = x + self["bias"]
         return x
