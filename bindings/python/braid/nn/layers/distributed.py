@@ -183,16 +183,34 @@ def _uniform(scale, shape):
     return mx.random.uniform(low=-scale, high=scale, shape=shape)
 
 
-class AllToShardedLinear(Module):
-    """A :class:`Linear` of which each process of ``group`` computes its slice of the output
-    features from the full input (the output stays sharded), as mlx.nn's. The gradient of the
-    input is summed over the group (:func:`sum_gradients`).
+class _Sharded(Module):
+    """What the sharded linear layers share. A subclass shards the output features
+    (``_shards_outputs``: this rank's rows of the weight and of the bias) or the input
+    features (its columns of the weight; the bias whole)."""
 
-    ``weight`` is ``[output_dims / size, input_dims]``, ``bias`` ``[output_dims / size]``;
-    ``output_dims`` must divide by the group size (ValueError). ``group`` defaults to
-    ``mx.distributed.init()``. Build one from a Linear with :meth:`from_linear`.
-    """
+    _shards_outputs: bool
 
+    def _local_shape(self, input_dims, output_dims):
+        """This rank's weight shape [outputs, inputs]."""
+        if self._shards_outputs:
+            return _local_outputs(output_dims, self.group.size()), input_dims
+        return output_dims, _local_inputs(input_dims, self.group.size())
+
+    def _full_dims(self, in_dims, out_dims):
+        """The unsharded (input_dims, output_dims) of a local weight's."""
+        if self._shards_outputs:
+            return in_dims, out_dims * self.group.size()
+        return in_dims * self.group.size(), out_dims
+
+    @classmethod
+    def _predicate(cls, segments):
+        return _all_to_sharded(segments) if cls._shards_outputs else _sharded_to_all(segments)
+
+    def _with_bias(self, x):
+        return x + self["bias"] if "bias" in self else x
+
+
+class _ShardedLinear(_Sharded):
     def __init__(
         self,
         input_dims: int,
@@ -202,24 +220,15 @@ class AllToShardedLinear(Module):
     ):
         super().__init__()
         self.group = group or mx.distributed.init()
-        local_outputs = _local_outputs(output_dims, self.group.size())
+        local_outputs, local_inputs = self._local_shape(input_dims, output_dims)
         scale = math.sqrt(1.0 / input_dims)
-        self.weight = _uniform(scale, (local_outputs, input_dims))
+        self.weight = _uniform(scale, (local_outputs, local_inputs))
         if bias:
             self.bias = _uniform(scale, (local_outputs,))
 
     def _extra_repr(self) -> str:
-        out_dims, in_dims = self.weight.shape
-        return (
-            f"input_dims={in_dims}, output_dims={out_dims * self.group.size()}, "
-            f"bias={'bias' in self}"
-        )
-
-    def __call__(self, x: mx.array) -> mx.array:
-        x = sum_gradients(self.group)(x)
-        if "bias" in self:
-            return mx.addmm(self["bias"], x, self["weight"].T)
-        return x @ self["weight"].T
+        in_dims, out_dims = self._full_dims(self.weight.shape[1], self.weight.shape[0])
+        return f"input_dims={in_dims}, output_dims={out_dims}, bias={'bias' in self}"
 
     @classmethod
     def from_linear(
@@ -229,15 +238,35 @@ class AllToShardedLinear(Module):
         segments: Union[int, list] = 1,
         group: Optional[mx.distributed.Group] = None,
     ):
-        """This rank's rows of ``linear_layer`` (weight and bias), taken per segment."""
+        """This rank's part of ``linear_layer`` (rows of the weight and bias, or columns of the
+        weight and the whole bias), taken per segment."""
         group = group or mx.distributed.init()
         output_dims, input_dims = linear_layer.weight.shape
         layer = cls(input_dims, output_dims, hasattr(linear_layer, "bias"), group)
-        layer.update(_shard(linear_layer.parameters(), _all_to_sharded(segments), group))
+        layer.update(_shard(linear_layer.parameters(), cls._predicate(segments), group))
         return layer
 
 
-class ShardedToAllLinear(Module):
+class AllToShardedLinear(_ShardedLinear):
+    """A :class:`Linear` of which each process of ``group`` computes its slice of the output
+    features from the full input (the output stays sharded), as mlx.nn's. The gradient of the
+    input is summed over the group (:func:`sum_gradients`).
+
+    ``weight`` is ``[output_dims / size, input_dims]``, ``bias`` ``[output_dims / size]``;
+    ``output_dims`` must divide by the group size (ValueError). ``group`` defaults to
+    ``mx.distributed.init()``. Build one from a Linear with :meth:`from_linear`.
+    """
+
+    _shards_outputs = True
+
+    def __call__(self, x: mx.array) -> mx.array:
+        x = sum_gradients(self.group)(x)
+        if "bias" in self:
+            return mx.addmm(self["bias"], x, self["weight"].T)
+        return x @ self["weight"].T
+
+
+class ShardedToAllLinear(_ShardedLinear):
     """A :class:`Linear` whose input features are split over the processes of ``group``: each
     multiplies its slice by its columns of the weight, the products are summed over the group
     (``mx.distributed.all_sum``) and the bias is added, so every process gets the full output,
@@ -248,58 +277,16 @@ class ShardedToAllLinear(Module):
     :meth:`from_linear`.
     """
 
-    def __init__(
-        self,
-        input_dims: int,
-        output_dims: int,
-        bias: bool = True,
-        group: Optional[mx.distributed.Group] = None,
-    ):
-        super().__init__()
-        self.group = group or mx.distributed.init()
-        local_inputs = _local_inputs(input_dims, self.group.size())
-        scale = math.sqrt(1.0 / input_dims)
-        self.weight = _uniform(scale, (output_dims, local_inputs))
-        if bias:
-            self.bias = _uniform(scale, (output_dims,))
-
-    def _extra_repr(self) -> str:
-        out_dims, in_dims = self.weight.shape
-        return (
-            f"input_dims={in_dims * self.group.size()}, output_dims={out_dims}, "
-            f"bias={'bias' in self}"
-        )
+    _shards_outputs = False
 
     def __call__(self, x: mx.array) -> mx.array:
-        x = mx.distributed.all_sum(x @ self["weight"].T, group=self.group)
-        if "bias" in self:
-            x = x + self["bias"]
-        return x
-
-    @classmethod
-    def from_linear(
-        cls,
-        linear_layer: Module,
-        *,
-        segments: Union[int, list] = 1,
-        group: Optional[mx.distributed.Group] = None,
-    ):
-        """This rank's columns of ``linear_layer``'s weight, taken per segment, and its whole
-        bias."""
-        group = group or mx.distributed.init()
-        output_dims, input_dims = linear_layer.weight.shape
-        layer = cls(input_dims, output_dims, hasattr(linear_layer, "bias"), group)
-        layer.update(_shard(linear_layer.parameters(), _sharded_to_all(segments), group))
-        return layer
+        return self._with_bias(mx.distributed.all_sum(x @ self["weight"].T, group=self.group))
 
 
-class _QuantizedSharded(Module):
-    """What the two quantized layers share: a frozen weight quantized by ``mx.quantize``
-    (``weight``, ``scales`` and, in "affine" mode, ``biases``), its product with the input,
-    and their constructor, repr and conversion. A subclass says which axis it shards
-    (``_shards_outputs``) and what its call adds around the product."""
-
-    _shards_outputs: bool
+class _QuantizedSharded(_Sharded):
+    """What the two quantized layers share besides :class:`_Sharded`: a frozen weight
+    quantized by ``mx.quantize`` (``weight``, ``scales`` and, in "affine" mode, ``biases``)
+    and its product with the input."""
 
     def __init__(
         self,
@@ -312,20 +299,15 @@ class _QuantizedSharded(Module):
         group: Optional[mx.distributed.Group] = None,
     ):
         super().__init__()
-        group = group or mx.distributed.init()
-        if self._shards_outputs:
-            output_dims = _local_outputs(output_dims, group.size())
-            local_inputs = input_dims
-        else:
-            local_inputs = _local_inputs(input_dims, group.size())
         self.group_size = group_size
         self.bits = bits
         self.mode = mode
-        self.group = group
-        weight = _uniform(math.sqrt(1.0 / input_dims), (output_dims, local_inputs))
+        self.group = group or mx.distributed.init()
+        local_outputs, local_inputs = self._local_shape(input_dims, output_dims)
+        weight = _uniform(math.sqrt(1.0 / input_dims), (local_outputs, local_inputs))
         self.weight, self.scales, self.biases = _quantize_weight(weight, group_size, bits, mode)
         if bias:
-            self.bias = mx.zeros((output_dims,))
+            self.bias = mx.zeros((local_outputs,))
         self.freeze()
 
     def unfreeze(self, *args, **kwargs):
@@ -335,15 +317,7 @@ class _QuantizedSharded(Module):
 
     def _extra_repr(self) -> str:
         out_dims, packed_inputs = self.weight.shape
-        in_dims = packed_inputs * 32 // self.bits
-        if self._shards_outputs:
-            out_dims *= self.group.size()
-        else:
-            in_dims *= self.group.size()
-        return _linear_repr(self, in_dims, out_dims)
-
-    def _with_bias(self, x):
-        return x + self["bias"] if "bias" in self else x
+        return _linear_repr(self, *self._full_dims(packed_inputs * 32 // self.bits, out_dims))
 
     @classmethod
     def from_quantized_linear(
@@ -367,8 +341,7 @@ class _QuantizedSharded(Module):
             mode=getattr(layer, "mode", "affine"),
             group=group,
         )
-        predicate = _all_to_sharded(segments) if cls._shards_outputs else _sharded_to_all(segments)
-        sharded.update(_shard(layer.parameters(), predicate, group))
+        sharded.update(_shard(layer.parameters(), cls._predicate(segments), group))
         return sharded
 
 
