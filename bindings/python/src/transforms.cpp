@@ -85,11 +85,77 @@ void check_loss_output(py::handle out, const std::string& tag, bool scalar_only)
   }
 }
 
+/// A rebuilt argument as `fun` received it: (container, what each of its slots held), down to
+/// the leaves, whose second element is None.
+py::object given_snapshot(py::handle tree) {
+  py::object kids = py::none();
+  if (PyList_Check(tree.ptr()) || PyTuple_Check(tree.ptr())) {
+    py::list each;
+    for (auto item : py::reinterpret_borrow<py::sequence>(tree)) each.append(given_snapshot(item));
+    kids = std::move(each);
+  } else if (PyDict_Check(tree.ptr())) {
+    py::dict each;
+    for (auto item : py::reinterpret_borrow<py::dict>(tree)) each[item.first] = given_snapshot(item.second);
+    kids = std::move(each);
+  }
+  return py::make_tuple(py::reinterpret_borrow<py::object>(tree), kids);
+}
+
+/// Carries the writes `fun` made into the lists and dicts it was given (`snapshot`, taken
+/// before the call) over to the caller's `original` containers they were rebuilt from: a slot
+/// that no longer holds what it was given takes its new value, as if `fun` had been handed
+/// the caller's own containers (MLX's behaviour), while the traced arrays themselves never
+/// appear in them.
+void carry_writes(py::handle original, py::handle snapshot) {
+  auto given = py::reinterpret_borrow<py::tuple>(snapshot);
+  py::handle now = given[0];
+  py::handle kids = given[1];
+  if (PyTuple_Check(now.ptr()) && PyTuple_Check(original.ptr())) {
+    auto items = py::reinterpret_borrow<py::tuple>(now);
+    auto was = py::reinterpret_borrow<py::list>(kids);
+    auto orig = py::reinterpret_borrow<py::tuple>(original);
+    for (size_t i = 0; i < items.size() && i < orig.size(); ++i) carry_writes(orig[i], was[i]);
+  } else if (PyList_Check(now.ptr()) && PyList_Check(original.ptr())) {
+    auto items = py::reinterpret_borrow<py::list>(now);
+    auto was = py::reinterpret_borrow<py::list>(kids);
+    auto orig = py::reinterpret_borrow<py::list>(original);
+    for (size_t i = 0; i < items.size(); ++i) {
+      const bool kept = i < was.size() && items[i].ptr() == py::tuple(was[i])[0].ptr();
+      if (kept && i < orig.size()) {
+        carry_writes(orig[i], was[i]);
+      } else if (i < orig.size()) {
+        orig[i] = items[i];
+      } else {
+        orig.append(items[i]);
+      }
+    }
+    if (items.size() < orig.size()) PyList_SetSlice(orig.ptr(), items.size(), orig.size(), nullptr);
+  } else if (PyDict_Check(now.ptr()) && PyDict_Check(original.ptr())) {
+    auto items = py::reinterpret_borrow<py::dict>(now);
+    auto was = py::reinterpret_borrow<py::dict>(kids);
+    auto orig = py::reinterpret_borrow<py::dict>(original);
+    for (auto item : items) {
+      const bool kept = was.contains(item.first) && item.second.ptr() == py::tuple(was[item.first])[0].ptr();
+      if (kept && orig.contains(item.first)) {
+        carry_writes(orig[item.first], was[item.first]);
+      } else {
+        orig[item.first] = item.second;
+      }
+    }
+    py::list gone;
+    for (auto item : orig) {
+      if (!items.contains(item.first)) gone.append(item.first);
+    }
+    for (auto key : gone) PyDict_DelItem(orig.ptr(), key.ptr());
+  }
+}
+
 /// One call of value_and_grad(fun)(*args, **kwargs): (value tree, gradient tree).
 ///
 /// The differentiated arguments reach `fun` rebuilt around the traced arrays, in new lists,
 /// tuples and dicts; the others reach it as they are (an nn.Module passed through stays that
-/// object). The caller's containers are never written, so threads may share them.
+/// object). The traced arrays never enter the caller's containers, so threads may share them;
+/// what `fun` writes into the containers it was given reaches the caller's (carry_writes).
 std::pair<py::object, py::object> value_and_grad_call(const py::object& fun, const GradTargets& t,
                                                       const std::string& tag, bool scalar_only,
                                                       const py::args& args, const py::kwargs& kwargs) {
@@ -133,17 +199,28 @@ std::pair<py::object, py::object> value_and_grad_call(const py::object& fun, con
   for (size_t i = 0; i < every.size(); ++i) every[i] = static_cast<int>(i);
 
   py::object py_out;
+  std::vector<std::pair<py::object, py::object>> given;  // (caller's argument, snapshot)
   auto traced = [&](const std::vector<array>& inputs) {
     py::gil_scoped_acquire gil;
     size_t next = 0;
+    given.clear();
     py::tuple call_args(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
-      call_args[i] = positional(i) ? tree_unflatten_arrays(args[i], inputs, next) : py::object(args[i]);
+      if (!positional(i)) {
+        call_args[i] = args[i];
+        continue;
+      }
+      call_args[i] = tree_unflatten_arrays(args[i], inputs, next);
+      given.emplace_back(args[i], given_snapshot(call_args[i]));
     }
     py::dict call_kwargs;
     for (auto item : kwargs) {
-      call_kwargs[item.first] = keyword(item.first) ? tree_unflatten_arrays(item.second, inputs, next)
-                                                    : py::reinterpret_borrow<py::object>(item.second);
+      if (!keyword(item.first)) {
+        call_kwargs[item.first] = item.second;
+        continue;
+      }
+      call_kwargs[item.first] = tree_unflatten_arrays(item.second, inputs, next);
+      given.emplace_back(py::reinterpret_borrow<py::object>(item.second), given_snapshot(call_kwargs[item.first]));
     }
     py_out = fun(*call_args, **call_kwargs);
     check_loss_output(py_out, tag, scalar_only);
@@ -173,7 +250,10 @@ std::pair<py::object, py::object> value_and_grad_call(const py::object& fun, con
     py_grads = py::make_tuple(positional_grads, keyword_grads);
   }
   size_t next_value = 0;
-  return {tree_unflatten_arrays(py_out, values, next_value), py_grads};
+  py::object py_values = tree_unflatten_arrays(py_out, values, next_value);
+  // Last: the gradients above take the shape the arguments had when `fun` was called.
+  for (const auto& [original, snapshot] : given) carry_writes(original, snapshot);
+  return {py_values, py_grads};
 }
 
 // --- vjp and jvp ------------------------------------------------------------------------------

@@ -389,6 +389,31 @@ def test_undifferentiated_arguments_pass_as_they_are_and_callers_containers_stay
     assert items[0] is first and other[0] is second and other[1] == "tag"
 
 
+def test_writes_into_differentiated_containers_reach_the_caller():
+    # As MLX: what the function stores into the lists and dicts it is given shows in the
+    # caller's, while the slots it leaves alone keep the caller's own arrays.
+    model = [mx.array(0.0), mx.array(1.0)]
+    first = model[0]
+    mx.grad(lambda m: m.__setitem__(1, mx.array(2.0)) or m[0])(model)
+    assert model[0] is first and model[1].item() == 2.0
+
+    state = {"w": mx.ones(3), "inner": {"y": mx.array(1.0)}, "old": mx.array(0.0), "log": []}
+
+    def f(d):
+        d["inner"]["y"] = mx.array(5.0)
+        d["added"] = 3
+        del d["old"]
+        d["log"].append("step")
+        return (d["w"] * 2).sum()
+
+    value, g = mx.value_and_grad(f)(state)
+    assert value.item() == 6.0
+    np.testing.assert_array_equal(np.array(g["w"]), [2, 2, 2])
+    assert g["inner"]["y"].item() == 0.0 and g["old"].item() == 0.0  # the tree as called
+    assert state["inner"]["y"].item() == 5.0 and state["added"] == 3
+    assert "old" not in state and state["log"] == ["step"]
+
+
 def test_compile_returns_a_function_with_the_same_outputs():
     from functools import partial
 
