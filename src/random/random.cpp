@@ -189,13 +189,38 @@ array randint(const array& low, const array& high, const Shape& shape, Dtype dty
   if (issubdtype(dtype, inexact)) throw_invalid("randint", "randint only accepts integer dtypes and bool.");
   check_broadcasts_to(detail::broadcast_shapes(low.shape(), high.shape(), "randint"), shape, "randint");
   Stream st = detail::op_stream(std::move(s), "randint");
-  const array u = uniform(low, high, shape, float32, key, st);
-  // The floor, not astype's truncation toward zero, keeps `low` reachable below zero. A float32
-  // sample may round onto `high`: clamp to high - 1 (computed in the integer domain), then to
-  // `low` last, so that an empty interval gives `low` (MLX's current randint).
-  const array out = astype(floor(u, st), dtype, st);
-  const array top = astype(subtract(high, array(1, high.dtype()), st), dtype, st);
-  return maximum(minimum(out, top, st), astype(low, dtype, st), st);
+  // MLX's current sampler, exact at any magnitude: random bits reduced modulo the width of the
+  // interval, all in uint64. The width high - low is taken in int64 and its bit pattern read
+  // as uint64, which is right even where it exceeds int64's range ([int64 min, int64 max)).
+  const array lo = astype(low, int64, st);
+  const array width = astype(subtract(astype(high, int64, st), lo, st), uint64, st);
+  // An empty interval (high <= low, compared in the output's own exact domain, so a uint64
+  // interval straddling 2^63 stays ordered and float bounds compare after truncation) gives
+  // `low`: its width becomes 1 and every draw's remainder 0.
+  const Dtype domain = issubdtype(dtype, unsignedinteger) ? uint64 : int64;
+  const array empty = less_equal(astype(high, domain, st), astype(low, domain, st), st);
+  const array safe_width = where(empty, array(uint64_t{1}, uint64), width, st);
+  array raw = array(uint64_t{0}, uint64);
+  if (dtype == int64 || dtype == uint64) {
+    // 64 bits of entropy from two 32-bit draws: from the halves of a split explicit key, or
+    // from the next two keys of the global sequence (low word first).
+    array low_bits = array(uint32_t{0}, uint32), high_bits = array(uint32_t{0}, uint32);
+    if (key) {
+      auto [k1, k2] = split(*key, st);
+      low_bits = bits(shape, 4, k1, st);
+      high_bits = bits(shape, 4, k2, st);
+    } else {
+      low_bits = bits(shape, 4, std::nullopt, st);
+      high_bits = bits(shape, 4, std::nullopt, st);
+    }
+    raw = bitwise_or(left_shift(astype(high_bits, uint64, st), array(uint64_t{32}, uint64), st),
+                     astype(low_bits, uint64, st), st);
+  } else {
+    // Every other integer type spans at most 2^32 values: one 32-bit draw covers it.
+    raw = astype(bits(shape, 4, key, st), uint64, st);
+  }
+  // Added in uint64 (wrapping, defined), then read back as the requested type.
+  return astype(add(astype(lo, uint64, st), remainder(raw, safe_width, st), st), dtype, st);
 }
 
 array bernoulli(const array& p, const Shape& shape, const std::optional<array>& key, StreamOrDevice s) {

@@ -29,6 +29,18 @@ int64_t int_value(py::handle obj) {
   return v;
 }
 
+/// A Python int for a uint64 array: the whole of [int64 min, 2^64); negative ones wrap.
+uint64_t uint64_value(py::handle obj) {
+  if (_PyLong_Sign(obj.ptr()) < 0) return static_cast<uint64_t>(int_value(obj));
+  const unsigned long long v = PyLong_AsUnsignedLongLong(obj.ptr());
+  if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();
+    throw std::invalid_argument("[array] Python int " + py::repr(obj).cast<std::string>() +
+                                " does not fit in a 64-bit integer.");
+  }
+  return v;
+}
+
 bool fits_int32(int64_t v) {
   return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
 }
@@ -116,6 +128,12 @@ array list_to_array(py::handle obj, std::optional<Dtype> dtype) {
       return array(v.data(), shape, dtype.value_or(bool_));
     }
     case LeafKind::integer: {
+      if (dtype == uint64) {
+        std::vector<uint64_t> u;
+        u.reserve(leaves.size());
+        for (auto h : leaves) u.push_back(is_bool(h) ? (h.ptr() == Py_True ? 1 : 0) : uint64_value(h));
+        return array(u.data(), shape, uint64);
+      }
       std::vector<int64_t> v;
       v.reserve(leaves.size());
       bool all_int32 = true;
@@ -325,6 +343,7 @@ array to_array(py::handle obj, std::optional<Dtype> dtype) {
     if (is_complex(obj)) return astype(array(complex_value(obj)), *dtype);
     if (is_float(obj)) return array(PyFloat_AsDouble(obj.ptr()), *dtype);
     if (is_bool(obj)) return array(obj.ptr() == Py_True, *dtype);
+    if (*dtype == uint64) return array(uint64_value(obj), uint64);
     return array(int_value(obj), *dtype);
   }
   if (is_sequence(obj)) return list_to_array(obj, dtype);

@@ -30,6 +30,17 @@ def test_nested_lists():
         mx.array([[1, 2], [3]])
 
 
+def test_uint64_takes_every_uint64_python_int():
+    a = mx.array([2**64 - 1, 2**63, 5, -1], mx.uint64)
+    assert a.tolist() == [2**64 - 1, 2**63, 5, 2**64 - 1]  # a negative int wraps, as astype
+    assert mx.array(2**64 - 1, mx.uint64).item() == 2**64 - 1
+    for too_big in ([2**64], 2**64):
+        with pytest.raises(ValueError):
+            mx.array(too_big, mx.uint64)
+    with pytest.raises(ValueError):
+        mx.array([2**63])  # no dtype: int64 at most, as MLX
+
+
 def test_list_of_arrays_stacks():
     a = mx.array([mx.array([1, 2]), mx.array([3, 4])])
     assert a.shape == (2, 2)

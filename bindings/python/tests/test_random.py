@@ -134,6 +134,25 @@ def test_randint():
     assert mx.random.randint(low, high, (3, 4)).shape == (3, 4)
 
 
+def test_randint_is_exact_at_any_magnitude():
+    # MLX's integer sampler: low + bits mod (high - low), in uint64.
+    k = mx.random.key(3)
+    bits = np_(mx.random.bits((500,), key=k)).astype(np.uint64)
+    got = np_(mx.random.randint(-7, 29, (500,), key=k))
+    np.testing.assert_array_equal(got, (-7 + (bits % 36).astype(np.int64)).astype(np.int32))
+    base = 2**40
+    wide = np_(mx.random.randint(base, base + 1024, (10_000,), dtype=mx.int64, key=k))
+    assert len(set(wide.tolist())) == 1024 and wide.min() == base and wide.max() == base + 1023
+    full = np_(mx.random.randint(-(2**63), 2**63 - 1, (5000,), dtype=mx.int64, key=k)).tolist()
+    assert len(set(full)) > 4990 and min(full) < 0 < max(full)
+    u64 = lambda v: mx.array([v], mx.uint64)
+    straddle = np_(mx.random.randint(u64(2**62), u64(2**64 - 1), (5000,), dtype=mx.uint64, key=k))
+    assert straddle.min() >= 2**62 and int(straddle.max()) > 2**63 and len(set(straddle.tolist())) > 4990
+    inverted = mx.random.randint(u64(2**63 + 2**40), u64(2**62), (100,), dtype=mx.uint64, key=k)
+    assert set(inverted.tolist()) == {2**63 + 2**40}
+    assert set(mx.random.randint(0.5, 0.9, (100,), key=k).tolist()) == {0}
+
+
 def test_bernoulli():
     a = mx.random.bernoulli()
     assert a.shape == () and a.dtype == mx.bool_
