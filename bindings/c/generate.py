@@ -180,34 +180,31 @@ FAST_VARIANTS = {
 
 # Functions that mlx-c does not have either, by name, with the reason.
 OPS_NO_C_FORM = {"einsum_path": "mlx-c has no einsum_path (its pair of path and text has no C type there)"}
-# mlx-c's fft family as braid's C API has it, from before MLX's `norm`: one function per
-# transform, taking the sizes and axes explicitly, generated from the C++ form without `norm`
-# (Backward). The overloads that default the sizes or axes (and the shifts over every axis), and
-# every overload taking a `norm`, are covered by it.
+# mlx-c's fft family: each transform takes its sizes, axes and `norm` explicitly
+# (mlx_fft_fft(res, a, n, axis, norm, s)), generated from the C++ form with all three. The form
+# of mlx-c's fft.h from before `norm` (Backward) is there too, as mlx_fft_<name>_default_norm,
+# and FFT_FORM_MACROS lets source written for either form call mlx_fft_<name> by its number of
+# arguments. The overloads that default the sizes or axes (and the shifts over every axis) are
+# covered by those.
 FFT_VARIANTS = {}
-for _name in ["fft", "ifft", "rfft", "irfft"]:
+FFT_ONE_AXIS = ["fft", "ifft", "rfft", "irfft"]
+FFT_AXES = ["fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn"]
+for _name in FFT_ONE_AXIS:
     FFT_VARIANTS[_name] = {
-        "array,int,int": "",
+        "array,int,int,FFTNorm": "",
+        "array,int,int": "default_norm",
         "array,int": None,
-        "array,int,int,FFTNorm": None,
         "array,int,FFTNorm": None,
     }
-for _name in ["fft2", "ifft2", "rfft2", "irfft2"]:
+for _name in FFT_AXES:
     FFT_VARIANTS[_name] = {
-        "array,Shape,std::vector<int>": "",
+        "array,Shape,std::vector<int>,FFTNorm": "",
+        "array,Shape,std::vector<int>": "default_norm",
         "array,std::vector<int>": None,
-        "array,Shape,std::vector<int>,FFTNorm": None,
         "array,std::vector<int>,FFTNorm": None,
     }
-for _name in ["fftn", "ifftn", "rfftn", "irfftn"]:
-    FFT_VARIANTS[_name] = {
-        "array,Shape,std::vector<int>": "",
-        "array,std::vector<int>": None,
-        "array": None,
-        "array,Shape,std::vector<int>,FFTNorm": None,
-        "array,std::vector<int>,FFTNorm": None,
-        "array,FFTNorm": None,
-    }
+    if _name.endswith("n"):
+        FFT_VARIANTS[_name].update({"array": None, "array,FFTNorm": None})
 for _name in ["fftshift", "ifftshift"]:
     FFT_VARIANTS[_name] = {"array,std::vector<int>": "", "array": None}
 LINALG_VARIANTS = {
@@ -223,11 +220,49 @@ LINALG_VARIANTS = {
     },
     "svd": {"array,bool": "", "array": None},
 }
-# The mlx-c fft.h that the C API mirrors predates these (the later one, with mlx_fft_norm, has them).
-FFT_NO_C_FORM = {
-    "fftfreq": "mlx-c's fft.h before mlx_fft_norm has no mlx_fft_fftfreq",
-    "rfftfreq": "mlx-c's fft.h before mlx_fft_norm has no mlx_fft_rfftfreq",
+FFT_NO_C_FORM = {}
+FFT_PROLOGUE = """/* The normalization of a transform (MLX's fft::FFTNorm): Backward scales the inverse by 1/n,
+ * Ortho both directions by 1/sqrt(n), Forward the forward transform by 1/n. */
+typedef enum mlx_fft_norm_ { MLX_FFT_NORM_BACKWARD, MLX_FFT_NORM_ORTHO, MLX_FFT_NORM_FORWARD } mlx_fft_norm;
+"""
+FFT_SOURCE_PROLOGUE = """namespace {
+fft::FFTNorm fft_norm_arg(mlx_fft_norm norm) {
+  switch (norm) {
+    case MLX_FFT_NORM_BACKWARD:
+      return fft::FFTNorm::Backward;
+    case MLX_FFT_NORM_ORTHO:
+      return fft::FFTNorm::Ortho;
+    case MLX_FFT_NORM_FORWARD:
+      return fft::FFTNorm::Forward;
+  }
+  throw std::invalid_argument("[fft] norm must be MLX_FFT_NORM_BACKWARD, MLX_FFT_NORM_ORTHO or MLX_FFT_NORM_FORWARD.");
 }
+}  // namespace
+
+"""
+
+
+def fft_form_macros():
+    """Each transform's name as a macro choosing, by its number of arguments, the form with
+    `norm` (the function of that name) or the one from before it (_default_norm)."""
+    lines = [
+        "/* Source written for mlx-c's fft.h from before `norm` calls each transform with one argument",
+        " * fewer; these macros send such calls to the _default_norm form. A call with `norm`, and the",
+        " * name used without arguments (its address), reach the function itself. Define",
+        " * BRAID_C_NO_FFT_FORM_MACROS before including this header to leave them out. */",
+        "#ifndef BRAID_C_NO_FFT_FORM_MACROS",
+        "#define BRAID_C_FFT_FORM6_(a1, a2, a3, a4, a5, a6, name, ...) name",
+        "#define BRAID_C_FFT_FORM8_(a1, a2, a3, a4, a5, a6, a7, a8, name, ...) name",
+    ]
+    for name in FFT_ONE_AXIS:
+        f = "mlx_fft_" + name
+        lines.append(f"#define {f}(...) BRAID_C_FFT_FORM6_(__VA_ARGS__, {f}, {f}_default_norm, ~)(__VA_ARGS__)")
+    for name in FFT_AXES:
+        f = "mlx_fft_" + name
+        lines.append(f"#define {f}(...) BRAID_C_FFT_FORM8_(__VA_ARGS__, {f}, {f}_default_norm, ~)(__VA_ARGS__)")
+    lines.append("#endif")
+    return "\n".join(lines) + "\n\n"
+
 
 # Overloads whose signature the type rules cannot map, with their C declaration and C++ body:
 # {("name", "types"): ("int mlx_x(...)", "body using the C parameters")}. None needed so far.
@@ -243,6 +278,9 @@ class Family:
     variants: dict
     title: str
     no_c_form: dict = field(default_factory=dict)
+    prologue: str = ""  # header text before the functions (types of the family's own)
+    epilogue: str = ""  # header text after them
+    source_prologue: str = ""  # source text before the functions (helpers of its own)
 
     @property
     def header(self):
@@ -258,7 +296,8 @@ FAMILIES = [
     Family(("braid/fast.h",), "braid::fast", "fast_", "fast", FAST_VARIANTS,
            "norms, rotary embeddings and attention, braid/fast.h (mlx-c's mlx/c/fast.h, without custom kernels)"),
     Family(("braid/fft.h",), "braid::fft", "fft_", "fft", FFT_VARIANTS,
-           "discrete Fourier transforms, braid/fft.h (mlx-c's mlx/c/fft.h)", FFT_NO_C_FORM),
+           "discrete Fourier transforms, braid/fft.h (mlx-c's mlx/c/fft.h)", FFT_NO_C_FORM,
+           prologue=FFT_PROLOGUE, epilogue=fft_form_macros(), source_prologue=FFT_SOURCE_PROLOGUE),
     Family(("braid/linalg.h",), "braid::linalg", "linalg_", "linalg", LINALG_VARIANTS,
            "linear algebra, braid/linalg.h (mlx-c's mlx/c/linalg.h)"),
 ]
@@ -466,6 +505,8 @@ def map_param(p):
         return CArg([f"int {n}_0", f"int {n}_1", f"int {n}_2"], f"std::make_tuple({n}_0, {n}_1, {n}_2)")
     if t == "StreamOrDevice":
         return CArg([f"const mlx_stream {n}"], f"stream_arg({n})")
+    if t == "FFTNorm":
+        return CArg([f"mlx_fft_norm {n}"], f"fft_norm_arg({n})")
     return None
 
 
@@ -633,10 +674,10 @@ def write_header(family, functions):
         "#endif",
         "",
     ]
-    text = "\n".join(parts) + "\n"
+    text = "\n".join(parts) + "\n" + (family.prologue + "\n" if family.prologue else "")
     for f in functions:
         text += c_doc(f.doc) + wrap(f.decl) + ";\n\n"
-    text += "#ifdef __cplusplus\n}\n#endif\n\n#endif\n"
+    text += "#ifdef __cplusplus\n}\n#endif\n\n" + family.epilogue + "#endif\n"
     return text
 
 
@@ -646,7 +687,7 @@ def write_source(family, functions):
             f"// result, inside the error boundary (handles.h).\n"
             f'#include "braid/c/{family.out_name}.h"\n\n'
             + "".join(f'#include "{h}"\n' for h in family.headers) + '#include "handles.h"\n\n'
-            "using namespace braid;\nusing namespace braid::capi;\n\n")
+            "using namespace braid;\nusing namespace braid::capi;\n\n" + family.source_prologue)
     for f in functions:
         text += f"// {f.source}\nextern \"C\" {wrap(f.decl, 90)} {{\n  {f.body}\n}}\n\n"
     return text

@@ -272,6 +272,7 @@ SAFE_SCALARS = {
     "size_t": ("usize", "{0}"),
     "uint64_t": ("u64", "{0}"),
     "mlx_dtype": ("Dtype", "{0}.to_raw()"),
+    "mlx_fft_norm": ("crate::FftNorm", "{0}.to_raw()"),
     "mlx_optional_int": ("Option<i32>", "crate::array::optional_int({0})"),
     "mlx_optional_float": ("Option<f32>", "crate::array::optional_float({0})"),
     "mlx_optional_dtype": ("Option<Dtype>", "crate::array::optional_dtype({0})"),

@@ -307,6 +307,32 @@ static void FftRoundTripsAndShifts(void) {
   int bad[] = {1};
   CHECK(mlx_fft_fftn(&r, x, n, 1, bad, 1, s) != 0);
   CHECK(strstr(last_error_message(), "[fftn]") != NULL);
+  /* mlx-c's current form, with the normalization: ortho scales by 1/sqrt(n), forward by 1/n. */
+  CHECK_OK(mlx_fft_rfft(&spec, x, 4, -1, MLX_FFT_NORM_ORTHO, s));
+  CHECK_OK(mlx_real(&r, spec, s));
+  read_floats(r, out, 3);
+  CHECK_NEAR(out[0], 10.0 / 2.0, 1e-5);
+  CHECK_OK(mlx_fft_fft2(&spec, x, n, 1, axes, 1, MLX_FFT_NORM_FORWARD, s));
+  CHECK_OK(mlx_real(&r, spec, s));
+  read_floats(r, out, 4);
+  CHECK_NEAR(out[0], 10.0 / 4.0, 1e-5);
+  CHECK_OK(mlx_fft_ifftn(&r, spec, n, 1, axes, 1, MLX_FFT_NORM_FORWARD, s));
+  CHECK_OK(mlx_real(&r, r, s));
+  read_floats(r, out, 4);
+  for (int i = 0; i < 4; ++i) CHECK_NEAR(out[i], data[i], 1e-5);
+  /* The name without arguments is the current form's function. */
+  int (*with_norm)(mlx_array*, const mlx_array, int, int, mlx_fft_norm, const mlx_stream) = mlx_fft_fft;
+  CHECK_OK(with_norm(&spec, x, 4, 0, MLX_FFT_NORM_BACKWARD, s));
+  CHECK(mlx_fft_fft(&spec, x, 4, 0, (mlx_fft_norm)7, s) != 0);
+  CHECK(strstr(last_error_message(), "norm") != NULL);
+  /* Sample frequencies: [0, 1, -2, -1] / (4 * 0.5) and [0, 1, 2] / (4 * 0.5). */
+  CHECK_OK(mlx_fft_fftfreq(&r, 4, 0.5, s));
+  read_floats(r, out, 4);
+  CHECK(out[0] == 0 && out[1] == 0.5f && out[2] == -1 && out[3] == -0.5f);
+  CHECK_OK(mlx_fft_rfftfreq(&r, 4, 0.5, s));
+  CHECK(mlx_array_dim(r, 0) == 3);
+  read_floats(r, out, 3);
+  CHECK(out[0] == 0 && out[1] == 0.5f && out[2] == 1);
   mlx_array_free(x);
   mlx_array_free(spec);
   mlx_array_free(r);

@@ -63,7 +63,29 @@ pub mod fast {
     include!(concat!(env!("OUT_DIR"), "/fast.rs"));
 }
 
-/// Discrete Fourier transforms (generated from `braid/c/fft.h`), as MLX's `mlx::core::fft`.
+/// The normalization of a Fourier transform: MLX's `fft::FFTNorm`, the C API's `mlx_fft_norm`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FftNorm {
+    /// The inverse transform scaled by 1/n (NumPy's and MLX's default).
+    Backward,
+    /// Both directions scaled by 1/sqrt(n).
+    Ortho,
+    /// The forward transform scaled by 1/n.
+    Forward,
+}
+
+impl FftNorm {
+    pub fn to_raw(self) -> sys::mlx_fft_norm {
+        match self {
+            FftNorm::Backward => sys::MLX_FFT_NORM_BACKWARD,
+            FftNorm::Ortho => sys::MLX_FFT_NORM_ORTHO,
+            FftNorm::Forward => sys::MLX_FFT_NORM_FORWARD,
+        }
+    }
+}
+
+/// Discrete Fourier transforms (generated from `braid/c/fft.h`), as MLX's `mlx::core::fft`:
+/// `fft(a, n, axis, norm)` and the like, and `fft_default_norm(a, n, axis)` without `norm`.
 #[allow(clippy::too_many_arguments)]
 pub mod fft {
     include!(concat!(env!("OUT_DIR"), "/fft.rs"));

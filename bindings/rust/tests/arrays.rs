@@ -201,11 +201,15 @@ fn the_linalg_family_factors_on_a_cpu_stream() {
 #[test]
 fn the_fft_family_transforms_and_inverts() {
     let x = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
-    let spectrum = braid::fft::rfft(&x, 4, -1).unwrap();
+    let spectrum = braid::fft::rfft(&x, 4, -1, braid::FftNorm::Backward).unwrap();
     assert_eq!(spectrum.shape(), vec![3]);
     assert_eq!(spectrum.dtype(), Dtype::Complex64);
     let dc = braid::Complex64 { re: 10.0, im: 0.0 };
     assert_eq!(spectrum.to_vec::<braid::Complex64>().unwrap()[0], dc);
-    let back = braid::fft::irfft(&spectrum, 4, -1).unwrap();
+    let back = braid::fft::irfft_default_norm(&spectrum, 4, -1).unwrap();
     assert_close(&back.to_vec::<f32>().unwrap(), &[1.0, 2.0, 3.0, 4.0]);
+    let ortho = braid::fft::rfft(&x, 4, -1, braid::FftNorm::Ortho).unwrap();
+    assert_eq!(ortho.to_vec::<braid::Complex64>().unwrap()[0], braid::Complex64 { re: 5.0, im: 0.0 });
+    let freqs = braid::fft::rfftfreq(4, 0.5).unwrap();
+    assert_eq!(freqs.to_vec::<f32>().unwrap(), vec![0.0, 0.5, 1.0]);
 }
