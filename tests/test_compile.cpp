@@ -232,8 +232,8 @@ TEST(Compile, ShapelessReplaysOneTraceOnOtherShapes) {
 
 // What a shapeless trace keeps from the traced shapes (a captured constant, as MLX's test:
 // the function does not run again, so a changed capture is not seen), and what it cannot
-// follow (a reshape to the traced sizes, a slice): those shapes are traced again, and every
-// call's result is the function's.
+// follow (a slice): those shapes are traced again, and every call's result is the function's.
+// A reshape keeps the shape asked for, its -1 inferred again on each replay (MLX's).
 TEST(Compile, ShapelessTracesAgainWhereAPrimitiveCannotFollowTheShapes) {
   float captured = 1.0f;
   std::atomic<int> calls{0};
@@ -253,7 +253,7 @@ TEST(Compile, ShapelessTracesAgainWhereAPrimitiveCannotFollowTheShapes) {
   auto flatten_and_slice = [&](const std::vector<array>& in) {
     reshape_calls.fetch_add(1);
     array x = in[0];
-    return std::vector<array>{reshape(x, {static_cast<int>(x.size())}), slice(x, {0, 1}, x.shape())};
+    return std::vector<array>{reshape(x, {-1}), slice(x, {0, 1}, x.shape())};
   };
   for (int n : {2, 3, 2, 4}) {
     array x = arange(static_cast<double>(n * 3), float32);
@@ -335,9 +335,9 @@ TEST(Compile, NumberOfElementsFollowsTheShapeOfEachReplay) {
   EXPECT_EQ(calls.load(), 1);
 }
 
-// MLX's C++ "test shapeless compile": a reshape to fixed sizes fails for another size (here
-// the function's own error, from its new trace); a function that can follow shapes replays its
-// trace, keeping its constant (the same array), and traces again for a new dtype or rank.
+// MLX's C++ "test shapeless compile": a reshape to fixed sizes fails for another size (the
+// replay's error, as MLX's); a function that can follow shapes replays its trace, keeping its
+// constant (the same array), and traces again for a new dtype or rank.
 TEST(Compile, ShapelessKeepsItsConstantsAcrossShapesAsMlx) {
   auto to_square = compile([](const std::vector<array>& in) { return std::vector<array>{reshape(in[0], {2, 2})}; },
                            /*shapeless=*/true);
@@ -354,6 +354,31 @@ TEST(Compile, ShapelessKeepsItsConstantsAcrossShapesAsMlx) {
   EXPECT_NE(out.inputs()[1].id(), out2.inputs()[1].id());
   out2 = add_two({array({1.0f, 2.0f}, {1, 2})})[0];
   EXPECT_NE(out.inputs()[1].id(), out2.inputs()[1].id());
+}
+
+// MLX's "shapeless compile with reshape": the traced reshape keeps (rows * cols, -1) from the
+// first call's shapes, so a new last axis is inferred, other leading sizes cannot be held
+// (a ValueError in Python, not a new trace), and reshapes asking for different shapes of the
+// same input stay apart.
+TEST(Compile, ShapelessReshapeKeepsTheShapeAskedFor) {
+  std::atomic<int> calls{0};
+  auto merge_leading = compile(
+      [&](const std::vector<array>& in) {
+        calls.fetch_add(1);
+        const array& x = in[0];
+        return std::vector<array>{reshape(x, {x.shape(0) * x.shape(1), -1}), reshape(x, {-1, x.shape(2)})};
+      },
+      /*shapeless=*/true);
+  auto out = merge_leading({zeros({2, 3, 4})});
+  EXPECT_EQ(out[0].shape(), (Shape{6, 4}));
+  EXPECT_EQ(out[1].shape(), (Shape{6, 4}));
+  array x = reshape(arange(48.0, float32), {2, 3, 8});
+  out = merge_leading({x});
+  EXPECT_EQ(out[0].shape(), (Shape{6, 8}));
+  EXPECT_EQ(values(out[0]), values(x));
+  EXPECT_THROW(merge_leading({reshape(arange(40.0, float32), {2, 4, 5})}), std::invalid_argument);  // (-1, 4)
+  EXPECT_THROW(merge_leading({zeros({5, 5, 5})}), std::invalid_argument);  // (6, -1) of 125
+  EXPECT_EQ(calls.load(), 1);
 }
 
 TEST(Compile, OutputShapesOfAPrimitiveThatCannotInferThrowsMlxsError) {

@@ -155,7 +155,19 @@ BRAID_FIELDS(AsType)
 BRAID_FIELDS(Full)
 BRAID_FIELDS(Arange, &Arange::start, &Arange::step)
 BRAID_FIELDS(Broadcast)
-BRAID_FIELDS(Reshape)
+// Reshape: the shape asked for in a shapeless trace, when it has one; a file without it (one
+// written before braid kept it) reads as a Reshape without one.
+template <>
+struct Fields<Reshape> {
+  static void write(ByteWriter& w, const Primitive& primitive) {
+    const auto& requested = static_cast<const Reshape&>(primitive).requested();
+    if (requested) Field<Shape>::put(w, *requested);
+  }
+  static std::shared_ptr<Primitive> read(ByteReader& r, Stream s) {
+    if (r.left() == 0) return make_pooled<Reshape>(std::move(s));
+    return make_pooled<Reshape>(std::move(s), Field<Shape>::get(r));
+  }
+};
 BRAID_FIELDS(Transpose, &Transpose::axes)
 BRAID_FIELDS(Squeeze, &Squeeze::axes)
 BRAID_FIELDS(ExpandDims, &ExpandDims::axes)

@@ -9,6 +9,8 @@
 // global counter decides what a tracer is.
 #pragma once
 
+#include <stdexcept>
+
 #include <atomic>
 #include <memory>
 #include <vector>
@@ -62,6 +64,14 @@ class TraceCall {
 /// ops then build nodes whose values follow the input shapes on every replay (a mean divides
 /// by a NumberOfElements node, a dropped axis is a Squeeze, not a Reshape to fixed sizes).
 bool in_dynamic_tracing() noexcept;
+
+/// An op's own shape error met while a shapeless trace replays on new shapes (a reshape to a
+/// stored shape that the new input's size does not fit): raised to the caller as MLX raises
+/// it, where other replay failures only mean "trace again for these shapes".
+class ReplayShapeError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
 
 /// Sets in_dynamic_tracing() on this thread while it lives (a trace of a compiled function:
 /// `on` for a shapeless one), and restores the previous value after.

@@ -23,7 +23,9 @@ array astype(array a, Dtype dtype, StreamOrDevice s) {
   return array(std::move(shape), dtype, detail::make_pooled<AsType>(std::move(st)), {std::move(a)});
 }
 
-array reshape(const array& a, Shape shape, StreamOrDevice s) {
+namespace detail {
+
+Shape reshaped(uint64_t size, Shape shape) {
   constexpr uint64_t kMaxDim = static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
   std::optional<size_t> infer;
   // The product of the given dimensions, in 64 bits without wrapping: `overflow` once it
@@ -52,7 +54,6 @@ array reshape(const array& a, Shape shape, StreamOrDevice s) {
     known = 0;
     overflow = false;
   }
-  const uint64_t size = a.size();
   if (infer) {
     if (known == 0 || overflow || size % known != 0) {
       throw_invalid("reshape", "Cannot infer the shape of an array of size " + std::to_string(size) +
@@ -71,9 +72,20 @@ array reshape(const array& a, Shape shape, StreamOrDevice s) {
     throw_invalid("reshape", "Cannot reshape array of size " + std::to_string(size) + " into shape " +
                                  shape_str(shape) + ".");
   }
-  if (shape == a.shape()) return a;
+  return shape;
+}
+
+}  // namespace detail
+
+array reshape(const array& a, Shape shape, StreamOrDevice s) {
+  Shape out = detail::reshaped(a.size(), shape);
+  if (out == a.shape()) return a;
   Stream st = detail::op_stream(std::move(s), "reshape");
-  return array(std::move(shape), a.dtype(), detail::make_pooled<Reshape>(std::move(st)), {a});
+  // In a shapeless trace the node keeps the shape asked for, to infer it again on replay.
+  auto primitive = detail::in_dynamic_tracing()
+                       ? detail::make_pooled<Reshape>(std::move(st), std::move(shape))
+                       : detail::make_pooled<Reshape>(std::move(st));
+  return array(std::move(out), a.dtype(), std::move(primitive), {a});
 }
 
 array transpose(const array& a, std::vector<int> axes, StreamOrDevice s) {

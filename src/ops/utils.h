@@ -21,4 +21,8 @@ std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim, const ch
 /// Resolves `s` for an op, turning a bad device into "[op] ..." errors.
 Stream op_stream(StreamOrDevice s, const char* op);
 
+/// reshape's output shape for an array of `size` elements: `shape` with its -1 (at most one)
+/// inferred; std::invalid_argument ("[reshape] ...") when it cannot hold them.
+Shape reshaped(uint64_t size, Shape shape);
+
 }  // namespace braid::detail

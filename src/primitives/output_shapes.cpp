@@ -2,10 +2,11 @@
 // shapeless compiled function replays on inputs of other shapes. A primitive not here keeps
 // Primitive's default (it cannot infer its shapes), and a function using it is traced again
 // for each new shape. Every check fails with std::invalid_argument, which the replay takes as
-// "trace again".
+// "trace again", except a shapeless Reshape's detail::ReplayShapeError, which reaches the caller.
 #include <algorithm>
 #include <string>
 
+#include "graph/trace.h"
 #include "ops/utils.h"
 #include "primitives/primitives.h"
 
@@ -76,6 +77,18 @@ std::vector<Shape> ArgSort::output_shapes(const std::vector<array>& inputs) { re
 std::vector<Shape> Softmax::output_shapes(const std::vector<array>& inputs) {
   if (inputs.empty() || inputs[0].ndim() == 0) unfit(*this);
   return {inputs[0].shape()};
+}
+
+std::vector<Shape> Reshape::output_shapes(const std::vector<array>& inputs) {
+  if (!requested_) return Primitive::output_shapes(inputs);  // MLX's "cannot infer" error
+  if (inputs.empty()) unfit(*this);
+  // The shape asked for, inferred again for the new size; one it cannot hold is the caller's
+  // error, as in MLX, not a reason to trace again.
+  try {
+    return {detail::reshaped(inputs[0].size(), *requested_)};
+  } catch (const std::invalid_argument& e) {
+    throw detail::ReplayShapeError(e.what());
+  }
 }
 
 std::vector<Shape> Transpose::output_shapes(const std::vector<array>& inputs) {

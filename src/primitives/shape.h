@@ -1,6 +1,7 @@
 // Creation, conversion and data-movement primitives: copies, fills and views.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "primitives/primitive_base.h"
@@ -48,13 +49,25 @@ class Broadcast : public UnaryPrimitive {
   const char* name() const override { return "Broadcast"; }
 };
 
-/// A view when the input's layout allows it, else a contiguous copy.
+/// The same elements under another shape (a view when the layout allows). Made while a
+/// shapeless function is traced, it keeps the shape asked for, a -1 included, and infers its
+/// output from that on each replay, as MLX's shapeless reshape does.
 class Reshape : public UnaryPrimitive {
  public:
   explicit Reshape(Stream s) : UnaryPrimitive(std::move(s)) {}
+  Reshape(Stream s, Shape requested) : UnaryPrimitive(std::move(s)), requested_(std::move(requested)) {}
   BRAID_PRIMITIVE_EVALS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Reshape"; }
+  bool is_equivalent(const Primitive& other) const override {
+    return requested_ == static_cast<const Reshape&>(other).requested_;
+  }
+  /// The shape asked for in a shapeless trace (else none: the output keeps its traced shape).
+  const std::optional<Shape>& requested() const { return requested_; }
+
+ private:
+  std::optional<Shape> requested_;
 };
 
 /// Permuted strides over the same buffer.

@@ -137,6 +137,8 @@ std::vector<array> CompileCache::call(const CompileFn& fun, const std::vector<ar
     if (program->shapeless) {
       try {
         return replay(*program, inputs, /*infer=*/true);
+      } catch (const detail::ReplayShapeError&) {
+        throw;  // the function's own shape error on these shapes (MLX raises it too)
       } catch (const std::invalid_argument&) {
       }
     }

@@ -217,8 +217,8 @@ def test_shapeless_with_reductions_and_a_mean():
 
 
 def test_shapeless_traces_again_where_a_shape_cannot_be_followed():
-    # A reshape to the traced sizes and a slice cannot follow a new shape (MLX raises); braid
-    # traces those shapes again and every result is the function's.
+    # A slice cannot follow a new shape (MLX raises); braid traces those shapes again and every
+    # result is the function's. The reshape to (-1) follows them.
     def fun(x):
         return x.reshape(-1), x[:, 1:]
 
@@ -230,6 +230,17 @@ def test_shapeless_traces_again_where_a_shape_cannot_be_followed():
         assert flat.tolist() == list(range(3 * n))
         assert tail.tolist() == x[:, 1:].tolist()
     assert calls[0] == 2
+
+
+def test_shapeless_reshape_keeps_the_shape_asked_for():
+    # MLX's test: (x.shape[0] * x.shape[1], -1) is (6, -1) from the first call on.
+    f, calls = counted(lambda x: x.reshape(x.shape[0] * x.shape[1], -1))
+    c = mx.compile(f, shapeless=True)
+    assert c(mx.zeros((2, 3, 4))).shape == (6, 4)
+    assert c(mx.zeros((2, 3, 8))).shape == (6, 8)
+    with pytest.raises(ValueError):
+        c(mx.zeros((5, 5, 5)))
+    assert calls[0] == 1
 
 
 def test_disable_compile_calls_the_function_each_time():
