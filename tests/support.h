@@ -5,10 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <stdexcept>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,27 @@ inline constexpr bool kThreadSanitized = false;
 
 /// The NumPy-generated cases and archives: the build's own, or those in $BRAID_NUMPY_CASES
 /// (e.g. generated on another machine, for one without NumPy).
+/// Runs `build`, which must reject its input at graph build: std::invalid_argument, or
+/// std::out_of_range (MLX's type for an axis out of range in the reductions and diagonal),
+/// with a message starting with `prefix` ("[op]").
+inline ::testing::AssertionResult throws_bad_input(const std::function<void()>& build,
+                                                   const std::string& prefix) {
+  auto check = [&](const std::string& what) {
+    if (what.rfind(prefix, 0) == 0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "message \"" << what << "\" does not start with " << prefix;
+  };
+  try {
+    build();
+  } catch (const std::invalid_argument& e) {
+    return check(e.what());
+  } catch (const std::out_of_range& e) {
+    return check(e.what());
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw another type: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw (expected " << prefix << ")";
+}
+
 inline std::string numpy_cases_dir() {
   const char* env = std::getenv("BRAID_NUMPY_CASES");
 #ifdef BRAID_NUMPY_CASES_DIR

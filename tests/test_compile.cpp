@@ -423,3 +423,23 @@ TEST(Compile, EightThreadsCallingOneCompiledFunctionGetTheSequentialResults) {
   EXPECT_EQ(calls.load(), kThreads);
   for (size_t i = 0; i < got.size(); ++i) expect_same(got[i], want[i]);
 }
+
+// MLX's "enable and disable compile" and "simplify noops": nothing to compile is an error
+// unless compilation is off; stop_gradient and copy inside a compiled function are dropped,
+// their input standing for them.
+TEST(Compile, EmptyFunctionsAndNoOpsAsMlx) {
+  EXPECT_THROW(compile(nullptr), std::invalid_argument);
+  disable_compile();
+  EXPECT_NO_THROW(compile(nullptr));
+  enable_compile();
+  EXPECT_THROW(compile(nullptr), std::invalid_argument);
+
+  const array a = array({1.0f, 2.0f});
+  auto fun = [](const std::vector<array>& in) -> std::vector<array> {
+    return {copy(stop_gradient(exp(stop_gradient(in[0]))))};
+  };
+  const array b = compile(fun)({a})[0];
+  ASSERT_EQ(b.inputs().size(), 1u);
+  EXPECT_EQ(b.inputs()[0].id(), a.id());
+  EXPECT_EQ(values(b), values(exp(a)));
+}

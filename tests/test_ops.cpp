@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "braid/braid.h"
@@ -1200,4 +1202,151 @@ TEST(OpsSoftmax, LeadingMaskedEntriesGiveZeroNotNaN) {
   EXPECT_EQ(p[1], 0.0f);
   EXPECT_FLOAT_EQ(p[2], 0.5f);
   EXPECT_FLOAT_EQ(p[3], 0.5f);
+}
+
+// --- MLX's array API in the details MLX's own tests use ----------------------------------------
+
+TEST(ArrayApi, ListConstructorsTakeMlxsSpecialCases) {
+  const array empty({});
+  EXPECT_EQ(empty.dtype(), float32);
+  EXPECT_EQ(empty.shape(), Shape{0});
+  EXPECT_EQ(sum(empty).item<float>(), 0.0f);
+  const array empty_ints({}, int32);
+  EXPECT_EQ(empty_ints.dtype(), int32);
+  EXPECT_EQ(empty_ints.shape(), Shape{0});
+  const array mixed({3, 2.5, 1.0});  // ints and doubles: float32
+  EXPECT_EQ(mixed.dtype(), float32);
+  EXPECT_EQ(test::values(mixed), (std::vector<double>{3, 2.5, 1}));
+  const array with_inf({1.0, std::numeric_limits<float>::infinity()});
+  EXPECT_EQ(with_inf.dtype(), float32);
+  EXPECT_TRUE(std::isinf(test::values(with_inf)[1]));
+  EXPECT_EQ(array({1, 2, 3}).dtype(), int32);
+  EXPECT_EQ(array({1, 2}, float16).dtype(), float16);
+
+  std::vector<bool> flags{true, false, true, true};
+  const array from_bools(flags.begin(), {2, 2}, bool_);
+  EXPECT_EQ(test::values(from_bools), (std::vector<double>{1, 0, 1, 1}));
+  std::vector<int> ints{4, 5, 6};
+  EXPECT_EQ(test::values(array(ints.begin(), {3})), (std::vector<double>{4, 5, 6}));
+}
+
+TEST(ArrayApi, EvaluationDetachesTheGraphAsMlx) {
+  array y = ones({3, 3});
+  EXPECT_TRUE(y.has_primitive());
+  EXPECT_FALSE(y.is_evaled());
+  eval(y);
+  EXPECT_FALSE(y.has_primitive());  // MLX's detach; the primitive stays readable
+  EXPECT_TRUE(y.is_evaled());
+  EXPECT_TRUE(y.is_available());
+  EXPECT_TRUE(y.siblings().empty());
+  EXPECT_GE(y.buffer_size(), y.nbytes());
+  EXPECT_FALSE(array(1.0f).has_primitive());
+  EXPECT_TRUE(array(1.0f).is_evaled());
+
+  // Outside a transform set_tracer changes nothing; inside one it marks the array.
+  array x = array(1);
+  x.set_tracer(true);
+  EXPECT_FALSE(x.is_tracer());
+  array c = ones({2});
+  auto fn = [&](const array& in) {
+    array t = in * 2.0f;
+    EXPECT_TRUE(t.is_tracer());
+    t.set_tracer(false);
+    EXPECT_FALSE(t.is_tracer());
+    array m = c + 1.0f;
+    EXPECT_FALSE(m.is_tracer());
+    m.set_tracer(true);
+    EXPECT_TRUE(m.is_tracer());
+    eval(c);
+    EXPECT_FALSE(c.has_primitive());  // evaluated inside, not a tracer: detached
+    return sum(in * in);
+  };
+  EXPECT_EQ(grad(std::function<array(const array&)>(fn))(array(3.0f)).item<float>(), 6.0f);
+}
+
+TEST(ArrayApi, IteratesOverTheFirstAxis) {
+  const array m = reshape(arange(6.0, float32), {3, 2});
+  std::vector<std::vector<double>> rows;
+  for (const array& row : m) {
+    EXPECT_EQ(row.shape(), Shape{2});
+    rows.push_back(test::values(row));
+  }
+  EXPECT_EQ(rows, (std::vector<std::vector<double>>{{0, 1}, {2, 3}, {4, 5}}));
+  int n = 0;
+  for (auto it = m.begin(); it != m.end(); ++it) ++n;
+  EXPECT_EQ(n, 3);
+  EXPECT_THROW(array(1.0f).begin(), std::invalid_argument);
+}
+
+TEST(ArrayApi, AxisErrorsOfReductionsDiagonalAndShapeAreOutOfRangeAsMlx) {
+  const array x = zeros({2, 3});
+  EXPECT_THROW(x.shape(2), std::out_of_range);
+  EXPECT_THROW(x.shape(-3), std::out_of_range);
+  EXPECT_THROW(x.strides(2), std::out_of_range);
+  EXPECT_EQ(x.shape(-1), 3);
+  EXPECT_THROW(sum(x, 2), std::out_of_range);
+  EXPECT_THROW(sum(array(1), 0), std::out_of_range);
+  EXPECT_THROW(mean(x, -3), std::out_of_range);
+  EXPECT_THROW(max(x, 5), std::out_of_range);
+  EXPECT_THROW(logsumexp(x, 2), std::out_of_range);
+  EXPECT_THROW(sum(x, std::vector<int>{0, 0}), std::invalid_argument);  // duplicates
+  EXPECT_THROW(diagonal(x, 1, 6, 0), std::out_of_range);
+  EXPECT_THROW(diagonal(x, 1, 0, -3), std::out_of_range);
+  EXPECT_THROW(diagonal(x, 0, 1, 1), std::invalid_argument);
+}
+
+TEST(ArrayApi, BackendAvailabilityAsMlx) {
+  EXPECT_EQ(gpu::is_available(), is_available(Device::gpu));
+  EXPECT_EQ(cu::is_available(), is_available(Device::gpu));
+  EXPECT_FALSE(metal::is_available());
+}
+
+// --- braid::config (MLX's mlx/config.h) ------------------------------------------------------
+
+namespace {
+std::string g_handler_name;
+int g_handler_default = 0;
+int answer_42(const char* name, int default_val) {
+  g_handler_name = name;
+  g_handler_default = default_val;
+  return 42;
+}
+}  // namespace
+
+TEST(Config, ScopesNestPerThreadOverProcessWideUpdates) {
+  constexpr const char* name = "BRAID_TEST_CXX_SCOPED_CONFIG";
+  EXPECT_EQ(config::get(name, 7), 7);
+  EXPECT_EQ(config::get(name, -3), -3);  // a default is not stored
+  config::update(name, 1);
+  EXPECT_EQ(config::get(name, 0), 1);
+  {
+    auto outer = config::scoped_update({{name, 2}});
+    EXPECT_EQ(config::get(name, 0), 2);
+    int seen_elsewhere = 0;
+    std::thread([&] { seen_elsewhere = config::get(name, 0); }).join();
+    EXPECT_EQ(seen_elsewhere, 1);  // scopes are the thread's own
+    {
+      auto inner = config::scoped_update({{name, 3}});
+      EXPECT_EQ(config::get(name, 0), 3);
+    }
+    EXPECT_EQ(config::get(name, 0), 2);
+  }
+  EXPECT_EQ(config::get(name, 0), 1);
+  // Scopes may end out of order.
+  auto a = std::make_unique<config::ScopedUpdate>(config::ConfigDict{{name, 4}});
+  auto b = std::make_unique<config::ScopedUpdate>(config::ConfigDict{{name, 5}});
+  a.reset();
+  EXPECT_EQ(config::get(name, 0), 5);
+  b.reset();
+  EXPECT_EQ(config::get(name, 0), 1);
+}
+
+TEST(Config, AHandlerAnswersEveryGet) {
+  config::update("BRAID_TEST_CXX_CONFIG_HANDLER", 1);
+  config::register_config_handler(answer_42);
+  EXPECT_EQ(config::get("BRAID_TEST_CXX_CONFIG_HANDLER", 7), 42);
+  EXPECT_EQ(g_handler_name, "BRAID_TEST_CXX_CONFIG_HANDLER");
+  EXPECT_EQ(g_handler_default, 7);
+  config::register_config_handler(nullptr);
+  EXPECT_EQ(config::get("BRAID_TEST_CXX_CONFIG_HANDLER", 7), 1);
 }

@@ -1076,20 +1076,8 @@ TEST(OpsShapeStrided, NumberOfElementsAndDepends) {
 
 namespace {
 
-::testing::AssertionResult throws_named(const std::function<void()>& build, const std::string& prefix) {
-  try {
-    build();
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    if (what.rfind(prefix, 0) == 0) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "message \"" << what << "\" does not start with " << prefix;
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw another type: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw (expected " << prefix << ")";
-}
-
-#define EXPECT_OP_THROWS(prefix, ...) EXPECT_TRUE(throws_named([&] { (void)(__VA_ARGS__); }, prefix))
+#define EXPECT_OP_THROWS(prefix, ...) \
+  EXPECT_TRUE(test::throws_bad_input([&] { (void)(__VA_ARGS__); }, prefix))
 
 }  // namespace
 

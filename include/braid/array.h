@@ -1,6 +1,7 @@
 // array: a cheap handle to a shared node of a lazy graph (MLX's array).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -124,6 +125,12 @@ class array {
     init_values(data.begin(), data.size());
   }
 
+  /// A 1-d float32 array of the listed values (MLX's special case): `array({})` is an empty
+  /// float32 array, and a list mixing integer and floating literals is float32.
+  array(std::initializer_list<float> data);  // NOLINT
+  /// A 1-d array of `dtype` from listed ints: `array({}, int32)` is an empty int32 array.
+  array(std::initializer_list<int> data, Dtype dtype);
+
   /// An array of `shape` filled from the listed values (count must match).
   template <typename T>
   array(std::initializer_list<T> data, Shape shape, Dtype dtype = TypeToDtype<T>())
@@ -132,13 +139,16 @@ class array {
     init_values(data.begin(), data.size());
   }
 
-  /// An array of `shape` copied from `size` elements starting at `data`.
+  /// An array of `shape` copied from the shape's count of elements read from `data` (any
+  /// input iterator, std::vector<bool>'s included).
   template <typename It>
   array(It data, Shape shape, Dtype dtype = TypeToDtype<typename std::iterator_traits<It>::value_type>())
       : array(std::move(shape), dtype) {
     using T = typename std::iterator_traits<It>::value_type;
-    std::vector<T> vals(data, data + desc_->size);
-    init_values(vals.data(), vals.size());
+    const size_t n = desc_->size;
+    std::unique_ptr<T[]> vals(new T[n > 0 ? n : 1]);
+    std::copy_n(data, n, vals.get());
+    init_values(vals.get(), n);
   }
 
   /// An array over `data` without copying it (MLX's constructor): the elements are read in
@@ -192,7 +202,10 @@ class array {
     return const_cast<array*>(this)->data<T>();
   }
 
-  bool has_primitive() const { return desc_->primitive != nullptr; }
+  /// Whether the graph node computing the array is still attached (MLX's has_primitive):
+  /// false for a leaf and, as in MLX, for an evaluated array whose graph was dropped (a tracer
+  /// keeps its own while its transform runs). primitive() stays readable after evaluation.
+  bool has_primitive() const;
   Primitive& primitive() const { return *desc_->primitive; }
   const std::shared_ptr<Primitive>& primitive_ptr() const { return desc_->primitive; }
   /// The stream the node runs on. Throws for leaf arrays, which have none.
@@ -206,6 +219,51 @@ class array {
   /// tracing: built from a transform call's inputs, inside that call. A tracer keeps its
   /// inputs after evaluation so the transform can walk its graph. Thread-safe.
   bool is_tracer() const;
+  /// MLX's set_tracer: marks the array as a tracer of the transform running on this thread
+  /// (no effect outside one: a tracer needs an open transform), or, with false, unmarks it.
+  /// Mutates this array: not concurrently with other uses of the same object.
+  void set_tracer(bool is_tracer);
+  /// True once the array has been scheduled for evaluation (eval, async_eval) or holds data
+  /// of its own; MLX's is_evaled. Thread-safe; never blocks.
+  bool is_evaled() const;
+  /// The arrays computed by the same node as this one (MLX's siblings). Every braid primitive
+  /// has a single output, so this is always empty.
+  std::vector<array> siblings() const { return {}; }
+  /// The bytes the allocator set aside for the array's buffer (its size class; the array's
+  /// own bytes for external or inline data). Evaluates the array first.
+  size_t buffer_size() const;
+
+  /// Iteration over the first axis (MLX's ArrayIterator): each element is `a[i]`, an array
+  /// of one dimension fewer. A scalar cannot be iterated (std::invalid_argument).
+  class ArrayIterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using difference_type = std::ptrdiff_t;
+    using value_type = array;
+    using reference = value_type;
+
+    ArrayIterator(const array& arr, int idx = 0);
+    reference operator*() const;
+    ArrayIterator& operator+(difference_type diff) {
+      idx += static_cast<int>(diff);
+      return *this;
+    }
+    ArrayIterator& operator++() {
+      ++idx;
+      return *this;
+    }
+    friend bool operator==(const ArrayIterator& a, const ArrayIterator& b) {
+      return a.arr.id() == b.arr.id() && a.idx == b.idx;
+    }
+    friend bool operator!=(const ArrayIterator& a, const ArrayIterator& b) { return !(a == b); }
+
+   private:
+    const array& arr;
+    int idx;
+  };
+  ArrayIterator begin() const { return ArrayIterator(*this); }
+  ArrayIterator end() const { return ArrayIterator(*this, ndim() == 0 ? 0 : shape(0)); }
+
   /// Identity of the node (equal for copies of the same array).
   std::uintptr_t id() const { return reinterpret_cast<std::uintptr_t>(desc_.get()); }
 

@@ -3,6 +3,7 @@
 
 #include "braid/array.h"
 #include "braid/compile.h"
+#include "braid/config.h"
 #include "braid/device.h"
 #include "braid/distributed.h"
 #include "braid/dtype.h"

@@ -33,6 +33,22 @@ void set_default_device(const Device& d);
 /// Whether this build and machine can run work on `d`. Thread-safe.
 bool is_available(const Device& d);
 
+namespace gpu {
+/// Whether a GPU backend is present and has a device (MLX's gpu::is_available): the same as
+/// is_available(Device::gpu).
+bool is_available();
+}  // namespace gpu
+
+namespace cu {
+/// MLX's cu::is_available: whether the CUDA backend has a device (braid's GPU backend is CUDA).
+bool is_available();
+}  // namespace cu
+
+namespace metal {
+/// MLX's metal::is_available, for programs that test it: braid has no Metal backend.
+inline bool is_available() { return false; }
+}  // namespace metal
+
 /// How many devices of `type` this build and machine have (MLX): 1 CPU; 1 GPU when one is
 /// usable (braid uses the first CUDA device), else 0. Thread-safe.
 int device_count(Device::DeviceType type);

@@ -8,6 +8,7 @@
 
 #include "backend/backend.h"
 #include "backend/cpu/convert.h"
+#include "braid/ops.h"
 #include "braid/transforms.h"
 #include "graph/node.h"
 #include "graph/trace.h"
@@ -231,6 +232,44 @@ std::shared_ptr<ArrayDesc> ArrayDesc::release(array& a) noexcept { return std::m
 array::array(Shape shape, Dtype dtype)
     : desc_(detail::make_pooled<detail::ArrayDesc>(std::move(shape), dtype)) {}
 
+array::array(std::initializer_list<float> data) : array(Shape{static_cast<int32_t>(data.size())}, float32) {
+  init_values(data.begin(), data.size());
+}
+
+array::array(std::initializer_list<int> data, Dtype dtype)
+    : array(Shape{static_cast<int32_t>(data.size())}, dtype) {
+  init_values(data.begin(), data.size());
+}
+
+bool array::has_primitive() const {
+  if (desc_->primitive == nullptr) return false;
+  // Evaluated and not a tracer: its graph is (or is about to be) detached, as MLX's.
+  return !(detail::is_complete(desc_.get()) && !detail::is_tracer(desc_.get()));
+}
+
+void array::set_tracer(bool is_tracer) {
+  if (!is_tracer) {
+    desc_->trace = nullptr;
+  } else if (auto scope = detail::innermost_scope()) {
+    desc_->trace = std::move(scope);
+  }
+}
+
+bool array::is_evaled() const {
+  return desc_->status.load(std::memory_order_acquire) != detail::Status::unscheduled;
+}
+
+array::ArrayIterator::ArrayIterator(const array& arr, int idx) : arr(arr), idx(idx) {
+  if (arr.ndim() == 0) throw std::invalid_argument("[ArrayIterator] Cannot iterate over 0-d array.");
+}
+
+array array::ArrayIterator::operator*() const {
+  Shape start(arr.ndim(), 0), stop = arr.shape();
+  start[0] = idx;
+  stop[0] = idx + 1;
+  return squeeze(slice(arr, std::move(start), std::move(stop)), 0);
+}
+
 namespace {
 
 /// The caller's memory under an array made over it: runs the deleter once the last array
@@ -304,7 +343,7 @@ int32_t array::shape(int dim) const {
   if (dim < -n || dim >= n) {
     std::ostringstream msg;
     msg << "[array::shape] Dimension " << dim << " is out of range for an array with " << n << " dimensions.";
-    throw std::invalid_argument(msg.str());
+    throw std::out_of_range(msg.str());
   }
   return desc_->shape[dim < 0 ? dim + n : dim];
 }
@@ -315,7 +354,7 @@ int64_t array::strides(int dim) const {
     std::ostringstream msg;
     msg << "[array::strides] Dimension " << dim << " is out of range for an array with " << n
         << " dimensions.";
-    throw std::invalid_argument(msg.str());
+    throw std::out_of_range(msg.str());
   }
   return desc_->strides[dim < 0 ? dim + n : dim];
 }

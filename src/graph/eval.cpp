@@ -393,7 +393,7 @@ void eval(std::vector<array> outputs) {
     // Keep the first output's strand for ourselves; get every other one going now.
     detail::Strand* mine = nullptr;
     for (const auto& o : outputs) {
-      if (!detail::is_complete(o.desc()) && o.has_primitive()) {
+      if (!detail::is_complete(o.desc()) && o.primitive_ptr()) {
         mine = detail::strand_of(o.desc());
         break;
       }
@@ -404,7 +404,7 @@ void eval(std::vector<array> outputs) {
     for (const auto& o : outputs) {
       // Only a thread with a long run of its own on the output's stream can be handed it.
       bool handover = false;
-      if (o.has_primitive() && !detail::is_complete(o.desc())) {
+      if (o.primitive_ptr() && !detail::is_complete(o.desc())) {
         for (size_t i = 0; i < touched.size(); ++i) {
           if (touched[i].get() == detail::strand_of(o.desc())) handover = pushed[i] >= detail::Strand::kHandOffMin;
         }

@@ -25,6 +25,8 @@ std::shared_ptr<TraceScope> inherit_trace(const std::vector<array>& inputs) noex
   return best ? *best : nullptr;
 }
 
+std::shared_ptr<TraceScope> innermost_scope() noexcept { return t_innermost ? *t_innermost : nullptr; }
+
 TraceCall::TraceCall(const std::vector<array>& primals) : enclosing_(t_innermost) {
   std::shared_ptr<TraceScope> parent = inherit_trace(primals);
   if (enclosing_ && (*enclosing_)->active() && (!parent || (*enclosing_)->depth > parent->depth)) {
@@ -45,7 +47,7 @@ std::vector<array> TraceCall::make_tracers(const std::vector<array>& primals) co
   std::vector<array> out;
   out.reserve(primals.size());
   for (const auto& p : primals) {
-    Stream s = p.has_primitive() ? p.primitive().stream() : default_stream(default_device());
+    Stream s = p.primitive_ptr() ? p.primitive().stream() : default_stream(default_device());
     array t = copy(p, s);
     t.desc()->trace = scope_;  // before anyone else can see the copy
     out.push_back(std::move(t));

@@ -39,6 +39,9 @@ struct TraceScope {
 /// Whether the node belongs to an active scope.
 inline bool is_tracer(const ArrayDesc* d) noexcept { return d->trace != nullptr && d->trace->active(); }
 
+/// The scope of the innermost transform call running on this thread (null outside one).
+std::shared_ptr<TraceScope> innermost_scope() noexcept;
+
 /// The scope a node built from `inputs` belongs to: the deepest active scope among them.
 std::shared_ptr<TraceScope> inherit_trace(const std::vector<array>& inputs) noexcept;
 

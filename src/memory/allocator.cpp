@@ -311,6 +311,24 @@ size_t set_wired_limit(size_t limit) {
   return wired_limit.exchange(limit, std::memory_order_relaxed);
 }
 
+namespace {
+
+/// The bytes the allocator set aside for `d`: its size class (the device allocator's rounding
+/// on the GPU), or its own bytes for inline, external and empty buffers.
+size_t reserved_bytes(const detail::Data& d) {
+  const size_t bytes = d.buffer.size;
+  if (bytes == 0 || d.is_inline || d.external) return bytes;
+  return d.on_device ? detail::gpu::allocated_bytes(bytes) : detail::size_class(bytes);
+}
+
+}  // namespace
+
+size_t array::buffer_size() const {
+  array(*this).eval();
+  const detail::Data* d = desc()->data.get();
+  return d == nullptr ? 0 : reserved_bytes(*d);
+}
+
 size_t get_array_buffer_size(const std::vector<array>& arrays) {
   std::unordered_set<const detail::Data*> seen;
   size_t total = 0;
@@ -330,12 +348,7 @@ size_t get_array_buffer_size(const std::vector<array>& arrays) {
     }
     const detail::Data* d = a.desc()->data.get();
     if (d == nullptr || !seen.insert(d).second) continue;
-    const size_t bytes = d->buffer.size;
-    if (bytes == 0 || d->is_inline || d->external) {
-      total += bytes;
-    } else {
-      total += d->on_device ? detail::gpu::allocated_bytes(bytes) : detail::size_class(bytes);
-    }
+    total += reserved_bytes(*d);
   }
   return total;
 }

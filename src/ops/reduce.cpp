@@ -69,7 +69,7 @@ double count_over(const array& a, const std::vector<int>& axes) {
 // sum, prod, all, any: the shared front (validation, the empty axis list).
 array reduce_op(const array& a, const std::vector<int>& axes, bool keepdims, Reduce::Op op, const char* name,
                 StreamOrDevice s) {
-  std::vector<int> ax = detail::normalize_axes(axes, static_cast<int>(a.ndim()), name);
+  std::vector<int> ax = detail::reduction_axes(axes, static_cast<int>(a.ndim()), name);
   Stream st = detail::op_stream(std::move(s), name);
   const bool logical = op == Reduce::Op::all || op == Reduce::Op::any;
   if (ax.empty()) return logical ? astype(a, bool_, st) : a;
@@ -83,7 +83,7 @@ array extreme_op(const array& a, const std::vector<int>& axes, bool keepdims, Re
   // As NumPy: max and min have no identity, so only an empty reduced axis is an error; an array
   // empty along another axis reduces to an empty result.
   if (a.size() == 0) {
-    for (int ax : detail::normalize_axes(axes, static_cast<int>(a.ndim()), name)) {
+    for (int ax : detail::reduction_axes(axes, static_cast<int>(a.ndim()), name)) {
       if (a.shape(ax) == 0) throw_invalid(name, std::string("Cannot ") + name + " reduce zero size array.");
     }
   }
@@ -159,7 +159,7 @@ array min(const array& a, int axis, bool keepdims, StreamOrDevice s) {
 }
 
 array mean(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
-  std::vector<int> ax = detail::normalize_axes(axes, static_cast<int>(a.ndim()), "mean");
+  std::vector<int> ax = detail::reduction_axes(axes, static_cast<int>(a.ndim()), "mean");
   Stream st = detail::op_stream(std::move(s), "mean");
   const Dtype t = float_dtype(a.dtype());
   if (ax.empty()) return astype(a, t, st);
@@ -236,7 +236,7 @@ array median(const array& a, int axis, bool keepdims, StreamOrDevice s) {
 }
 
 array var(const array& a, const std::vector<int>& axes, bool keepdims, int ddof, StreamOrDevice s) {
-  std::vector<int> ax = detail::normalize_axes(axes, static_cast<int>(a.ndim()), "var");
+  std::vector<int> ax = detail::reduction_axes(axes, static_cast<int>(a.ndim()), "var");
   Stream st = detail::op_stream(std::move(s), "var");
   const Dtype t = float_dtype(a.dtype());
   array mu = mean(a, ax, true, st);
@@ -266,7 +266,7 @@ array var(const array& a, int axis, bool keepdims, int ddof, StreamOrDevice s) {
 
 array std(const array& a, const std::vector<int>& axes, bool keepdims, int ddof, StreamOrDevice s) {
   // Validated under std's own name before var builds anything.
-  detail::normalize_axes(axes, static_cast<int>(a.ndim()), "std");
+  detail::reduction_axes(axes, static_cast<int>(a.ndim()), "std");
   Stream st = detail::op_stream(std::move(s), "std");
   return sqrt(var(a, axes, keepdims, ddof, st), st);
 }
@@ -321,7 +321,7 @@ array argmax(const array& a, StreamOrDevice s) { return argmax(a, false, std::mo
 array logsumexp(const array& a, const std::vector<int>& axes, bool keepdims, StreamOrDevice s) {
   if (a.size() == 0) throw_invalid("logsumexp", "Received empty array.");
   if (a.dtype() == complex64) throw_invalid("logsumexp", "complex64 is not supported.");
-  std::vector<int> ax = detail::normalize_axes(axes, static_cast<int>(a.ndim()), "logsumexp");
+  std::vector<int> ax = detail::reduction_axes(axes, static_cast<int>(a.ndim()), "logsumexp");
   Stream st = detail::op_stream(std::move(s), "logsumexp");
   const Dtype t = float_dtype(a.dtype());
   array x = astype(a, t, st);

@@ -484,7 +484,7 @@ array number_of_elements(const array& a, std::vector<int> axes, bool inverted, D
 
 std::vector<array> depends(const std::vector<array>& inputs, const std::vector<array>& dependencies) {
   if (inputs.empty()) return {};
-  Stream st = inputs[0].has_primitive() ? inputs[0].primitive().stream() : detail::op_stream({}, "depends");
+  Stream st = inputs[0].primitive_ptr() ? inputs[0].primitive().stream() : detail::op_stream({}, "depends");
   std::vector<array> out;
   out.reserve(inputs.size());
   for (const array& in : inputs) {
@@ -507,8 +507,8 @@ array diagonal(const array& a, int offset, int axis1, int axis2, StreamOrDevice 
     throw_invalid("diagonal",
                   "Array must have at least two dimensions, but got " + std::to_string(nd) + " dimensions.");
   }
-  const int a1 = detail::normalize_axis(axis1, nd, "diagonal");
-  const int a2 = detail::normalize_axis(axis2, nd, "diagonal");
+  const int a1 = detail::axis_in_range(axis1, nd, "diagonal");
+  const int a2 = detail::axis_in_range(axis2, nd, "diagonal");
   if (a1 == a2) throw_invalid("diagonal", "axis1 and axis2 cannot be the same axis.");
   const int64_t off = offset;
   const int64_t len = std::max<int64_t>(0, std::min<int64_t>(a.shape()[a1] - std::max<int64_t>(-off, 0),

@@ -56,6 +56,19 @@ std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim, const ch
   return out;
 }
 
+int axis_in_range(int axis, int ndim, const char* op) {
+  if (axis < -ndim || axis >= ndim) {
+    throw std::out_of_range(std::string("[") + op + "] Axis " + std::to_string(axis) +
+                            " is out of bounds for an array with " + std::to_string(ndim) + " dimensions.");
+  }
+  return axis < 0 ? axis + ndim : axis;
+}
+
+std::vector<int> reduction_axes(const std::vector<int>& axes, int ndim, const char* op) {
+  for (int a : axes) axis_in_range(a, ndim, op);
+  return normalize_axes(axes, ndim, op);
+}
+
 Stream op_stream(StreamOrDevice s, const char* op) {
   try {
     return to_stream(std::move(s));

@@ -18,6 +18,11 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 int normalize_axis(int axis, int ndim, const char* op);
 /// Axes made non-negative and sorted; duplicates are an error.
 std::vector<int> normalize_axes(const std::vector<int>& axes, int ndim, const char* op);
+/// normalize_axes for the reductions: an axis out of bounds is std::out_of_range, as MLX's
+/// reductions report it (duplicates stay std::invalid_argument).
+std::vector<int> reduction_axes(const std::vector<int>& axes, int ndim, const char* op);
+/// normalize_axis with std::out_of_range for an axis out of bounds (MLX's diagonal).
+int axis_in_range(int axis, int ndim, const char* op);
 /// Resolves `s` for an op, turning a bad device into "[op] ..." errors.
 Stream op_stream(StreamOrDevice s, const char* op);
 

@@ -300,6 +300,14 @@ bool is_available(const Device& d) {
   return d.index == 0 && detail::gpu::is_available();
 }
 
+namespace gpu {
+bool is_available() { return braid::is_available(Device::gpu); }
+}  // namespace gpu
+
+namespace cu {
+bool is_available() { return braid::is_available(Device::gpu); }
+}  // namespace cu
+
 int device_count(Device::DeviceType type) {
   if (type == Device::cpu) return 1;
   return detail::gpu::is_available() ? 1 : 0;

@@ -19,11 +19,11 @@ namespace braid {
 namespace {
 
 Stream stream_for(const array& a) {
-  return a.has_primitive() ? a.primitive().stream() : default_stream(default_device());
+  return a.primitive_ptr() ? a.primitive().stream() : default_stream(default_device());
 }
 
 bool is_stop_gradient(const array& a) {
-  return a.has_primitive() && typeid(a.primitive()) == typeid(StopGradient);
+  return a.primitive_ptr() && typeid(a.primitive()) == typeid(StopGradient);
 }
 
 }  // namespace

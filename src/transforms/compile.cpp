@@ -108,7 +108,7 @@ std::shared_ptr<const Program> CompileCache::Impl::program_for(const CompileFn& 
     detail::DynamicTracing dynamic(traced_shapeless);
     outputs = fun(placeholders);
   }
-  std::shared_ptr<const Program> program = record(placeholders, inputs, outputs, traced_shapeless);
+  std::shared_ptr<const Program> program = record(placeholders, inputs, outputs, traced_shapeless, {}, true);
   if (!program->nested) entry->program = program;
   return program;
 }
@@ -148,6 +148,11 @@ std::vector<array> CompileCache::call(const CompileFn& fun, const std::vector<ar
 }
 
 CompileFn compile(CompileFn fun, bool shapeless) {
+  // As MLX: nothing to compile is an error, unless compilation is off (then it is returned).
+  if (!fun) {
+    if (compile_mode().load(std::memory_order_relaxed) == CompileMode::disabled) return fun;
+    throw std::invalid_argument("[compile] Cannot compile an empty function.");
+  }
   auto cache = std::make_shared<CompileCache>(shapeless);
   return [fun = std::move(fun), cache](const std::vector<array>& inputs) { return cache->call(fun, inputs); };
 }

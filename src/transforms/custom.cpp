@@ -124,7 +124,7 @@ std::function<std::vector<array>(const std::vector<array>&)> custom_function(
     for (auto& out : outputs) out = stop_gradient(out);
     std::vector<array> inputs = args;
     inputs.insert(inputs.end(), outputs.begin(), outputs.end());
-    Stream s = !outputs.empty() && outputs[0].has_primitive() ? outputs[0].primitive().stream()
+    Stream s = !outputs.empty() && outputs[0].primitive_ptr() ? outputs[0].primitive().stream()
                                                               : default_stream(default_device());
     const int n = static_cast<int>(outputs.size());
     std::vector<array> result;

@@ -7,10 +7,12 @@
 #include <optional>
 #include <stdexcept>
 #include <string_view>
+#include <typeinfo>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "graph/node.h"
+#include "primitives/primitives.h"
 
 namespace braid::detail {
 
@@ -66,7 +68,8 @@ void drop_unused_constants(Program& p) {
 
 std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
                                       const std::vector<array>& inputs, const std::vector<array>& outputs,
-                                      bool shapeless, const std::function<bool(const Primitive&)>& unfold) {
+                                      bool shapeless, const std::function<bool(const Primitive&)>& unfold,
+                                      bool drop_noops) {
   auto program = std::make_shared<Program>();
   program->num_inputs = placeholders.size();
   for (const auto& p : placeholders) program->input_shapes.push_back(p.shape());
@@ -176,6 +179,13 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
     if (pending_inputs.contains(d)) {
       throw std::invalid_argument(
           "[compile] Attempting to compile a function with uncaptured inputs is not allowed.");
+    }
+    if (drop_noops && depends && refs.size() == 1 && f.node.dtype() == f.inputs[0].dtype() &&
+        f.node.shape() == f.inputs[0].shape() &&
+        (typeid(f.node.primitive()) == typeid(StopGradient) || typeid(f.node.primitive()) == typeid(Copy))) {
+      done.emplace(d, refs[0]);
+      stack.pop_back();
+      continue;
     }
     if ((depends && !f.inputs.empty()) || (unfold && unfold(f.node.primitive()))) {
       if (depends && program->shapeless && !infers_shape(f.node, f.inputs)) program->shapeless = false;

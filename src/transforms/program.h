@@ -52,11 +52,14 @@ struct Program {
 /// every step's primitive infers its output shape. `unfold` (export_function's): a node that
 /// reaches no placeholder is recorded as a step too, down to computed arrays and leaves,
 /// when its primitive satisfies it (so a file holds a captured array once, not once per
-/// expression of it), and is a constant otherwise.
+/// expression of it), and is a constant otherwise. `drop_noops` (compile's, as MLX's
+/// simplification): a stop_gradient or copy that follows the inputs is not recorded, its
+/// input standing for it (a compiled function is never differentiated through its trace).
 std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
                                       const std::vector<array>& inputs, const std::vector<array>& outputs,
                                       bool shapeless,
-                                      const std::function<bool(const Primitive&)>& unfold = {});
+                                      const std::function<bool(const Primitive&)>& unfold = {},
+                                      bool drop_noops = false);
 
 /// The program's nodes built from `inputs`; with `infer`, each node's shape is what its
 /// primitive computes from its new inputs' (throws std::invalid_argument where one does not

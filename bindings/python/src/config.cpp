@@ -1,113 +1,79 @@
-// braid.core.config: mlx.core.config's integer settings. A name's value is looked up in this
-// order: the innermost scoped_update of the calling thread, the last process-wide update, the
-// environment variable of that name, then the caller's default.
-#include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <cstdlib>
-#include <map>
-#include <mutex>
-#include <optional>
+// braid.core.config: mlx.core.config's integer settings, over braid::config (braid/config.h).
+// A name's value is looked up in this order: the innermost scoped_update of the calling thread,
+// the last process-wide update, the environment variable of that name, then the caller's
+// default.
+#include <climits>
+#include <memory>
 #include <string>
-#include <utility>
-#include <vector>
+#include <thread>
 
+#include "braid/config.h"
 #include "python.h"
 
 namespace braid::python {
 
 namespace {
 
-std::mutex g_process_mu;
-std::map<std::string, int64_t> g_process;  // guarded by g_process_mu
-
-// The thread's scoped values: one frame per entered ScopedUpdate, innermost last. A frame is
-// found by its id, so scopes may also be exited out of order (overlapping asyncio tasks,
-// generators, ExitStack) without disturbing the others.
-struct Frame {
-  uint64_t id;
-  std::vector<std::pair<std::string, int64_t>> values;
-};
-thread_local std::vector<Frame> t_scopes;
-std::atomic<uint64_t> g_next_frame{1};
-
-std::optional<int64_t> scoped_value(const std::string& name) {
-  for (auto frame = t_scopes.rbegin(); frame != t_scopes.rend(); ++frame) {
-    for (const auto& [key, value] : frame->values) {
-      if (key == name) return value;
-    }
+int setting_value(const std::string& name, int64_t value) {
+  if (value < INT_MIN || value > INT_MAX) {
+    throw std::invalid_argument("[config] The value of " + name + " does not fit in a 32-bit int.");
   }
-  return std::nullopt;
-}
-
-std::optional<int64_t> environment_value(const std::string& name) {
-  const char* text = std::getenv(name.c_str());
-  if (text == nullptr) return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  const long long value = std::strtoll(text, &end, 10);
-  if (end == text || *end != '\0' || errno == ERANGE) {
-    throw std::invalid_argument("[config.get] The environment variable " + name + "='" + text +
-                                "' is not an integer.");
-  }
-  return value;
-}
-
-int64_t get(const std::string& name, int64_t default_value) {
-  if (auto v = scoped_value(name)) return *v;
-  {
-    std::lock_guard<std::mutex> lock(g_process_mu);
-    if (auto it = g_process.find(name); it != g_process.end()) return it->second;
-  }
-  if (auto v = environment_value(name)) return *v;
-  return default_value;
+  return static_cast<int>(value);
 }
 
 // A context manager that sets values for the calling thread while it is entered. Exiting it
-// removes its own frame, wherever that frame is in the thread's stack; exiting on a thread that
-// did not enter it raises and changes nothing.
+// removes its own values, whatever other scopes of the thread are still entered; exiting on a
+// thread that did not enter it raises and changes nothing.
 class ScopedUpdate {
  public:
-  explicit ScopedUpdate(std::vector<std::pair<std::string, int64_t>> values) : values_(std::move(values)) {}
+  explicit ScopedUpdate(config::ConfigDict values) : values_(std::move(values)) {}
+  ScopedUpdate(const ScopedUpdate&) = delete;
+  ScopedUpdate(ScopedUpdate&&) = default;
+  ~ScopedUpdate() {
+    // Dropped while entered on another thread: that thread's scope cannot be touched from
+    // here, so it is left to end with its thread.
+    if (scope_ && owner_ != std::this_thread::get_id()) (void)scope_.release();
+  }
 
   void enter() {
-    if (id_ != 0) throw std::runtime_error("[config.scoped_update] Already entered.");
-    const uint64_t id = g_next_frame.fetch_add(1, std::memory_order_relaxed);
-    t_scopes.push_back(Frame{id, values_});
-    id_ = id;
+    if (scope_) throw std::runtime_error("[config.scoped_update] Already entered.");
+    scope_ = std::make_unique<config::ScopedUpdate>(values_);
+    owner_ = std::this_thread::get_id();
   }
 
   void exit() {
-    if (id_ == 0) return;
-    auto it = std::find_if(t_scopes.begin(), t_scopes.end(), [&](const Frame& f) { return f.id == id_; });
-    if (it == t_scopes.end()) {
+    if (!scope_) return;
+    if (owner_ != std::this_thread::get_id()) {
       throw std::runtime_error("[config.scoped_update] Exited on a thread that did not enter it.");
     }
-    t_scopes.erase(it);
-    id_ = 0;
+    scope_.reset();
   }
 
  private:
-  std::vector<std::pair<std::string, int64_t>> values_;
-  uint64_t id_ = 0;  // the entered frame's id; 0 when not entered
+  config::ConfigDict values_;
+  std::unique_ptr<config::ScopedUpdate> scope_;
+  std::thread::id owner_;
 };
 
 }  // namespace
 
 BRAID_PYTHON_INIT(kInitFunctions) {
-  auto config = m.def_submodule("config", "braid.core.config: mlx.core.config's integer settings.");
-  config.def(
-      "get", &get, "name"_a, "default_value"_a,
+  auto cfg = m.def_submodule("config", "braid.core.config: mlx.core.config's integer settings.");
+  cfg.def(
+      "get",
+      [](const std::string& name, int64_t default_value) {
+        return config::get(name.c_str(), setting_value(name, default_value));
+      },
+      "name"_a, "default_value"_a,
       "The value of a setting: the calling thread's innermost scoped_update, else the last "
       "update(), else the environment variable of that name (an integer), else default_value.");
-  config.def(
+  cfg.def(
       "update",
       [](const std::string& name, int64_t value) {
-        std::lock_guard<std::mutex> lock(g_process_mu);
-        g_process[name] = value;
+        config::update(name.c_str(), setting_value(name, value));
       },
       "name"_a, "value"_a, "Sets a setting for the whole process.");
-  py::class_<ScopedUpdate>(config, "ScopedUpdate",
+  py::class_<ScopedUpdate>(cfg, "ScopedUpdate",
                            "A context manager setting values for the thread that enters it.")
       .def("__enter__",
            [](ScopedUpdate& self) -> ScopedUpdate& {
@@ -118,16 +84,16 @@ BRAID_PYTHON_INIT(kInitFunctions) {
         self.exit();
         return false;
       });
-  config.def(
+  cfg.def(
       "scoped_update",
       [](const py::kwargs& configs) {
-        std::vector<std::pair<std::string, int64_t>> values;
+        config::ConfigDict values;
         for (const auto& [key, value] : configs) {
+          const std::string name = py::str(key).cast<std::string>();
           if (!py::isinstance<py::int_>(value)) {
-            throw py::type_error("[config.scoped_update] The value of " + py::str(key).cast<std::string>() +
-                                 " must be an int.");
+            throw py::type_error("[config.scoped_update] The value of " + name + " must be an int.");
           }
-          values.emplace_back(key.cast<std::string>(), value.cast<int64_t>());
+          values[name] = setting_value(name, value.cast<int64_t>());
         }
         return ScopedUpdate(std::move(values));
       },
