@@ -356,17 +356,20 @@ TEST(Compile, ShapelessKeepsItsConstantsAcrossShapesAsMlx) {
   EXPECT_NE(out.inputs()[1].id(), out2.inputs()[1].id());
 }
 
-// MLX's "shapeless compile with reshape": the traced reshape keeps (rows * cols, -1) from the
-// first call's shapes, so a new last axis is inferred, other leading sizes cannot be held
-// (a ValueError in Python, not a new trace), and reshapes asking for different shapes of the
-// same input stay apart.
+// MLX's "shapeless compile with reshape", through the reshape of MLX's Python API: the traced
+// reshape keeps (rows * cols, -1) from the first call's shapes, so a new last axis is
+// inferred, other leading sizes cannot be held (a ValueError in Python, not a new trace), and
+// reshapes asking for different shapes of the same input stay apart; one asking for the
+// input's own shape is a node too. braid's own reshape (the one its ops call) keeps tracing
+// again for new shapes, so flatten and a matrix-vector product follow them.
 TEST(Compile, ShapelessReshapeKeepsTheShapeAskedFor) {
   std::atomic<int> calls{0};
   auto merge_leading = compile(
       [&](const std::vector<array>& in) {
         calls.fetch_add(1);
         const array& x = in[0];
-        return std::vector<array>{reshape(x, {x.shape(0) * x.shape(1), -1}), reshape(x, {-1, x.shape(2)})};
+        return std::vector<array>{detail::reshape_keeping_request(x, {x.shape(0) * x.shape(1), -1}),
+                                  detail::reshape_keeping_request(x, {-1, x.shape(2)})};
       },
       /*shapeless=*/true);
   auto out = merge_leading({zeros({2, 3, 4})});
@@ -379,6 +382,25 @@ TEST(Compile, ShapelessReshapeKeepsTheShapeAskedFor) {
   EXPECT_THROW(merge_leading({reshape(arange(40.0, float32), {2, 4, 5})}), std::invalid_argument);  // (-1, 4)
   EXPECT_THROW(merge_leading({zeros({5, 5, 5})}), std::invalid_argument);  // (6, -1) of 125
   EXPECT_EQ(calls.load(), 1);
+
+  auto rows_of_four = compile(
+      [](const std::vector<array>& in) {
+        return std::vector<array>{detail::reshape_keeping_request(in[0], {-1, 4})};
+      },
+      /*shapeless=*/true);
+  EXPECT_EQ(rows_of_four({zeros({3, 4})})[0].shape(), (Shape{3, 4}));
+  EXPECT_EQ(rows_of_four({zeros({2, 8})})[0].shape(), (Shape{4, 4}));
+
+  auto flat_and_matvec = compile(
+      [](const std::vector<array>& in) {
+        return std::vector<array>{flatten(in[0]), matmul(in[0], ones({in[0].shape(1)}))};
+      },
+      /*shapeless=*/true);
+  for (int n : {2, 4}) {
+    auto got = flat_and_matvec({ones({n, 3})});
+    EXPECT_EQ(got[0].shape(), (Shape{n * 3}));
+    EXPECT_EQ(got[1].shape(), (Shape{n}));
+  }
 }
 
 TEST(Compile, OutputShapesOfAPrimitiveThatCannotInferThrowsMlxsError) {

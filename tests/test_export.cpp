@@ -236,16 +236,18 @@ TEST(Export, ShapelessTracesServeOtherShapes) {
   export_function(path, fixed, {array({1.0f, 2.0f, 3.0f, 4.0f})}, false);
   EXPECT_EQ(import_function(path)({array({4.0f, 3.0f, 2.0f, 1.0f})})[0].shape(), (Shape{3, 4}));
 
-  // A reshape keeps the shape asked for, its -1 inferred on each call; one the input's size
-  // cannot hold is the call's error.
+  // A reshape as MLX's Python API makes it keeps the shape asked for, its -1 inferred on each call; one the
+  // input's size cannot hold is the call's error.
   auto halves = [](const Args& in) -> std::vector<array> {
-    return {reshape(in[0], {2, -1}), reshape(in[0], {2, 2})};
+    return {detail::reshape_keeping_request(in[0], {2, -1}), detail::reshape_keeping_request(in[0], {2, 2})};
   };
   export_function(path, halves, {array({1.0f, 2.0f, 3.0f, 4.0f})}, true);
   auto imported_halves = import_function(path);
   EXPECT_EQ(imported_halves({array({1.0f, 2.0f, 3.0f, 4.0f})})[1].shape(), (Shape{2, 2}));
   EXPECT_THROW(imported_halves({array({1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f})}), std::invalid_argument);
-  auto rows = [](const Args& in) -> std::vector<array> { return {reshape(in[0], {2, -1})}; };
+  auto rows = [](const Args& in) -> std::vector<array> {
+    return {detail::reshape_keeping_request(in[0], {2, -1})};
+  };
   export_function(path, rows, {array({1.0f, 2.0f, 3.0f, 4.0f})}, true);
   array six = array({1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f});
   EXPECT_EQ(import_function(path)({six})[0].shape(), (Shape{2, 3}));

@@ -221,7 +221,8 @@ class array {
   bool is_tracer() const;
   /// MLX's set_tracer: marks the array as a tracer of the transform running on this thread
   /// (no effect outside one: a tracer needs an open transform), or, with false, unmarks it.
-  /// Mutates this array: not concurrently with other uses of the same object.
+  /// Mutates the node, which copies of the array share: not while any other thread uses this
+  /// array or a copy of it, nor while it is being evaluated (as MLX's, not thread-safe).
   void set_tracer(bool is_tracer);
   /// True once the array has been scheduled for evaluation (eval, async_eval) or holds data
   /// of its own; MLX's is_evaled. Thread-safe; never blocks.

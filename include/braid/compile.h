@@ -80,6 +80,12 @@ void compile_erase(std::uintptr_t fun_id);
 /// Forgets every trace kept by id.
 void compile_clear_cache();
 
+/// reshape as MLX's Python API does it (mx.reshape, array.reshape): while a function is traced
+/// for shapeless compilation the node keeps `shape` as asked, its -1 inferred again on each
+/// replay (a size it cannot hold raises). braid's own ops call reshape, whose nodes keep the
+/// traced sizes, so a shapeless replay traces those functions again instead.
+array reshape_keeping_request(const array& a, Shape shape, StreamOrDevice s = {});
+
 }  // namespace detail
 
 /// Globally disables compilation: compiled functions call their function directly. The

@@ -1,5 +1,6 @@
 // Operations. Each validates its arguments and builds a lazy node; none computes.
-// Every op throws std::invalid_argument("[op] ...") on bad input, before any node exists.
+// Every op throws std::invalid_argument("[op] ...") on bad input, before any node exists
+// (std::out_of_range, as MLX's, for an axis out of range of a reduction or diagonal).
 // Every op is thread-safe: any thread may build graphs from any arrays at any time.
 #pragma once
 

@@ -35,7 +35,8 @@ namespace detail {
 namespace {
 
 constexpr std::string_view kMagic = "braid.mlxfn";
-constexpr uint32_t kVersion = 1;
+// 2: a shapeless Reshape may hold the shape it was asked for (version 1 files read the same).
+constexpr uint32_t kVersion = 2;
 
 using FullFn = std::function<std::vector<array>(const Args&, const Kwargs&)>;
 
@@ -413,7 +414,8 @@ std::shared_ptr<const ImportState> read_exported(const std::string& path) {
   std::string bytes((std::istreambuf_iterator<char>(is)), std::istreambuf_iterator<char>());
   ByteReader r(bytes.data(), bytes.size());
   if (r.str() != kMagic) ByteReader::fail("not a function exported by braid");
-  if (r.u32() != kVersion) ByteReader::fail("unsupported version");
+  if (const uint32_t version = r.u32(); version < 1 || version > kVersion)
+    ByteReader::fail("unsupported version");
   auto state = std::make_shared<ImportState>();
   state->shapeless = r.boolean();
   state->streams.resize(r.count(2));

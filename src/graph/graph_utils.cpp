@@ -64,7 +64,7 @@ Graph walk(const std::vector<array>& outputs) {
     }
     if (!stack.back().inputs) {
       Entry& e = stack.back();
-      e.inputs = e.a.has_primitive() ? e.a.inputs() : std::vector<array>{};
+      e.inputs = e.a.primitive_ptr() ? e.a.inputs() : std::vector<array>{};
       std::vector<array> in = *e.inputs;  // e may move as the stack grows
       for (auto it = in.rbegin(); it != in.rend(); ++it) {
         if (!seen_arrays.count(it->id())) stack.push_back({*it, std::nullopt});

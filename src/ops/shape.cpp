@@ -77,16 +77,33 @@ Shape reshaped(uint64_t size, Shape shape) {
 
 }  // namespace detail
 
-array reshape(const array& a, Shape shape, StreamOrDevice s) {
+namespace {
+
+array reshape_impl(const array& a, Shape shape, StreamOrDevice s, bool keep_request) {
   Shape out = detail::reshaped(a.size(), shape);
-  if (out == a.shape()) return a;
+  // Kept for the replays: even a reshape to the input's own shape is a node, whose -1 may
+  // infer another shape for other inputs (MLX skips only the literal same shape).
+  keep_request = keep_request && detail::in_dynamic_tracing();
+  if (keep_request ? shape == a.shape() : out == a.shape()) return a;
   Stream st = detail::op_stream(std::move(s), "reshape");
-  // In a shapeless trace the node keeps the shape asked for, to infer it again on replay.
-  auto primitive = detail::in_dynamic_tracing()
-                       ? detail::make_pooled<Reshape>(std::move(st), std::move(shape))
-                       : detail::make_pooled<Reshape>(std::move(st));
+  auto primitive = keep_request ? detail::make_pooled<Reshape>(std::move(st), std::move(shape))
+                                : detail::make_pooled<Reshape>(std::move(st));
   return array(std::move(out), a.dtype(), std::move(primitive), {a});
 }
+
+}  // namespace
+
+array reshape(const array& a, Shape shape, StreamOrDevice s) {
+  return reshape_impl(a, std::move(shape), std::move(s), false);
+}
+
+namespace detail {
+
+array reshape_keeping_request(const array& a, Shape shape, StreamOrDevice s) {
+  return reshape_impl(a, std::move(shape), std::move(s), true);
+}
+
+}  // namespace detail
 
 array transpose(const array& a, std::vector<int> axes, StreamOrDevice s) {
   if (axes.size() != a.ndim()) {

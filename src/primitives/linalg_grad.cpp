@@ -32,7 +32,7 @@ array adj(const array& a, const Stream& s) { return detail::conj_if_complex(a, s
 // Whether `b` is its input with the last two axes swapped (a Transpose node), as the weight
 // of a linear layer is (x @ W^T).
 bool is_swapped_matrix(const array& b) {
-  if (!b.has_primitive() || b.ndim() < 2) return false;
+  if (!b.primitive_ptr() || b.ndim() < 2) return false;
   const auto* t = dynamic_cast<const Transpose*>(&b.primitive());
   if (t == nullptr) return false;
   const std::vector<int>& axes = t->axes();

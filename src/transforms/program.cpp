@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include <unordered_set>
 
 #include "graph/node.h"
+#include "graph/trace.h"
 #include "primitives/primitives.h"
 
 namespace braid::detail {
@@ -38,6 +40,30 @@ bool same_step(const Step& a, const Step& b) {
   }
   const Primitive &p = *a.primitive, &q = *b.primitive;
   return p.stream() == q.stream() && std::strcmp(p.name(), q.name()) == 0 && p.is_equivalent(q);
+}
+
+// Removes the steps `drop` selects (no-ops of one input: the same shape and dtype), each
+// replaced by its input wherever it is read.
+void bypass_steps(Program& p, const std::function<bool(const Step&)>& drop) {
+  std::vector<Ref> remap(p.steps.size());
+  std::vector<Step> kept;
+  kept.reserve(p.steps.size());
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    Step& s = p.steps[i];
+    for (Ref& r : s.inputs) {
+      if (r.kind == Ref::Kind::step) r = remap[r.index];
+    }
+    if (drop(s)) {
+      remap[i] = s.inputs[0];
+      continue;
+    }
+    remap[i] = Ref{Ref::Kind::step, static_cast<uint32_t>(kept.size())};
+    kept.push_back(std::move(s));
+  }
+  for (Ref& r : p.outputs) {
+    if (r.kind == Ref::Kind::step) r = remap[r.index];
+  }
+  p.steps = std::move(kept);
 }
 
 // Keeps only the constants that a step or an output reads. The walk records every node of a
@@ -96,7 +122,9 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
   }
   std::map<std::pair<int, uint64_t>, Ref> scalars;
   std::unordered_multimap<size_t, uint32_t> steps_by_hash;  // a hash of name and inputs -> step
+  bool captures_tracer = false;  // a transform's tracer captured: the trace is differentiated
   auto constant = [&](const array& a) {
+    captures_tracer = captures_tracer || detail::is_tracer(a.desc());
     if (!a.desc()->primitive && !detail::is_complete(a.desc())) program->nested = true;
     if (pending_inputs.contains(a.desc())) {
       throw std::invalid_argument(
@@ -180,13 +208,6 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
       throw std::invalid_argument(
           "[compile] Attempting to compile a function with uncaptured inputs is not allowed.");
     }
-    if (drop_noops && depends && refs.size() == 1 && f.node.dtype() == f.inputs[0].dtype() &&
-        f.node.shape() == f.inputs[0].shape() &&
-        (typeid(f.node.primitive()) == typeid(StopGradient) || typeid(f.node.primitive()) == typeid(Copy))) {
-      done.emplace(d, refs[0]);
-      stack.pop_back();
-      continue;
-    }
     if ((depends && !f.inputs.empty()) || (unfold && unfold(f.node.primitive()))) {
       if (depends && program->shapeless && !infers_shape(f.node, f.inputs)) program->shapeless = false;
       add_step(f.node, std::move(refs), depends);
@@ -196,6 +217,14 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
     stack.pop_back();
   }
   for (const auto& o : outputs) program->outputs.push_back(done.at(o.desc()));
+  // A compiled function runs as it is under a transform of its inputs, so its trace is never
+  // differentiated, unless it captured a tracer: then its stop_gradient nodes matter.
+  if (drop_noops && !captures_tracer) {
+    bypass_steps(*program, [](const Step& s) {
+      return s.inputs.size() == 1 &&
+             (typeid(*s.primitive) == typeid(StopGradient) || typeid(*s.primitive) == typeid(Copy));
+    });
+  }
   drop_unused_constants(*program);
   return program;
 }

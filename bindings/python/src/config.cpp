@@ -5,7 +5,6 @@
 #include <climits>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "braid/config.h"
 #include "python.h"
@@ -21,6 +20,13 @@ int setting_value(const std::string& name, int64_t value) {
   return static_cast<int>(value);
 }
 
+// One token per thread, alive as long as the thread: a scope entered on a thread that has
+// ended (whose id the system may give to a new thread) is told apart from the current one's.
+std::shared_ptr<char>& thread_token() {
+  thread_local std::shared_ptr<char> token = std::make_shared<char>(0);
+  return token;
+}
+
 // A context manager that sets values for the calling thread while it is entered. Exiting it
 // removes its own values, whatever other scopes of the thread are still entered; exiting on a
 // thread that did not enter it raises and changes nothing.
@@ -30,29 +36,33 @@ class ScopedUpdate {
   ScopedUpdate(const ScopedUpdate&) = delete;
   ScopedUpdate(ScopedUpdate&&) = default;
   ~ScopedUpdate() {
-    // Dropped while entered on another thread: that thread's scope cannot be touched from
-    // here, so it is left to end with its thread.
-    if (scope_ && owner_ != std::this_thread::get_id()) (void)scope_.release();
+    // Dropped while entered on another thread (or one that has ended): that thread's scope
+    // cannot be touched from here, so it is left to end with its thread.
+    if (scope_ && !on_owner()) (void)scope_.release();
   }
 
   void enter() {
     if (scope_) throw std::runtime_error("[config.scoped_update] Already entered.");
     scope_ = std::make_unique<config::ScopedUpdate>(values_);
-    owner_ = std::this_thread::get_id();
+    owner_ = thread_token();
   }
 
   void exit() {
     if (!scope_) return;
-    if (owner_ != std::this_thread::get_id()) {
+    if (!on_owner())
       throw std::runtime_error("[config.scoped_update] Exited on a thread that did not enter it.");
-    }
     scope_.reset();
   }
 
  private:
+  bool on_owner() const {
+    auto owner = owner_.lock();
+    return owner != nullptr && owner == thread_token();
+  }
+
   config::ConfigDict values_;
   std::unique_ptr<config::ScopedUpdate> scope_;
-  std::thread::id owner_;
+  std::weak_ptr<char> owner_;  // the entering thread's token
 };
 
 }  // namespace

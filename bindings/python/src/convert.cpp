@@ -31,7 +31,10 @@ int64_t int_value(py::handle obj) {
 
 /// A Python int for a uint64 array: the whole of [int64 min, 2^64); negative ones wrap.
 uint64_t uint64_value(py::handle obj) {
-  if (_PyLong_Sign(obj.ptr()) < 0) return static_cast<uint64_t>(int_value(obj));
+  py::int_ zero(0);
+  const int negative = PyObject_RichCompareBool(obj.ptr(), zero.ptr(), Py_LT);
+  if (negative < 0) throw py::error_already_set();
+  if (negative == 1) return static_cast<uint64_t>(int_value(obj));
   const unsigned long long v = PyLong_AsUnsignedLongLong(obj.ptr());
   if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
     PyErr_Clear();

@@ -121,7 +121,8 @@ BRAID_PYTHON_INIT(kInitFunctions) {
   m.def(
       "reshape",
       [](py::object a, py::object shape, StreamOrDevice s) {
-        return reshape(arg_array(a, "reshape", "a"), arg_shape(shape, "reshape", "shape"), s);
+        return detail::reshape_keeping_request(arg_array(a, "reshape", "a"),
+                                               arg_shape(shape, "reshape", "shape"), s);
       },
       "a"_a, py::pos_only(), "shape"_a, py::kw_only(), "stream"_a = py::none(),
       "The array in a new shape of the same size (one dimension may be -1).");
@@ -271,8 +272,8 @@ BRAID_PYTHON_INIT(kInitArrayMethods) {
           "reshape",
           [](const array& a, const py::args& shape, py::object stream) {
             if (shape.size() == 0) throw py::type_error("[reshape] Expected a shape.");
-            return reshape(a, arg_shape(varargs_sequence(shape), "reshape", "shape"),
-                           to_stream_or_device(stream));
+            return detail::reshape_keeping_request(a, arg_shape(varargs_sequence(shape), "reshape", "shape"),
+                                                   to_stream_or_device(stream));
           },
           "stream"_a = py::none(), "The array in a new shape, given as a tuple or as separate ints.")
       .def(

@@ -86,67 +86,102 @@ void check_loss_output(py::handle out, const std::string& tag, bool scalar_only)
 }
 
 /// A rebuilt argument as `fun` received it: (container, what each of its slots held), down to
-/// the leaves, whose second element is None.
-py::object given_snapshot(py::handle tree) {
+/// the leaves, whose second element is None. `tracers` maps each traced array it holds (by
+/// id) to the caller's array it stands for (`original` is the caller's argument).
+py::object given_snapshot(py::handle tree, py::handle original, py::dict& tracers) {
   py::object kids = py::none();
-  if (PyList_Check(tree.ptr()) || PyTuple_Check(tree.ptr())) {
+  const bool same_kind = Py_TYPE(tree.ptr()) == Py_TYPE(original.ptr()) ||
+                         (PyDict_Check(tree.ptr()) && PyDict_Check(original.ptr()));
+  if ((PyList_Check(tree.ptr()) || PyTuple_Check(tree.ptr())) && same_kind) {
     py::list each;
-    for (auto item : py::reinterpret_borrow<py::sequence>(tree)) each.append(given_snapshot(item));
+    auto items = py::reinterpret_borrow<py::sequence>(tree);
+    auto orig = py::reinterpret_borrow<py::sequence>(original);
+    for (size_t i = 0; i < py::len(items); ++i) each.append(given_snapshot(items[i], orig[i], tracers));
     kids = std::move(each);
-  } else if (PyDict_Check(tree.ptr())) {
+  } else if (PyDict_Check(tree.ptr()) && same_kind) {
     py::dict each;
-    for (auto item : py::reinterpret_borrow<py::dict>(tree)) each[item.first] = given_snapshot(item.second);
+    auto orig = py::reinterpret_borrow<py::dict>(original);
+    for (auto item : py::reinterpret_borrow<py::dict>(tree)) {
+      each[item.first] = given_snapshot(item.second, orig[item.first], tracers);
+    }
     kids = std::move(each);
+  } else if (tree.ptr() != original.ptr()) {
+    tracers[py::int_(reinterpret_cast<uintptr_t>(tree.ptr()))] = original;
   }
   return py::make_tuple(py::reinterpret_borrow<py::object>(tree), kids);
 }
 
+/// `value` with every traced array in it (through lists, tuples and dicts) replaced by the
+/// caller's array it stands for.
+py::object untraced(py::handle value, const py::dict& tracers) {
+  py::int_ key(reinterpret_cast<uintptr_t>(value.ptr()));
+  if (tracers.contains(key)) return tracers[key];
+  if (PyList_Check(value.ptr()) || PyTuple_Check(value.ptr()) || PyDict_Check(value.ptr())) {
+    return tree_map_leaves(
+        value,
+        [](py::handle h) {
+          return !(PyList_Check(h.ptr()) || PyTuple_Check(h.ptr()) || PyDict_Check(h.ptr()));
+        },
+        [&](py::handle leaf) -> py::object {
+          py::int_ k(reinterpret_cast<uintptr_t>(leaf.ptr()));
+          return tracers.contains(k) ? py::object(tracers[k]) : py::reinterpret_borrow<py::object>(leaf);
+        });
+  }
+  return py::reinterpret_borrow<py::object>(value);
+}
+
 /// Carries the writes `fun` made into the lists and dicts it was given (`snapshot`, taken
-/// before the call) over to the caller's `original` containers they were rebuilt from: a slot
-/// that no longer holds what it was given takes its new value, as if `fun` had been handed
-/// the caller's own containers (MLX's behaviour), while the traced arrays themselves never
-/// appear in them.
-void carry_writes(py::handle original, py::handle snapshot) {
+/// before the call) over to the caller's `original` containers they were rebuilt from, as if
+/// `fun` had been handed the caller's own containers (MLX's behaviour): a slot that no longer
+/// holds what it was given takes its new value, with traced arrays put back as the caller's;
+/// a list that shrank is cut, and a key `fun` deleted is deleted. Slots `fun` left alone, and
+/// keys it never saw (another thread's), stay as they are.
+void carry_writes(py::handle original, py::handle snapshot, const py::dict& tracers) {
   auto given = py::reinterpret_borrow<py::tuple>(snapshot);
   py::handle now = given[0];
   py::handle kids = given[1];
+  if (kids.is_none()) return;
   if (PyTuple_Check(now.ptr()) && PyTuple_Check(original.ptr())) {
     auto items = py::reinterpret_borrow<py::tuple>(now);
     auto was = py::reinterpret_borrow<py::list>(kids);
     auto orig = py::reinterpret_borrow<py::tuple>(original);
-    for (size_t i = 0; i < items.size() && i < orig.size(); ++i) carry_writes(orig[i], was[i]);
+    for (size_t i = 0; i < items.size() && i < orig.size() && i < was.size(); ++i) {
+      carry_writes(orig[i], was[i], tracers);
+    }
   } else if (PyList_Check(now.ptr()) && PyList_Check(original.ptr())) {
     auto items = py::reinterpret_borrow<py::list>(now);
     auto was = py::reinterpret_borrow<py::list>(kids);
     auto orig = py::reinterpret_borrow<py::list>(original);
     for (size_t i = 0; i < items.size(); ++i) {
       const bool kept = i < was.size() && items[i].ptr() == py::tuple(was[i])[0].ptr();
-      if (kept && i < orig.size()) {
-        carry_writes(orig[i], was[i]);
+      if (kept) {
+        if (i < orig.size()) carry_writes(orig[i], was[i], tracers);
       } else if (i < orig.size()) {
-        orig[i] = items[i];
+        orig[i] = untraced(items[i], tracers);
       } else {
-        orig.append(items[i]);
+        orig.append(untraced(items[i], tracers));
       }
     }
-    if (items.size() < orig.size()) PyList_SetSlice(orig.ptr(), items.size(), orig.size(), nullptr);
+    if (items.size() < was.size() && items.size() < orig.size()) {
+      PyList_SetSlice(orig.ptr(), static_cast<Py_ssize_t>(items.size()),
+                      static_cast<Py_ssize_t>(std::min(orig.size(), was.size())), nullptr);
+    }
   } else if (PyDict_Check(now.ptr()) && PyDict_Check(original.ptr())) {
     auto items = py::reinterpret_borrow<py::dict>(now);
     auto was = py::reinterpret_borrow<py::dict>(kids);
     auto orig = py::reinterpret_borrow<py::dict>(original);
     for (auto item : items) {
       const bool kept = was.contains(item.first) && item.second.ptr() == py::tuple(was[item.first])[0].ptr();
-      if (kept && orig.contains(item.first)) {
-        carry_writes(orig[item.first], was[item.first]);
+      if (kept) {
+        if (orig.contains(item.first)) carry_writes(orig[item.first], was[item.first], tracers);
       } else {
-        orig[item.first] = item.second;
+        orig[item.first] = untraced(item.second, tracers);
       }
     }
-    py::list gone;
-    for (auto item : orig) {
-      if (!items.contains(item.first)) gone.append(item.first);
+    for (auto item : was) {
+      if (!items.contains(item.first) && orig.contains(item.first))
+        PyDict_DelItem(orig.ptr(), item.first.ptr());
     }
-    for (auto key : gone) PyDict_DelItem(orig.ptr(), key.ptr());
   }
 }
 
@@ -200,10 +235,12 @@ std::pair<py::object, py::object> value_and_grad_call(const py::object& fun, con
 
   py::object py_out;
   std::vector<std::pair<py::object, py::object>> given;  // (caller's argument, snapshot)
+  py::dict tracers;                                      // id(traced array) -> caller's array
   auto traced = [&](const std::vector<array>& inputs) {
     py::gil_scoped_acquire gil;
     size_t next = 0;
     given.clear();
+    tracers.clear();
     py::tuple call_args(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
       if (!positional(i)) {
@@ -211,7 +248,7 @@ std::pair<py::object, py::object> value_and_grad_call(const py::object& fun, con
         continue;
       }
       call_args[i] = tree_unflatten_arrays(args[i], inputs, next);
-      given.emplace_back(args[i], given_snapshot(call_args[i]));
+      given.emplace_back(args[i], given_snapshot(call_args[i], args[i], tracers));
     }
     py::dict call_kwargs;
     for (auto item : kwargs) {
@@ -220,7 +257,8 @@ std::pair<py::object, py::object> value_and_grad_call(const py::object& fun, con
         continue;
       }
       call_kwargs[item.first] = tree_unflatten_arrays(item.second, inputs, next);
-      given.emplace_back(py::reinterpret_borrow<py::object>(item.second), given_snapshot(call_kwargs[item.first]));
+      given.emplace_back(py::reinterpret_borrow<py::object>(item.second),
+                         given_snapshot(call_kwargs[item.first], item.second, tracers));
     }
     py_out = fun(*call_args, **call_kwargs);
     check_loss_output(py_out, tag, scalar_only);
@@ -252,7 +290,7 @@ std::pair<py::object, py::object> value_and_grad_call(const py::object& fun, con
   size_t next_value = 0;
   py::object py_values = tree_unflatten_arrays(py_out, values, next_value);
   // Last: the gradients above take the shape the arguments had when `fun` was called.
-  for (const auto& [original, snapshot] : given) carry_writes(original, snapshot);
+  for (const auto& [original, snapshot] : given) carry_writes(original, snapshot, tracers);
   return {py_values, py_grads};
 }
 

@@ -413,6 +413,32 @@ def test_writes_into_differentiated_containers_reach_the_caller():
     assert state["inner"]["y"].item() == 5.0 and state["added"] == 3
     assert "old" not in state and state["log"] == ["step"]
 
+    # Moving the given arrays around puts the caller's arrays back, never the traced ones.
+    a, b = mx.array(1.0), mx.array(2.0)
+    params = [a, b]
+    seen = []
+
+    def shuffle(p):
+        seen.extend(p)
+        first = p.pop(0)
+        p.append([first, 7])
+        return first * p[0]
+
+    mx.grad(shuffle)(params)
+    assert params[0] is b and params[1][0] is a and params[1][1] == 7 and len(params) == 2
+    assert not any(x is y for x in seen for y in [params[0], params[1][0]])
+
+    # A function that writes nothing leaves the caller's containers alone, keys it never saw
+    # included.
+    shared = {"w": mx.array(3.0)}
+
+    def reads_only(p):
+        shared["other"] = 1  # another writer of the caller's dict, during the call
+        return p["w"] * 2
+
+    mx.grad(reads_only)(shared)
+    assert shared["other"] == 1 and set(shared) == {"w", "other"}
+
 
 def test_compile_returns_a_function_with_the_same_outputs():
     from functools import partial

@@ -243,6 +243,26 @@ def test_shapeless_reshape_keeps_the_shape_asked_for():
     assert calls[0] == 1
 
 
+def test_shapeless_keeps_following_braids_own_reshapes():
+    # flatten and a matrix-vector product reshape to their traced sizes inside: traced again.
+    c = mx.compile(lambda x: (mx.flatten(x), x @ mx.ones((3,))), shapeless=True)
+    for n in [2, 4]:
+        flat, mv = c(mx.ones((n, 3)))
+        assert flat.shape == (3 * n,) and mv.shape == (n,)
+    # A reshape to the input's own shape still follows the -1.
+    r = mx.compile(lambda x: x.reshape(-1, 4), shapeless=True)
+    assert r(mx.zeros((3, 4))).shape == (3, 4)
+    assert r(mx.zeros((2, 8))).shape == (4, 4)
+
+
+def test_compiled_stop_gradient_of_a_captured_tracer_still_stops_it():
+    def loss(w):
+        f = mx.compile(lambda x: mx.stop_gradient(x * w) + x * w)
+        return f(mx.array(1.0))
+
+    assert mx.grad(loss)(mx.array(2.0)).item() == 1.0
+
+
 def test_disable_compile_calls_the_function_each_time():
     f, calls = counted(lambda x: x + 1)
     c = mx.compile(f)

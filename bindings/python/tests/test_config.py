@@ -118,3 +118,26 @@ def test_exit_on_another_thread_raises_and_changes_nothing():
     assert mx.config.get("BRAID_TEST_CROSS", 0) == 5
     scope.__exit__(None, None, None)
     assert mx.config.get("BRAID_TEST_CROSS", 0) == 0
+
+
+def test_exit_after_the_entering_thread_ended_raises():
+    scope = mx.config.scoped_update(BRAID_TEST_ENDED_THREAD=1)
+    t = threading.Thread(target=scope.__enter__)
+    t.start()
+    t.join()
+    for _ in range(3):  # threads that may reuse the ended thread's id
+        errors = []
+
+        def exit_here():
+            try:
+                scope.__exit__(None, None, None)
+            except RuntimeError as e:
+                errors.append(e)
+
+        u = threading.Thread(target=exit_here)
+        u.start()
+        u.join()
+        assert errors
+    with pytest.raises(RuntimeError):
+        scope.__exit__(None, None, None)
+    assert mx.config.get("BRAID_TEST_ENDED_THREAD", 0) == 0
