@@ -225,15 +225,24 @@ FFT_PROLOGUE = """/* The normalization of a transform (MLX's fft::FFTNorm): Back
  * Ortho both directions by 1/sqrt(n), Forward the forward transform by 1/n. */
 typedef enum mlx_fft_norm_ { MLX_FFT_NORM_BACKWARD, MLX_FFT_NORM_ORTHO, MLX_FFT_NORM_FORWARD } mlx_fft_norm;
 """
-FFT_SOURCE_PROLOGUE = """namespace {
-fft::FFTNorm fft_norm_arg(mlx_fft_norm norm) {
-  switch (norm) {
+FFT_SOURCE_PROLOGUE = """#include <cstring>
+#include <type_traits>
+
+namespace {
+// The C caller may pass any int: its bytes are read as an integer first (loading an enum
+// object outside the enum's values is undefined in C++), then checked.
+fft::FFTNorm fft_norm_arg(const mlx_fft_norm& norm) {
+  std::underlying_type_t<mlx_fft_norm> raw;
+  std::memcpy(&raw, &norm, sizeof raw);
+  switch (raw) {
     case MLX_FFT_NORM_BACKWARD:
       return fft::FFTNorm::Backward;
     case MLX_FFT_NORM_ORTHO:
       return fft::FFTNorm::Ortho;
     case MLX_FFT_NORM_FORWARD:
       return fft::FFTNorm::Forward;
+    default:
+      break;
   }
   throw std::invalid_argument("[fft] norm must be MLX_FFT_NORM_BACKWARD, MLX_FFT_NORM_ORTHO or MLX_FFT_NORM_FORWARD.");
 }
