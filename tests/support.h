@@ -83,34 +83,40 @@ inline std::vector<Device> test_devices() {
 
 inline std::string device_name(const Device& d) { return d == Device::cpu ? "cpu" : "gpu"; }
 
-inline std::vector<std::complex<float>> complex_values(array a);
+/// The elements of `a` in row-major order, read on the CPU as dtype `as` (whose C++ type is
+/// `Stored`) and converted to `Out`.
+template <typename Stored, typename Out = Stored>
+std::vector<Out> row_major(const array& a, Dtype as) {
+  array r = reshape(a.dtype() == as ? copy(a, Device::cpu) : astype(a, as, Device::cpu), {-1}, Device::cpu);
+  r.eval();
+  std::vector<Out> out(r.size());
+  const Stored* p = r.data<Stored>();
+  const int64_t st = r.ndim() ? r.strides()[0] : 1;
+  for (size_t i = 0; i < r.size(); ++i) out[i] = static_cast<Out>(p[static_cast<int64_t>(i) * st]);
+  return out;
+}
+
+/// The elements of a complex64 array in row-major order.
+inline std::vector<std::complex<float>> complex_values(const array& a) {
+  return row_major<complex64_t, std::complex<float>>(a, complex64);
+}
 
 /// The elements of `a` (evaluated, any layout) in row-major order, as doubles; complex64
 /// elements give their real part (use complex_values for both parts).
-inline std::vector<double> values(array a) {
+inline std::vector<double> values(const array& a) {
   if (a.dtype() == complex64) {
     std::vector<double> out;
     for (const auto& c : complex_values(a)) out.push_back(c.real());
     return out;
   }
-  array r = reshape(astype(a, float64, Device::cpu), {-1}, Device::cpu);
-  r.eval();
-  std::vector<double> out(r.size());
-  const double* p = r.data<double>();
-  const int64_t st = r.ndim() ? r.strides()[0] : 1;
-  for (size_t i = 0; i < r.size(); ++i) out[i] = p[static_cast<int64_t>(i) * st];
-  return out;
+  return row_major<double>(a, float64);
 }
 
-/// The elements of a complex64 array in row-major order.
-inline std::vector<std::complex<float>> complex_values(array a) {
-  array r = reshape(astype(a, complex64, Device::cpu), {-1}, Device::cpu);
-  r.eval();
-  std::vector<std::complex<float>> out(r.size());
-  const auto* p = r.data<complex64_t>();
-  const int64_t st = r.ndim() ? r.strides()[0] : 1;
-  for (size_t i = 0; i < r.size(); ++i) out[i] = p[static_cast<int64_t>(i) * st];
-  return out;
+/// The elements of an array of C++ type T exactly (values goes through double, which loses
+/// 64-bit integers past 2^53).
+template <typename T>
+std::vector<T> exact_values(const array& a) {
+  return row_major<T>(a, a.dtype());
 }
 
 /// An array of `shape` and dtype `dt` from row-major doubles (converted as astype does).

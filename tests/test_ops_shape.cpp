@@ -314,6 +314,51 @@ TEST(OpsShapeViews, SqueezeAndExpandDimsShareTheBuffer) {
   }
 }
 
+// A reshape of a strided input is a view where its axes allow one (each run of new axes covers
+// a run of old axes laid out row-major, as NumPy's reshape without copy), and a copy otherwise;
+// either way the elements are the row-major order of the input.
+TEST(OpsShapeViews, ReshapeOfStridedInputsIsAViewWhereTheLayoutAllows) {
+  struct Case {
+    Shape shape;
+    Strides strides;  // empty: a copy is needed
+  };
+  for (Device d : test_devices()) {
+    array x = reshape(arange(64, int32, d), {2, 4, 8}, d);
+    x.eval();
+    const array t = transpose(x, {0, 2, 1}, d);  // (2, 8, 4), strides (32, 1, 8)
+    const std::vector<Case> cases = {{{2, 4, 2, 4}, {32, 2, 1, 8}},
+                                     {{2, 8, 2, 2}, {32, 1, 16, 8}},
+                                     {{2, 8, 2, 1, 2}, {32, 1, 16, 16, 8}},
+                                     {{1, 2, 8, 4, 1}, {64, 32, 1, 8, 8}},
+                                     {{2, 32}, {}},
+                                     {{16, 4}, {}}};
+    const std::vector<double> want = values(contiguous(t, false, d));
+    for (const Case& c : cases) {
+      array y = reshape(t, c.shape, d);
+      y.eval();
+      EXPECT_EQ(values(y), want) << test::device_name(d);
+      if (c.strides.empty()) {
+        EXPECT_NE(y.desc()->data.get(), x.desc()->data.get()) << test::device_name(d);
+        continue;
+      }
+      EXPECT_EQ(y.strides(), c.strides) << test::device_name(d);
+      EXPECT_EQ(y.desc()->data.get(), x.desc()->data.get()) << test::device_name(d);
+    }
+    // A slice with a step and a broadcast: views where the merged axes allow.
+    const array s = slice(x, {0, 0, 0}, {2, 4, 8}, {1, 2, 2}, d);  // (2, 2, 4), strides (32, 16, 2)
+    array sy = reshape(s, {4, 4}, d);
+    EXPECT_EQ(values(sy), values(contiguous(s, false, d)));
+    sy.eval();
+    EXPECT_EQ(sy.strides(), (Strides{16, 2}));
+    const array b = broadcast_to(reshape(arange(3, float32, d), {1, 3}, d), {4, 3}, d);
+    array by = reshape(b, {2, 2, 3}, d);
+    EXPECT_EQ(values(by), values(contiguous(b, false, d)));
+    by.eval();
+    EXPECT_EQ(by.strides(), (Strides{0, 0, 1}));
+    EXPECT_EQ(values(reshape(b, {12}, d)), values(contiguous(b, false, d)));
+  }
+}
+
 TEST(OpsShapeViews, FlattenAndUnflatten) {
   for (Device d : test_devices()) {
     const Ref r = Ref::iota({2, 3, 4});

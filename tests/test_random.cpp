@@ -401,20 +401,6 @@ TEST(RandomMultivariateNormal, HasTheRequestedMeanAndCovariance) {
   }
 }
 
-namespace {
-/// The elements of an integer array exactly (test::values goes through double).
-template <typename T>
-std::vector<T> exact_values(const array& a) {
-  array r = reshape(copy(a, Device::cpu), {-1}, Device::cpu);
-  r.eval();
-  std::vector<T> out(r.size());
-  const T* p = r.data<T>();
-  const int64_t st = r.ndim() ? r.strides()[0] : 1;
-  for (size_t i = 0; i < r.size(); ++i) out[i] = p[static_cast<int64_t>(i) * st];
-  return out;
-}
-}  // namespace
-
 TEST(RandomRandint, StaysInHalfOpenIntervalsForEveryIntegerDtype) {
   for (Device dev : test::test_devices()) {
     const std::string what = test::device_name(dev);
@@ -441,10 +427,11 @@ TEST(RandomRandint, StaysInHalfOpenIntervalsForEveryIntegerDtype) {
     }
     {
       auto [k1, k2] = random::split(k);
-      const auto lo_bits = exact_values<uint32_t>(random::bits({64}, 4, k1, dev));
-      const auto hi_bits = exact_values<uint32_t>(random::bits({64}, 4, k2, dev));
+      const auto lo_bits = test::exact_values<uint32_t>(random::bits({64}, 4, k1, dev));
+      const auto hi_bits = test::exact_values<uint32_t>(random::bits({64}, 4, k2, dev));
       const int64_t base = int64_t{1} << 40;
-      const auto x = exact_values<int64_t>(random::randint(array(base), array(base + 1000003), {64}, int64, k, dev));
+      const auto x = test::exact_values<int64_t>(
+          random::randint(array(base), array(base + 1000003), {64}, int64, k, dev));
       for (int i = 0; i < 64; ++i) {
         const uint64_t raw = (static_cast<uint64_t>(hi_bits[i]) << 32) | lo_bits[i];
         ASSERT_EQ(x[i], base + static_cast<int64_t>(raw % 1000003)) << what << " " << i;
@@ -458,7 +445,8 @@ TEST(RandomRandint, StaysInHalfOpenIntervalsForEveryIntegerDtype) {
     EXPECT_EQ(big, (std::set<double>{16777216, 16777217})) << what;
     {
       const int64_t base = int64_t{1} << 40;
-      const auto x = exact_values<int64_t>(random::randint(array(base), array(base + 1024), {10000}, int64, k, dev));
+      const auto x = test::exact_values<int64_t>(
+          random::randint(array(base), array(base + 1024), {10000}, int64, k, dev));
       std::set<int64_t> seen(x.begin(), x.end());
       EXPECT_EQ(seen.size(), 1024u) << what;
       EXPECT_EQ(*seen.begin(), base) << what;
@@ -467,19 +455,22 @@ TEST(RandomRandint, StaysInHalfOpenIntervalsForEveryIntegerDtype) {
     // Widths beyond int64's range, and uint64 intervals straddling 2^63.
     {
       const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
-      const auto x = exact_values<int64_t>(random::randint(array(lo), array(hi), {4000}, int64, k, dev));
+      const auto x =
+          test::exact_values<int64_t>(random::randint(array(lo), array(hi), {4000}, int64, k, dev));
       std::set<int64_t> seen(x.begin(), x.end());
       EXPECT_GT(seen.size(), 3990u) << what;
       EXPECT_TRUE(*seen.begin() < 0 && *seen.rbegin() > 0) << what;
       const uint64_t ulo = uint64_t{1} << 62, uhi = ~uint64_t{0};
-      const auto u = exact_values<uint64_t>(random::randint(array(ulo, uint64), array(uhi, uint64), {4000}, uint64, k, dev));
+      const auto u = test::exact_values<uint64_t>(
+          random::randint(array(ulo, uint64), array(uhi, uint64), {4000}, uint64, k, dev));
       std::set<uint64_t> useen(u.begin(), u.end());
       EXPECT_GT(useen.size(), 3990u) << what;
       EXPECT_GE(*useen.begin(), ulo) << what;
       EXPECT_GT(*useen.rbegin(), uint64_t{1} << 63) << what;
       // An inverted uint64 interval straddling 2^63 is empty: every draw is `low`.
       const uint64_t inv_lo = (uint64_t{1} << 63) + (uint64_t{1} << 40);
-      const auto e = exact_values<uint64_t>(random::randint(array(inv_lo, uint64), array(ulo, uint64), {100}, uint64, k, dev));
+      const auto e = test::exact_values<uint64_t>(
+          random::randint(array(inv_lo, uint64), array(ulo, uint64), {100}, uint64, k, dev));
       EXPECT_TRUE(std::all_of(e.begin(), e.end(), [&](uint64_t v) { return v == inv_lo; })) << what;
       // Float bounds truncate: [0.5, 0.9) is [0, 0), empty.
       const std::vector<double> z = test::values(random::randint(array(0.5f), array(0.9f), {100}, int32, k, dev));

@@ -48,9 +48,59 @@ void transpose_view(const array& in, array& out, const std::vector<int>& axes) {
   copy_shared_buffer(out, in, st, flags_for(out.shape(), st, in.data_size()), in.data_size());
 }
 
+namespace {
+
+// The strides that read `in`'s elements in row-major order as an array of `shape`, when a view
+// can: each run of output axes must cover a run of input axes (unit axes aside) that is itself
+// laid out row-major, as NumPy's reshape without copy requires. False when a copy is needed.
+bool strides_for_reshape(const array& in, const Shape& shape, Strides& out) {
+  Shape old_shape;
+  Strides old_strides;
+  for (size_t i = 0; i < in.ndim(); ++i) {
+    if (in.shape()[i] != 1) {
+      old_shape.push_back(in.shape()[i]);
+      old_strides.push_back(in.strides()[i]);
+    }
+  }
+  out.assign(shape.size(), 0);
+  size_t oi = 0, ni = 0;
+  while (ni < shape.size() && oi < old_shape.size()) {
+    // The smallest runs [ni, nj) and [oi, oj) with equal products.
+    size_t nj = ni + 1, oj = oi + 1;
+    int64_t np = shape[ni], op = old_shape[oi];
+    while (np != op) {
+      if (np < op) {
+        if (nj == shape.size()) return false;
+        np *= shape[nj++];
+      } else {
+        if (oj == old_shape.size()) return false;
+        op *= old_shape[oj++];
+      }
+    }
+    for (size_t k = oi; k + 1 < oj; ++k) {
+      if (old_strides[k] != old_strides[k + 1] * old_shape[k + 1]) return false;
+    }
+    out[nj - 1] = old_strides[oj - 1];
+    for (size_t k = nj - 1; k > ni; --k) out[k - 1] = out[k] * shape[k];
+    ni = nj;
+    oi = oj;
+  }
+  // Trailing unit axes of the output: any stride reads them; continue the layout.
+  for (; ni < shape.size(); ++ni) out[ni] = ni > 0 ? out[ni - 1] : 1;
+  return oi == old_shape.size();
+}
+
+}  // namespace
+
 bool reshape_view(const array& in, array& out) {
-  if (!in.flags().row_contiguous) return false;
-  Strides st = row_major_strides(out.shape());
+  if (in.flags().row_contiguous) {
+    Strides st = row_major_strides(out.shape());
+    copy_shared_buffer(out, in, st, flags_for(out.shape(), st, in.data_size()), in.data_size());
+    return true;
+  }
+  // A view of a strided input (a transpose, a slice, a broadcast) where its axes allow one.
+  Strides st;
+  if (in.size() == 0 || !strides_for_reshape(in, out.shape(), st)) return false;
   copy_shared_buffer(out, in, st, flags_for(out.shape(), st, in.data_size()), in.data_size());
   return true;
 }
