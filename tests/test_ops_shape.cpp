@@ -359,6 +359,38 @@ TEST(OpsShapeViews, ReshapeOfStridedInputsIsAViewWhereTheLayoutAllows) {
   }
 }
 
+// The layout flags say what the strides are: a fresh matrix is row-major only, its transpose
+// column-major only, a vector (one axis longer than 1) both, as in MLX.
+TEST(OpsShapeViews, LayoutFlagsFollowTheStrides) {
+  for (Device d : test_devices()) {
+    const std::string what = test::device_name(d);
+    array x = ones({10, 10}, float32, d);
+    x.eval();
+    EXPECT_TRUE(x.flags().row_contiguous) << what;
+    EXPECT_FALSE(x.flags().col_contiguous) << what;
+    array y = exp(x, d);  // an op's fresh output
+    y.eval();
+    EXPECT_TRUE(y.flags().row_contiguous) << what;
+    EXPECT_FALSE(y.flags().col_contiguous) << what;
+    array t = transpose(y, d);
+    t.eval();
+    EXPECT_FALSE(t.flags().row_contiguous) << what;
+    EXPECT_TRUE(t.flags().col_contiguous) << what;
+    EXPECT_TRUE(t.flags().contiguous) << what;
+    array r = reshape(x, {10, 1, 10, 1}, d);
+    r.eval();
+    EXPECT_TRUE(r.flags().row_contiguous) << what;
+    EXPECT_FALSE(r.flags().col_contiguous) << what;
+    array v = ones({1, 7, 1}, float32, d);
+    v.eval();
+    EXPECT_TRUE(v.flags().row_contiguous && v.flags().col_contiguous) << what;
+    const std::vector<float> host = {1, 2, 3, 4, 5, 6};
+    array h(host.data(), {2, 3}, float32);
+    EXPECT_TRUE(h.flags().row_contiguous) << what;
+    EXPECT_FALSE(h.flags().col_contiguous) << what;
+  }
+}
+
 TEST(OpsShapeViews, FlattenAndUnflatten) {
   for (Device d : test_devices()) {
     const Ref r = Ref::iota({2, 3, 4});

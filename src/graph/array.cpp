@@ -110,7 +110,7 @@ void alloc_contiguous(array& out) {
   d.data_ptr = d.data->buffer.ptr;
   if (!d.flags.row_contiguous) d.strides = row_major_strides(d.shape);  // fresh nodes already are
   d.data_size = d.size;
-  d.flags = ArrayFlags{};
+  d.flags = flags_for(d.shape, d.strides, d.size);
 }
 
 void copy_shared_buffer(array& out, const array& in, const Strides& strides, const ArrayFlags& flags,
@@ -153,7 +153,8 @@ bool donate_host(const std::vector<array>& inputs, size_t i, array& out) {
   if (!donation_allowed(inputs, i, out) || d.data->on_device || d.data->device_state || d.data->external) {
     return false;
   }
-  copy_shared_buffer(out, in, row_major_strides(out.shape()), ArrayFlags{}, out.size());
+  const Strides st = row_major_strides(out.shape());
+  copy_shared_buffer(out, in, st, flags_for(out.shape(), st, out.size()), out.size());
   return true;
 }
 
@@ -176,6 +177,7 @@ void init_from_values(ArrayDesc& desc, const void* src, Dtype src_dtype, size_t 
 ArrayDesc::ArrayDesc(Shape shape_in, Dtype dtype_in) : shape(std::move(shape_in)), dtype(dtype_in) {
   size = checked_size(shape, dtype, "array");
   strides = row_major_strides(shape);
+  flags = flags_for(shape, strides, size);
 }
 
 ArrayDesc::ArrayDesc(Shape shape_in, Dtype dtype_in, std::shared_ptr<Primitive> prim,
@@ -187,6 +189,7 @@ ArrayDesc::ArrayDesc(Shape shape_in, Dtype dtype_in, std::shared_ptr<Primitive> 
       trace(inherit_trace(inputs)) {
   size = checked_size(shape, dtype, "array");
   strides = row_major_strides(shape);
+  flags = flags_for(shape, strides, size);
 }
 
 ArrayDesc::~ArrayDesc() {

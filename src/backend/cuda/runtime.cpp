@@ -662,7 +662,7 @@ void alloc_output(array& out) {
   d.data_ptr = d.data->buffer.ptr;
   if (!d.flags.row_contiguous) d.strides = detail::row_major_strides(d.shape);
   d.data_size = d.size;
-  d.flags = detail::ArrayFlags{};
+  d.flags = detail::flags_for(d.shape, d.strides, d.size);
 }
 
 bool donate(const std::vector<array>& inputs, size_t i, array& out) {
@@ -692,7 +692,9 @@ bool donate(const std::vector<array>& inputs, size_t i, array& out) {
     st.users.clear();
     st.users.push_back(s);  // within the capacity: s was a user already
   }
-  detail::copy_shared_buffer(out, in, detail::row_major_strides(out.shape()), detail::ArrayFlags{}, out.size());
+  const Strides out_strides = detail::row_major_strides(out.shape());
+  detail::copy_shared_buffer(out, in, out_strides, detail::flags_for(out.shape(), out_strides, out.size()),
+                             out.size());
   return true;
 }
 
