@@ -271,7 +271,10 @@ TEST(ExternalMemory, StridedLayoutsAreKept) {
     array stepped(buf.data() + 2, {4}, Strides{2}, int32, nullptr);
     EXPECT_EQ(test::values(multiply(stepped, array(1), d)), (std::vector<double>{2, 4, 6, 8}));
     array broadcast(buf.data() + 7, {2, 3}, Strides{0, 0}, int32, nullptr);
-    EXPECT_FALSE(broadcast.flags().contiguous);
+    // MLX's contiguous: the one element it reads is dense; neither row- nor column-major.
+    EXPECT_EQ(broadcast.data_size(), 1u);
+    EXPECT_TRUE(broadcast.flags().contiguous);
+    EXPECT_FALSE(broadcast.flags().row_contiguous || broadcast.flags().col_contiguous);
     EXPECT_EQ(test::values(add(broadcast, array(1), d)), std::vector<double>(6, 8));
     // A size-one axis may carry any stride; an empty array may point anywhere.
     array column(buf.data(), {3, 1}, Strides{4, 12345}, int32, nullptr);

@@ -384,6 +384,24 @@ TEST(OpsShapeViews, LayoutFlagsFollowTheStrides) {
     array v = ones({1, 7, 1}, float32, d);
     v.eval();
     EXPECT_TRUE(v.flags().row_contiguous && v.flags().col_contiguous) << what;
+    // contiguous: dense in some order (a broadcast of one element, a permutation), not a slice
+    // with steps; an empty broadcast reads no data.
+    array b = broadcast_to(array(1.0f), {2, 8, 10}, d);
+    b.eval();
+    EXPECT_EQ(b.data_size(), 1u) << what;
+    EXPECT_TRUE(b.flags().contiguous) << what;
+    EXPECT_FALSE(b.flags().row_contiguous || b.flags().col_contiguous) << what;
+    array p = transpose(reshape(x, {2, 5, 10}, d), {0, 2, 1}, d);
+    p.eval();
+    EXPECT_TRUE(p.flags().contiguous) << what;
+    EXPECT_FALSE(p.flags().row_contiguous || p.flags().col_contiguous) << what;
+    array s = slice(x, {0, 0}, {10, 10}, {2, 2}, d);
+    s.eval();
+    EXPECT_FALSE(s.flags().contiguous) << what;
+    array e = broadcast_to(zeros({4, 2, 1}, float32, d), {4, 2, 0}, d);
+    e.eval();
+    EXPECT_EQ(e.data_size(), 0u) << what;
+    EXPECT_TRUE(e.flags().contiguous && e.flags().row_contiguous && e.flags().col_contiguous) << what;
     const std::vector<float> host = {1, 2, 3, 4, 5, 6};
     array h(host.data(), {2, 3}, float32);
     EXPECT_TRUE(h.flags().row_contiguous) << what;

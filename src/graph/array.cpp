@@ -89,7 +89,14 @@ ArrayFlags flags_for(const Shape& shape, const Strides& strides, size_t data_siz
     }
     expect *= static_cast<uint64_t>(shape[i]);
   }
-  f.contiguous = (f.row_contiguous || f.col_contiguous) && data_size == size;
+  // Dense, as MLX's flag: the elements the axes that are not broadcast (stride 0) address fill
+  // the data_size elements of the buffer without gaps, in whatever order (a transpose or a
+  // broadcast of a dense array is; a slice with steps is not).
+  size_t addressed = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (strides[i] != 0) addressed *= static_cast<size_t>(shape[i]);
+  }
+  f.contiguous = addressed == data_size;
   if (size == 0) f.contiguous = f.row_contiguous = f.col_contiguous = true;
   return f;
 }

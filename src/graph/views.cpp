@@ -39,7 +39,8 @@ void broadcast_view(const array& in, array& out) {
   for (size_t i = 0; i < in.ndim(); ++i) {
     if (in.shape()[i] != 1) st[i + diff] = in.strides()[i];
   }
-  copy_shared_buffer(out, in, st, flags_for(out.shape(), st, in.data_size()), in.data_size());
+  const size_t data_size = out.size() == 0 ? 0 : in.data_size();  // an empty result reads nothing
+  copy_shared_buffer(out, in, st, flags_for(out.shape(), st, data_size), data_size);
 }
 
 void transpose_view(const array& in, array& out, const std::vector<int>& axes) {
