@@ -29,6 +29,7 @@ pub mod sys {
 mod array;
 mod device;
 mod error;
+mod export;
 pub mod io;
 pub mod memory;
 mod operators;
@@ -37,6 +38,7 @@ mod transforms;
 pub use array::{Array, ArrayElement, Complex64, Dtype};
 pub use device::{Device, DeviceType, Stream};
 pub use error::{Error, Result};
+pub use export::{export_function, ImportedFunction};
 pub use transforms::{
     async_eval, checkpoint, custom_vjp, eval, jvp, value_and_grad, vjp, vmap, Closure, ValueAndGrad,
 };

@@ -96,7 +96,7 @@ unsafe extern "C" fn drop_custom_vjp(payload: *mut c_void) {
 /// A function from arrays to arrays that braid can apply and transform.
 /// `Send + Sync`: any number of threads may apply or transform the same Closure at once.
 pub struct Closure {
-    raw: sys::mlx_closure,
+    pub(crate) raw: sys::mlx_closure,
 }
 
 unsafe impl Send for Closure {}
