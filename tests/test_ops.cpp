@@ -1276,6 +1276,8 @@ TEST(ArrayApi, IteratesOverTheFirstAxis) {
   for (auto it = m.begin(); it != m.end(); ++it) ++n;
   EXPECT_EQ(n, 3);
   EXPECT_THROW(array(1.0f).begin(), std::invalid_argument);
+  // The elements are read-only, as MLX's iterator's.
+  static_assert(std::is_const_v<decltype(*m.begin())>);
 }
 
 TEST(ArrayApi, AxisErrorsOfReductionsDiagonalAndShapeAreOutOfRangeAsMlx) {

@@ -240,7 +240,7 @@ class array {
    public:
     using iterator_category = std::random_access_iterator_tag;
     using difference_type = std::ptrdiff_t;
-    using value_type = array;
+    using value_type = const array;  // read-only elements, as in MLX
     using reference = value_type;
 
     ArrayIterator(const array& arr, int idx = 0);

@@ -273,7 +273,7 @@ array::ArrayIterator::ArrayIterator(const array& arr, int idx) : arr(arr), idx(i
   if (arr.ndim() == 0) throw std::invalid_argument("[ArrayIterator] Cannot iterate over 0-d array.");
 }
 
-array array::ArrayIterator::operator*() const {
+array::ArrayIterator::reference array::ArrayIterator::operator*() const {
   Shape start(arr.ndim(), 0), stop = arr.shape();
   start[0] = idx;
   stop[0] = idx + 1;
