@@ -23,7 +23,8 @@ TSAN_DIR := $(BUILD)/tsan
 ASAN_DIR := $(BUILD)/asan
 
 # Sanitizers stop at the first report; there are no suppressions for braid's own code.
-TSAN_OPTIONS := halt_on_error=1 second_deadlock_stack=1
+# tests/tsan-suppressions.txt says why each of its few entries (none in braid's code) is there.
+TSAN_OPTIONS := halt_on_error=1 second_deadlock_stack=1 suppressions=$(abspath tests/tsan-suppressions.txt)
 ASAN_OPTIONS := halt_on_error=1 detect_leaks=1
 UBSAN_OPTIONS := halt_on_error=1 print_stacktrace=1
 
