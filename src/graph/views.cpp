@@ -94,14 +94,14 @@ bool strides_for_reshape(const array& in, const Shape& shape, Strides& out) {
 }  // namespace
 
 bool reshape_view(const array& in, array& out) {
-  if (in.flags().row_contiguous) {
-    Strides st = row_major_strides(out.shape());
-    copy_shared_buffer(out, in, st, flags_for(out.shape(), st, in.data_size()), in.data_size());
-    return true;
-  }
-  // A view of a strided input (a transpose, a slice, a broadcast) where its axes allow one.
+  // Row-major inputs always have a view; a strided one (a transpose, a slice, a broadcast)
+  // where its axes allow one.
   Strides st;
-  if (in.size() == 0 || !strides_for_reshape(in, out.shape(), st)) return false;
+  if (in.flags().row_contiguous) {
+    st = row_major_strides(out.shape());
+  } else if (in.size() == 0 || !strides_for_reshape(in, out.shape(), st)) {
+    return false;
+  }
   copy_shared_buffer(out, in, st, flags_for(out.shape(), st, in.data_size()), in.data_size());
   return true;
 }
