@@ -434,6 +434,8 @@ size_t numel(const Shape& s) {
 
 // Row-major broadcast of `v` (of shape `s`) to `out`.
 std::vector<double> broadcast_values(const std::vector<double>& v, const Shape& s, const Shape& out) {
+  if (s == out) return v;
+  if (v.size() == 1) return std::vector<double>(numel(out), v[0]);
   std::vector<double> r(numel(out));
   for (size_t i = 0; i < r.size(); ++i) {
     size_t rem = i, src = 0, stride = 1;

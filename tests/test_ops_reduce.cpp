@@ -74,6 +74,7 @@ std::vector<std::vector<double>> groups(const std::vector<double>& v, const Shap
     }
   }
   std::vector<std::vector<double>> g(static_cast<size_t>(outputs));
+  for (auto& grp : g) grp.reserve(v.size() / g.size());  // every group reduces as many values
   std::vector<int64_t> idx(nd, 0);
   for (size_t flat = 0; flat < v.size(); ++flat) {
     int64_t o = 0;
@@ -211,6 +212,12 @@ void check_reduce_row(const ReduceRow& row, const array& a, const std::vector<in
   const Dtype out_t = row.out_dtype(a.dtype());
   double scale = 0;
   for (double x : in) scale = std::max(scale, std::abs(x));
+  std::vector<double> want;
+  want.reserve(g.size());
+  for (const auto& grp : g) want.push_back(row.ref(grp));
+  want = round_all(want, out_t);
+  const double n = g.empty() ? 1 : static_cast<double>(g[0].size());
+  const double atol = eps_of(out_t) * row.tol_scale * (scale * n + scale * scale * 4 + 1);
   for (bool keep : {false, true}) {
     array r = row.call(a, axes, keep, dev);
     const std::string tag = row.name + " " + dtype_name(a.dtype()) + " " + what + " keepdims " +
@@ -220,11 +227,6 @@ void check_reduce_row(const ReduceRow& row, const array& a, const std::vector<in
       EXPECT_EQ(r.shape(), reduced_shape(a.shape(), norm, keep)) << tag;
     }
     EXPECT_EQ(r.dtype(), out_t) << tag;
-    std::vector<double> want;
-    for (const auto& grp : g) want.push_back(row.ref(grp));
-    want = round_all(want, out_t);
-    const double n = g.empty() ? 1 : static_cast<double>(g[0].size());
-    const double atol = eps_of(out_t) * row.tol_scale * (scale * n + scale * scale * 4 + 1);
     test::expect_close(values(r), want, eps_of(out_t) * 2, atol, tag);
   }
 }
@@ -565,21 +567,32 @@ const std::vector<ArgRow> kArgRows = {
     {"argmin", [](auto& a, int ax, bool k, StreamOrDevice s) { return argmin(a, ax, k, s); }, false},
 };
 
-// MLX's CPU rule: start at element 0, move only to a strictly better one.
-double ref_arg(const std::vector<double>& g, bool is_max) {
-  size_t best = 0;
-  for (size_t i = 1; i < g.size(); ++i) {
-    if (is_max ? g[i] > g[best] : g[i] < g[best]) best = i;
+// MLX's CPU rule: along the axis, start at element 0 and move only to a strictly better one.
+// One index per output, row-major over the other axes.
+std::vector<double> ref_args(const std::vector<double>& v, const Shape& shape, int ax, bool is_max) {
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < ax; ++i) outer *= shape[i];
+  for (size_t i = ax + 1; i < shape.size(); ++i) inner *= shape[i];
+  const int64_t len = shape[ax];
+  std::vector<double> want;
+  want.reserve(static_cast<size_t>(outer * inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const double* p = v.data() + o * len * inner + i;
+      int64_t best = 0;
+      for (int64_t k = 1; k < len; ++k) {
+        if (is_max ? p[k * inner] > p[best * inner] : p[k * inner] < p[best * inner]) best = k;
+      }
+      want.push_back(static_cast<double>(best));
+    }
   }
-  return static_cast<double>(best);
+  return want;
 }
 
 void check_arg(const ArgRow& row, const array& a, int axis, const Device& dev, const std::string& what) {
   const int nd = static_cast<int>(a.ndim());
   const int ax = axis < 0 ? axis + nd : axis;
-  const auto g = groups(values(a), a.shape(), {ax});
-  std::vector<double> want;
-  for (const auto& grp : g) want.push_back(ref_arg(grp, row.is_max));
+  const std::vector<double> want = ref_args(values(a), a.shape(), ax, row.is_max);
   for (bool keep : {false, true}) {
     array r = row.call(a, axis, keep, dev);
     const std::string tag = row.name + " " + dtype_name(a.dtype()) + " " + what + " axis " +
@@ -718,22 +731,23 @@ TEST(OpsArgReduce, RowsAndColumnsOfEveryWidthAndAlignment) {
                                    {{2, 50, 1024}, 1}, {{100, 2050}, 0}, {{2, 3000, 64}, 1}};
   uint32_t seed = 600;
   for (const Device& dev : test_devices()) {
-    for (const auto& row : kArgRows) {
-      for (Dtype dt : {int8, float16, float32, float64}) {
-        for (const Case& c : cases) {
-          int64_t n = 1;
-          for (auto d : c.shape) n *= d;
-          auto v = random_values(n, dt, ++seed, -20, 20);
-          if (issubdtype(dt, floating)) {  // ties, and NaNs first in some rows and later in others
-            for (auto& x : v) x = std::round(x);
-            for (int64_t i = 0; i < n; i += 89) v[i] = kNaN;
-          }
-          array a = make(v, c.shape, dt);
+    for (Dtype dt : {int8, float16, float32, float64}) {
+      for (const Case& c : cases) {
+        int64_t n = 1;
+        for (auto d : c.shape) n *= d;
+        auto v = random_values(n, dt, ++seed, -20, 20);
+        if (issubdtype(dt, floating)) {  // ties, and NaNs first in some rows and later in others
+          for (auto& x : v) x = std::round(x);
+          for (int64_t i = 0; i < n; i += 89) v[i] = kNaN;
+        }
+        array a = make(v, c.shape, dt);
+        // Rows starting one element into the array: no row is 16-byte aligned.
+        Shape start(c.shape.size(), 0);
+        start.back() = 1;
+        const array offset = slice(a, start, c.shape);
+        for (const auto& row : kArgRows) {
           check_arg(row, a, c.axis, dev, "");
-          // Rows starting one element into the array: no row is 16-byte aligned.
-          Shape start(c.shape.size(), 0);
-          start.back() = 1;
-          check_arg(row, slice(a, start, c.shape), c.axis, dev, "offset");
+          check_arg(row, offset, c.axis, dev, "offset");
         }
       }
     }

@@ -170,30 +170,48 @@ TEST(OpsSortRows, NonContiguousRowsSortStably) {
 
 namespace {
 
-// Checks that each row of `parted` (along the last axis) is a partition of the same row of
-// `a` at kth: the same elements, the kth in its sorted place, none larger before it and none
-// smaller after it (in the element order). `positions` (when given) are argpartition's.
-void expect_partitions(const array& a, const array& parted, const array* positions, int kth,
+// The rows (along the last axis) of an array, as given and sorted stably in the element order.
+struct SortedRows {
+  int64_t n;
+  std::vector<Element> in, sorted;
+};
+
+SortedRows sorted_rows(const array& a) {
+  SortedRows r{a.shape().back(), elements(a), {}};
+  r.sorted = r.in;
+  for (size_t f = 0; f < r.sorted.size(); f += static_cast<size_t>(r.n)) {
+    std::stable_sort(r.sorted.begin() + f, r.sorted.begin() + f + r.n, element_less);
+  }
+  return r;
+}
+
+// Checks that each row of `parted` is a partition of the same row of `rows` at kth: the same
+// elements, the kth in its sorted place, none larger before it and none smaller after it (in
+// the element order). `positions` (when given) are argpartition's, into the rows as given.
+void expect_partitions(const SortedRows& rows, const array& parted, const array* positions, int kth,
                        const std::string& what) {
-  const int64_t n = a.shape().back();
-  const auto in = elements(a);
-  const auto got = elements(parted);
+  const int64_t n = rows.n;
+  std::vector<Element> got;
   std::vector<double> at;
-  if (positions) at = values(*positions);
-  ASSERT_EQ(got.size(), in.size()) << what;
+  if (positions) {
+    at = values(*positions);
+  } else {
+    got = elements(parted);
+  }
+  ASSERT_EQ(positions ? at.size() : got.size(), rows.in.size()) << what;
   int64_t wrong = 0;
-  for (int64_t f = 0; f < static_cast<int64_t>(in.size()); f += n) {
-    std::vector<Element> row(in.begin() + f, in.begin() + f + n), out(got.begin() + f, got.begin() + f + n);
-    if (positions) {
-      for (int64_t j = 0; j < n; ++j) out[j] = row[static_cast<size_t>(at[f + j])];
-    }
-    std::stable_sort(row.begin(), row.end(), element_less);
+  std::vector<Element> out(static_cast<size_t>(n));
+  for (int64_t f = 0; f < static_cast<int64_t>(rows.in.size()); f += n) {
+    for (int64_t j = 0; j < n; ++j)
+      out[j] = positions ? rows.in[f + static_cast<int64_t>(at[f + j])] : got[f + j];
+    const Element* sorted = rows.sorted.data() + f;
     const Element pivot = out[kth];
-    wrong += element_less(pivot, row[kth]) || element_less(row[kth], pivot);
+    wrong += element_less(pivot, sorted[kth]) || element_less(sorted[kth], pivot);
     for (int64_t j = 0; j < kth; ++j) wrong += element_less(pivot, out[j]);
     for (int64_t j = kth + 1; j < n; ++j) wrong += element_less(out[j], pivot);
     std::stable_sort(out.begin(), out.end(), element_less);
-    for (int64_t j = 0; j < n; ++j) wrong += element_less(out[j], row[j]) || element_less(row[j], out[j]);
+    for (int64_t j = 0; j < n; ++j)
+      wrong += element_less(out[j], sorted[j]) || element_less(sorted[j], out[j]);
   }
   EXPECT_EQ(wrong, 0) << what;
 }
@@ -204,17 +222,19 @@ TEST(OpsSortRows, ManyRowsPartitionInEveryDtype) {
   for (const Device& dev : test_devices()) {
     for (Dtype dt : kEveryDtype) {
       array a = row_data({70, 301}, dt, 80);
+      const SortedRows rows = sorted_rows(a);
       for (int kth : {0, 150, 300}) {
         const std::string what = device_name(dev) + " " + dtype_name(dt) + " kth " + std::to_string(kth);
-        expect_partitions(a, partition(a, kth, -1, dev), nullptr, kth, "partition " + what);
+        expect_partitions(rows, partition(a, kth, -1, dev), nullptr, kth, "partition " + what);
         array p = argpartition(a, kth, -1, dev);
         EXPECT_EQ(p.dtype(), uint32);
-        expect_partitions(a, a, &p, kth, "argpartition " + what);
+        expect_partitions(rows, a, &p, kth, "argpartition " + what);
       }
     }
     // Rows along the first axis (read through an encoded copy) and many equal top bytes.
     array t = transpose(row_data({301, 70}, float32, 81));
-    expect_partitions(t, partition(t, 7, -1, dev), nullptr, 7, "transposed on " + device_name(dev));
+    expect_partitions(sorted_rows(t), partition(t, 7, -1, dev), nullptr, 7,
+                      "transposed on " + device_name(dev));
   }
 }
 

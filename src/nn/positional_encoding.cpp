@@ -1,4 +1,4 @@
-// Positional encodings (MLX's positional_encoding.py): RoPE and sinusoidal embeddings.
+// Positional encodings (MLX's positional_encoding.py): RoPE, sinusoidal embeddings and ALiBi.
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
@@ -50,6 +50,33 @@ array SinusoidalPositionalEncoding::operator()(const array& x) {
   array cosy = cos(y), siny = sin(y);
   y = cos_first_ ? concatenate({cosy, siny}, -1) : concatenate({siny, cosy}, -1);
   return scale_ != 1.0f ? multiply(y, array(scale_, y.dtype())) : y;
+}
+
+array ALiBi::create_alibi_slope(int num_heads) {
+  if (num_heads <= 0) throw std::invalid_argument("[ALiBi] num_heads must be positive.");
+  const double base = std::pow(256.0, 1.0 / num_heads);
+  array slopes = power(array(static_cast<float>(base)), negative(arange(1, num_heads + 1)));
+  return expand_dims(slopes, {-1, -2});
+}
+
+array ALiBi::create_alibi_matrix(int q_sequence_length, int k_sequence_length, int num_heads, int offset,
+                                 Dtype dtype) {
+  array queries = arange(offset, q_sequence_length);
+  array keys = arange(0, k_sequence_length);
+  array distance = negative(abs(subtract(expand_dims(queries, 1), expand_dims(keys, 0))));
+  distance = expand_dims(distance, {0, 1});
+  return astype(multiply(distance, create_alibi_slope(num_heads)), dtype);
+}
+
+array ALiBi::operator()(const array& attention_scores, int offset, const std::optional<array>& mask) {
+  if (attention_scores.ndim() != 4) {
+    fail("Expected attention scores [B, H, T_q, T_k]; got " + std::to_string(attention_scores.ndim()) +
+         " axes.");
+  }
+  array bias = create_alibi_matrix(attention_scores.shape(-2) + offset, attention_scores.shape(-1),
+                                   attention_scores.shape(1), offset, attention_scores.dtype());
+  if (mask) bias = add(bias, *mask);
+  return add(attention_scores, bias);
 }
 
 }  // namespace braid::nn

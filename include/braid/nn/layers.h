@@ -304,6 +304,25 @@ class SinusoidalPositionalEncoding : public Module {
   bool cos_first_;
 };
 
+/// Attention with linear biases: adds -slope_h * |i - j| to the attention scores
+/// [B, H, T_q, T_k] of head h, slopes (2^8)^(-h / H) for h = 1..H, plus `mask` if given.
+/// Holds no parameters. MLX keeps the last bias matrix in a class-wide cache; braid builds it
+/// in each call (a few lazy ops), so calls from many threads share nothing.
+class ALiBi : public Module {
+ public:
+  ALiBi() = default;
+  std::string name() const override { return "ALiBi"; }
+  array operator()(const array& attention_scores) override { return (*this)(attention_scores, 0); }
+  array operator()(const array& attention_scores, int offset,
+                   const std::optional<array>& mask = std::nullopt);
+  /// -|i - j| * slope_h of shape [1, H, q_sequence_length - offset, k_sequence_length], for
+  /// queries at positions offset .. q_sequence_length - 1.
+  static array create_alibi_matrix(int q_sequence_length, int k_sequence_length, int num_heads, int offset,
+                                   Dtype dtype = float32);
+  /// The slopes [H, 1, 1] (float32).
+  static array create_alibi_slope(int num_heads);
+};
+
 // ---- upsampling (upsample.cpp) ----
 
 /// Spatial upsampling of [N, spatial..., C] by `scale_factor` per spatial axis (one value for
@@ -438,6 +457,113 @@ class Transformer : public Module {
  private:
   std::shared_ptr<TransformerEncoder> encoder_;
   std::shared_ptr<TransformerDecoder> decoder_;
+};
+
+// ---- recurrent layers (recurrent.cpp) ----
+// Sequences [N, L, input_size] or [L, input_size]; each layer returns the hidden state of
+// every step, [..., L, hidden_size]. Weights drawn from U(-k, k), k = 1 / sqrt(hidden_size),
+// in MLX's order. An optional initial state has the shape of one step's output.
+
+/// Elman recurrence h_{t+1} = f(x_t Wxh^T + h_t Whh^T + bias) with parameters Wxh
+/// [hidden_size, input_size], Whh [hidden_size, hidden_size] and bias [hidden_size];
+/// `nonlinearity` f defaults to tanh.
+class RNN : public Module {
+ public:
+  RNN(int input_size, int hidden_size, bool bias = true, UnaryFunction nonlinearity = {});
+  std::string name() const override { return "RNN"; }
+  array operator()(const array& x) override { return (*this)(x, std::nullopt); }
+  array operator()(const array& x, const std::optional<array>& hidden);
+
+ private:
+  int hidden_size_;
+  UnaryFunction nonlinearity_;
+};
+
+/// Gated recurrent unit: reset and update gates r, z = sigmoid(x Wx_rz^T + b_rz + h Wh_rz^T),
+/// candidate n = tanh(x Wx_n^T + b_n + r * (h Wh_n^T + bhn)), and h' = (1 - z) n + z h.
+/// Parameters Wx [3 hidden, input], Wh [3 hidden, hidden], b [3 hidden], bhn [hidden].
+class GRU : public Module {
+ public:
+  GRU(int input_size, int hidden_size, bool bias = true);
+  std::string name() const override { return "GRU"; }
+  array operator()(const array& x) override { return (*this)(x, std::nullopt); }
+  array operator()(const array& x, const std::optional<array>& hidden);
+
+ private:
+  int hidden_size_;
+};
+
+/// Long short-term memory: gates i, f, o = sigmoid(.) and candidate g = tanh(.) from
+/// x Wx^T + h Wh^T + bias (in that order along the 4 hidden features), c' = f c + i g and
+/// h' = o tanh(c'). Parameters Wx [4 hidden, input], Wh [4 hidden, hidden], bias [4 hidden].
+/// The call returns the hidden and the cell states of every step; the one-array operator
+/// returns the hidden states.
+class LSTM : public Module {
+ public:
+  LSTM(int input_size, int hidden_size, bool bias = true);
+  std::string name() const override { return "LSTM"; }
+  array operator()(const array& x) override { return (*this)(x, std::nullopt, std::nullopt).first; }
+  std::pair<array, array> operator()(const array& x, const std::optional<array>& hidden,
+                                     const std::optional<array>& cell = std::nullopt);
+
+ private:
+  int hidden_size_;
+};
+
+// ---- quantized layers (quantized.cpp) ----
+// Weights packed by braid::quantize along their last axis: "weight" (uint32 words), "scales"
+// and, in the affine mode, "biases". group_size and bits default to the mode's (affine: 64
+// and 4). The parameters start frozen, as MLX's. MLX's nn.quantize, which swaps the layers
+// of a built model, has no C++ form: braid's C++ layers call their children directly, so a
+// model that wants quantized layers builds them (from_linear, from_embedding).
+
+/// Linear with a quantized weight: y = x dequantize(weight)^T (+ bias), computed by
+/// quantized_matmul.
+class QuantizedLinear : public Module {
+ public:
+  QuantizedLinear(int input_dims, int output_dims, bool bias = true,
+                  std::optional<int> group_size = std::nullopt, std::optional<int> bits = std::nullopt,
+                  const std::string& mode = "affine");
+  /// The quantized form of `linear` (its weight quantized, its bias kept).
+  static std::shared_ptr<QuantizedLinear> from_linear(const Linear& linear,
+                                                      std::optional<int> group_size = std::nullopt,
+                                                      std::optional<int> bits = std::nullopt,
+                                                      const std::string& mode = "affine");
+  std::string name() const override { return "QuantizedLinear"; }
+  array operator()(const array& x) override;
+  int group_size() const { return group_size_; }
+  int bits() const { return bits_; }
+  const std::string& mode() const { return mode_; }
+
+ private:
+  void set_weight(const array& weight);
+  int group_size_, bits_;
+  std::string mode_;
+};
+
+/// Embedding with a quantized table: rows of weight, scales and biases gathered, then
+/// dequantized.
+class QuantizedEmbedding : public Module {
+ public:
+  QuantizedEmbedding(int num_embeddings, int dims, std::optional<int> group_size = std::nullopt,
+                     std::optional<int> bits = std::nullopt, const std::string& mode = "affine");
+  /// The quantized form of `embedding`.
+  static std::shared_ptr<QuantizedEmbedding> from_embedding(const Embedding& embedding,
+                                                            std::optional<int> group_size = std::nullopt,
+                                                            std::optional<int> bits = std::nullopt,
+                                                            const std::string& mode = "affine");
+  std::string name() const override { return "QuantizedEmbedding"; }
+  array operator()(const array& x) override;
+  /// x @ dequantize(weight)^T: the table used as an output projection.
+  array as_linear(const array& x) const;
+  int group_size() const { return group_size_; }
+  int bits() const { return bits_; }
+  const std::string& mode() const { return mode_; }
+
+ private:
+  void set_weight(const array& weight);
+  int group_size_, bits_;
+  std::string mode_;
 };
 
 // ---- containers (containers.cpp) ----

@@ -81,8 +81,8 @@ class ALiBi(Module):
     """Attention with linear biases: adds ``-slope_h * |i - j|`` to the attention scores
     ``[B, H, T_q, T_k]`` of head ``h`` (slopes ``2^(-8h/H)``), plus ``mask`` if given."""
 
-    _alibi_mask_key = None
-    _alibi_mask = None
+    # (key, mask) in one attribute: threads calling at once see a matching pair.
+    _alibi_cache = (None, None)
 
     @classmethod
     def create_alibi_matrix(
@@ -94,15 +94,16 @@ class ALiBi(Module):
         dtype=mx.float32,
     ):
         key = (q_sequence_length, k_sequence_length, num_heads, offset, dtype)
-        if key != cls._alibi_mask_key:
-            queries = mx.arange(offset, q_sequence_length)
-            keys = mx.arange(0, k_sequence_length)
-            distance = -mx.abs(queries[:, None] - keys[None, :])
-            distance = mx.expand_dims(distance, axis=(0, 1))
-            mask = (distance * ALiBi.create_alibi_slope(num_heads=num_heads)).astype(dtype)
-            cls._alibi_mask_key = key
-            cls._alibi_mask = mask
-        return cls._alibi_mask
+        cached_key, cached_mask = cls._alibi_cache
+        if key == cached_key:
+            return cached_mask
+        queries = mx.arange(offset, q_sequence_length)
+        keys = mx.arange(0, k_sequence_length)
+        distance = -mx.abs(queries[:, None] - keys[None, :])
+        distance = mx.expand_dims(distance, axis=(0, 1))
+        mask = (distance * ALiBi.create_alibi_slope(num_heads=num_heads)).astype(dtype)
+        cls._alibi_cache = (key, mask)
+        return mask
 
     @staticmethod
     def create_alibi_slope(num_heads):
