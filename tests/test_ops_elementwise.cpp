@@ -608,6 +608,57 @@ TEST(OpsElementwise, BroadcastAndViewOperandsAddExactlyAlongRowsOfEveryWidth) {
   }
 }
 
+// A short row repeated over a flat operand (a bias of a few features, per-channel constants
+// over an image), on either side: rows of 2 to 32 elements over one or two axes, outputs
+// whose parallel chunks start inside a row, and outputs large enough to be streamed. Every
+// element is checked, for arithmetic (the vector kernels in float32), a comparison and
+// integer dtypes.
+TEST(OpsElementwise, ShortRowsRepeatedOverAFlatOperand) {
+  uint32_t seed = 3500;
+  auto ints = [&](const Shape& shape, Dtype dt) {
+    return test::make(random_inputs(numel(shape), int32, -10, 10, ++seed), shape, dt);
+  };
+  struct Case {
+    std::string name;
+    Shape flat, row;
+    bool row_first;
+  };
+  const std::vector<Case> cases = {
+      {"[5000, 3] + [3]", {5000, 3}, {3}, false},
+      {"[2] + [700, 2]", {700, 2}, {2}, true},
+      {"[4, 2, 3] + [2, 3]", {4, 2, 3}, {2, 3}, false},
+      {"[70001, 3] + [1, 3]: chunks start inside rows", {70001, 3}, {1, 3}, false},
+      {"[32] + [3001, 32]", {3001, 32}, {32}, true},
+      {"[620000, 7] + [7]: streamed", {620000, 7}, {7}, false},
+  };
+  for (const Device& dev : test::test_devices()) {
+    for (Dtype dt : {float32, float16, int8, int64}) {
+      for (const Case& c : cases) {
+        // One streamed case is enough, and only in the plain build: its blocks are those of
+        // the other cases, written around the cache.
+        if (numel(c.flat) > 4000000 && (dt != float32 || test::kSanitized)) continue;
+        const array f = ints(c.flat, dt), r = ints(c.row, dt);
+        const array& a = c.row_first ? r : f;
+        const array& b = c.row_first ? f : r;
+        const Shape os = broadcast_of(a.shape(), b.shape());
+        const auto xa = broadcast_values(test::values(a), a.shape(), os);
+        const auto xb = broadcast_values(test::values(b), b.shape(), os);
+        const auto sums = test::values(add(a, b, dev));
+        const auto differences = test::values(subtract(a, b, dev));
+        const auto less_than = test::values(less(a, b, dev));
+        ASSERT_EQ(sums.size(), xa.size()) << c.name;
+        size_t wrong = 0;
+        for (size_t i = 0; i < xa.size(); ++i) {
+          wrong += sums[i] != stored(xa[i] + xb[i], dt);
+          wrong += differences[i] != stored(xa[i] - xb[i], dt);
+          wrong += less_than[i] != (xa[i] < xb[i] ? 1.0 : 0.0);
+        }
+        EXPECT_EQ(wrong, 0u) << tag("add, subtract, less", dt, dev, c.name);
+      }
+    }
+  }
+}
+
 // float32 add, subtract, multiply and divide on the CPU round each element once, whether the
 // operands are runs, a run and a broadcast scalar, or long enough for the vector kernels
 // (vector_arith.h), with or without BRAID_SCALAR_MATH: the results equal the scalar float bits.

@@ -11,31 +11,45 @@ namespace braid::nn {
 
 namespace {
 
-// The mode's default group size and bits where not given (MLX's table).
-std::pair<int, int> mode_defaults(const std::string& layer, const std::string& mode,
-                                  std::optional<int> group_size, std::optional<int> bits) {
-  int g = 0, b = 0;
-  if (mode == "affine") {
-    g = 64, b = 4;
-  } else if (mode == "mxfp4") {
-    g = 32, b = 4;
-  } else if (mode == "nvfp4") {
-    g = 16, b = 4;
-  } else if (mode == "mxfp8") {
-    g = 32, b = 8;
-  } else {
-    throw std::invalid_argument("[" + layer + "] Unsupported quantization mode '" + mode +
-                                "'; expected affine, mxfp4, nvfp4 or mxfp8.");
-  }
-  return {group_size.value_or(g), bits.value_or(b)};
+// The mode's default group size and bits (MLX's table).
+std::pair<int, int> mode_defaults(const std::string& layer, const std::string& mode) {
+  if (mode == "affine") return {64, 4};
+  if (mode == "mxfp4") return {32, 4};
+  if (mode == "nvfp4") return {16, 4};
+  if (mode == "mxfp8") return {32, 8};
+  throw std::invalid_argument("[" + layer + "] Unsupported quantization mode '" + mode +
+                              "'; expected affine, mxfp4, nvfp4 or mxfp8.");
 }
 
 }  // namespace
 
+QuantizedWeights::QuantizedWeights(const std::string& layer, std::optional<int> group_size,
+                                   std::optional<int> bits, const std::string& mode)
+    : mode_(mode) {
+  const auto [g, b] = mode_defaults(layer, mode);
+  group_size_ = group_size.value_or(g);
+  bits_ = bits.value_or(b);
+}
+
+void QuantizedWeights::set_weight(const array& weight) {
+  const std::vector<array> q = quantize(weight, group_size_, bits_, mode_);
+  register_parameter("weight", q[0]);
+  register_parameter("scales", q[1]);
+  if (q.size() > 2) register_parameter("biases", q[2]);
+}
+
+array QuantizedWeights::quantized_product(const array& x) const {
+  if (!has_param("biases")) {
+    return quantized_matmul(x, param("weight"), param("scales"), std::nullopt, true, group_size_, bits_,
+                            mode_);
+  }
+  return quantized_matmul(x, param("weight"), param("scales"), param("biases"), true, group_size_, bits_,
+                          mode_);
+}
+
 QuantizedLinear::QuantizedLinear(int input_dims, int output_dims, bool bias, std::optional<int> group_size,
                                  std::optional<int> bits, const std::string& mode)
-    : mode_(mode) {
-  std::tie(group_size_, bits_) = mode_defaults(name(), mode, group_size, bits);
+    : QuantizedWeights("QuantizedLinear", group_size, bits, mode) {
   if (input_dims <= 0 || output_dims <= 0) fail("input_dims and output_dims must be positive.");
   const float scale = static_cast<float>(std::sqrt(1.0 / input_dims));
   set_weight(random::uniform(array(-scale), array(scale), {output_dims, input_dims}));
@@ -57,25 +71,14 @@ std::shared_ptr<QuantizedLinear> QuantizedLinear::from_linear(const Linear& line
   return layer;
 }
 
-void QuantizedLinear::set_weight(const array& weight) {
-  const std::vector<array> q = quantize(weight, group_size_, bits_, mode_);
-  register_parameter("weight", q[0]);
-  register_parameter("scales", q[1]);
-  if (q.size() > 2) register_parameter("biases", q[2]);
-}
-
 array QuantizedLinear::operator()(const array& x) {
-  array y = has_param("biases") ? quantized_matmul(x, param("weight"), param("scales"), param("biases"), true,
-                                                   group_size_, bits_, mode_)
-                                : quantized_matmul(x, param("weight"), param("scales"), std::nullopt, true,
-                                                   group_size_, bits_, mode_);
+  array y = quantized_product(x);
   return has_param("bias") ? add(y, param("bias")) : y;
 }
 
 QuantizedEmbedding::QuantizedEmbedding(int num_embeddings, int dims, std::optional<int> group_size,
                                        std::optional<int> bits, const std::string& mode)
-    : mode_(mode) {
-  std::tie(group_size_, bits_) = mode_defaults(name(), mode, group_size, bits);
+    : QuantizedWeights("QuantizedEmbedding", group_size, bits, mode) {
   if (num_embeddings <= 0 || dims <= 0) fail("num_embeddings and dims must be positive.");
   const float scale = static_cast<float>(std::sqrt(1.0 / dims));
   set_weight(random::normal({num_embeddings, dims}, 0.0f, scale));
@@ -92,27 +95,11 @@ std::shared_ptr<QuantizedEmbedding> QuantizedEmbedding::from_embedding(const Emb
   return layer;
 }
 
-void QuantizedEmbedding::set_weight(const array& weight) {
-  const std::vector<array> q = quantize(weight, group_size_, bits_, mode_);
-  register_parameter("weight", q[0]);
-  register_parameter("scales", q[1]);
-  if (q.size() > 2) register_parameter("biases", q[2]);
-}
-
 array QuantizedEmbedding::operator()(const array& x) {
   if (!issubdtype(x.dtype(), integer)) fail("Expected integer indices; got " + dtype_name(x.dtype()) + ".");
   const array w = take(param("weight"), x, 0), scales = take(param("scales"), x, 0);
-  if (!has_param("biases")) return dequantize(w, scales, std::nullopt, group_size_, bits_, mode_);
-  return dequantize(w, scales, take(param("biases"), x, 0), group_size_, bits_, mode_);
-}
-
-array QuantizedEmbedding::as_linear(const array& x) const {
-  if (!has_param("biases")) {
-    return quantized_matmul(x, param("weight"), param("scales"), std::nullopt, true, group_size_, bits_,
-                            mode_);
-  }
-  return quantized_matmul(x, param("weight"), param("scales"), param("biases"), true, group_size_, bits_,
-                          mode_);
+  if (!has_param("biases")) return dequantize(w, scales, std::nullopt, group_size(), bits(), mode());
+  return dequantize(w, scales, take(param("biases"), x, 0), group_size(), bits(), mode());
 }
 
 }  // namespace braid::nn

@@ -517,9 +517,31 @@ class LSTM : public Module {
 // of a built model, has no C++ form: braid's C++ layers call their children directly, so a
 // model that wants quantized layers builds them (from_linear, from_embedding).
 
-/// Linear with a quantized weight: y = x dequantize(weight)^T (+ bias), computed by
-/// quantized_matmul.
-class QuantizedLinear : public Module {
+/// Shared by the quantized layers: the packed weight ("weight", "scales" and, in the affine
+/// mode, "biases") with its group size, bits and mode.
+class QuantizedWeights : public Module {
+ public:
+  int group_size() const { return group_size_; }
+  int bits() const { return bits_; }
+  const std::string& mode() const { return mode_; }
+
+ protected:
+  /// Throws std::invalid_argument("[layer] Unsupported quantization mode ...") for a mode
+  /// other than affine, mxfp4, nvfp4 and mxfp8.
+  QuantizedWeights(const std::string& layer, std::optional<int> group_size, std::optional<int> bits,
+                   const std::string& mode);
+  /// Quantizes `weight` into the packed arrays, replacing those there.
+  void set_weight(const array& weight);
+  /// x @ dequantize(weight)^T, by quantized_matmul.
+  array quantized_product(const array& x) const;
+
+ private:
+  int group_size_, bits_;
+  std::string mode_;
+};
+
+/// Linear with a quantized weight: y = x dequantize(weight)^T (+ bias).
+class QuantizedLinear : public QuantizedWeights {
  public:
   QuantizedLinear(int input_dims, int output_dims, bool bias = true,
                   std::optional<int> group_size = std::nullopt, std::optional<int> bits = std::nullopt,
@@ -531,19 +553,11 @@ class QuantizedLinear : public Module {
                                                       const std::string& mode = "affine");
   std::string name() const override { return "QuantizedLinear"; }
   array operator()(const array& x) override;
-  int group_size() const { return group_size_; }
-  int bits() const { return bits_; }
-  const std::string& mode() const { return mode_; }
-
- private:
-  void set_weight(const array& weight);
-  int group_size_, bits_;
-  std::string mode_;
 };
 
 /// Embedding with a quantized table: rows of weight, scales and biases gathered, then
 /// dequantized.
-class QuantizedEmbedding : public Module {
+class QuantizedEmbedding : public QuantizedWeights {
  public:
   QuantizedEmbedding(int num_embeddings, int dims, std::optional<int> group_size = std::nullopt,
                      std::optional<int> bits = std::nullopt, const std::string& mode = "affine");
@@ -555,15 +569,7 @@ class QuantizedEmbedding : public Module {
   std::string name() const override { return "QuantizedEmbedding"; }
   array operator()(const array& x) override;
   /// x @ dequantize(weight)^T: the table used as an output projection.
-  array as_linear(const array& x) const;
-  int group_size() const { return group_size_; }
-  int bits() const { return bits_; }
-  const std::string& mode() const { return mode_; }
-
- private:
-  void set_weight(const array& weight);
-  int group_size_, bits_;
-  std::string mode_;
+  array as_linear(const array& x) const { return quantized_product(x); }
 };
 
 // ---- containers (containers.cpp) ----

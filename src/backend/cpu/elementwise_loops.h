@@ -5,7 +5,9 @@
 // walks the collapsed strided layout in runs along the innermost dimension.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -50,6 +52,20 @@ inline bool flat_readable(const array& in, const array& out) {
   return in.flags().row_contiguous && in.size() == out.size();
 }
 inline bool is_scalar_like(const array& in) { return in.data_size() == 1; }
+
+// The period m when `in`, broadcast to `shape`, repeats one dense row-major block of m
+// elements along its leading axes (a bias row over a batch, per-channel constants over an
+// image): element i of the output reads element i % m of `in`. 0 for any other layout.
+inline int64_t repeat_period(const array& in, const Shape& shape) {
+  const auto strides = broadcast_strides(in, shape);
+  int64_t m = 1;
+  int i = static_cast<int>(shape.size()) - 1;
+  for (; i >= 0 && (shape[i] == 1 || strides[i] == m); --i) m *= shape[i];
+  for (; i >= 0; --i) {
+    if (shape[i] != 1 && strides[i] != 0) return 0;
+  }
+  return m;
+}
 
 template <typename R>
 void check_output(const array& out) {
@@ -147,6 +163,39 @@ void binary_loop(const array& a, const array& b, array& out, Op op) {
     }
     for (int64_t i = 0; i < len; ++i) dst[o + i] = f(i);
   };
+  // One operand read flat, the other a short row repeated over it: the strided runs would be
+  // one row long, so the row is tiled into a block of up to 4096 elements instead, and each
+  // block of output is one run of two dense operands.
+  if (fa != fb) {
+    constexpr int64_t kShortRow = 32, kTile = 4096;
+    const int64_t m = repeat_period(fa ? b : a, out.shape());
+    if (m > 1 && m <= kShortRow && n >= 4 * m) {
+      const T* row = fa ? pb : pa;
+      const T* flat = fa ? pa : pb;
+      const int64_t block = std::min(kTile, n) / m * m;
+      const std::unique_ptr<T[]> tiled(new T[static_cast<size_t>(block)]);
+      for (int64_t i = 0; i < block; ++i) tiled[i] = row[i % m];
+      const T* tile = tiled.get();
+      detail::parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
+        // The head up to the next row boundary, then whole blocks starting on one.
+        const int64_t head = std::min(e, s + (m - s % m) % m);
+        for (int64_t i = s; i < head; ++i) {
+          dst[i] = static_cast<R>(fa ? op(static_cast<C>(flat[i]), static_cast<C>(row[i % m]))
+                                     : op(static_cast<C>(row[i % m]), static_cast<C>(flat[i])));
+        }
+        for (int64_t o = head; o < e; o += block) {
+          const int64_t len = std::min(block, e - o);
+          const T* xa = fa ? flat + o : tile;
+          const T* xb = fa ? tile : flat + o;
+          write_run(o, len, Operands::runs, xa, xb, [&](int64_t i) {
+            return static_cast<R>(op(static_cast<C>(xa[i]), static_cast<C>(xb[i])));
+          });
+        }
+        if (stream) stream_fence();
+      });
+      return;
+    }
+  }
   detail::parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
     int64_t o = s;
     layout.for_each_run(s, e, [&](const std::array<int64_t, 2>& off, int64_t len) {
