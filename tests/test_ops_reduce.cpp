@@ -298,6 +298,35 @@ TEST(OpsReduce, LargeInputsTakeTheParallelPaths) {
   }
 }
 
+// A few columns (2 to 17) of many rows, reduced over the rows: the CPU reads them as wide rows
+// of several rows each and combines each column's partial results, with row counts that leave
+// some rows outside the wide ones, one task or several, NaNs and the extreme values placed in
+// the last rows.
+TEST(OpsReduce, NarrowColumnsOfManyRows) {
+  uint32_t seed = 700;
+  for (const Device& dev : test_devices()) {
+    for (int32_t w : {2, 3, 16, 17}) {
+      for (int32_t n : {300, 2053, 40001}) {
+        for (Dtype dt : {float32, int32, uint8, bool_}) {
+          auto v = random_values(int64_t{n} * w, dt, ++seed);
+          if (dt == float32) {
+            v[(int64_t{n} - 1) * w] = 10;        // column 0: the largest value, in the last row
+            v[(int64_t{n} - 2) * w + 1] = kNaN;  // column 1: a NaN near the end
+          }
+          const array a = make(v, {n, w}, dt);
+          for (const auto& row : reduce_rows()) {
+            const bool wanted = dt == bool_ ? (row.name == "all" || row.name == "any")
+                                            : (row.name == "sum" || row.name == "max" || row.name == "min" ||
+                                               row.name == "all");
+            if (!wanted) continue;
+            check_reduce_row(row, a, {0}, dev, "narrow " + std::to_string(n) + " x " + std::to_string(w));
+          }
+        }
+      }
+    }
+  }
+}
+
 // float32 rows and columns whose lengths sit around the vector loops' sizes (sixteen lanes in
 // vectors of four or eight, sums in blocks of 2048), with a NaN, the largest and the smallest
 // value placed at lanes that different vectors hold.

@@ -3,7 +3,8 @@
 //  - a reduced one (rows): every output reads contiguous runs. Outputs run in parallel; when
 //    there are few, each output's range is cut into fixed chunks whose partials are combined.
 //  - a kept one (columns): input rows are accumulated into a block of outputs. Column blocks
-//    run in parallel, and the reduced range is cut into chunks too when blocks are few.
+//    run in parallel, and the reduced range is cut into chunks too when blocks are few. A few
+//    columns of dense rows are read as wide rows of several rows each (narrow_columns).
 //  - neither (broadcast or other strides): the row loop, reading with strides.
 // Chunks have fixed sizes, so a result never depends on the number of threads.
 // Output dtypes: max and min keep the input's; sum and prod widen small integers as MLX
@@ -292,6 +293,7 @@ class Reducer {
       return;
     }
     if (reduced_.back().in_stride != 1) {
+      if (narrow_columns()) return;
       for (size_t i = 0; i < kept_.size(); ++i) {
         if (kept_[i].in_stride == 1) return columns(i);
       }
@@ -300,6 +302,43 @@ class Reducer {
   }
 
  private:
+  // A few columns of many dense rows ([count, w] reduced over its rows, w <= kNarrow): each
+  // row alone is too short for the column loop's vectors, so the rows are read k at a time as
+  // wide rows of k * w columns, and each column's k partial results (and the rows that fill no
+  // wide row) are combined at the end.
+  bool narrow_columns() {
+    constexpr int64_t kNarrow = 16, kWideRow = 256;
+    // complex64 max and min keep the first NaN in row order, which interleaving would change.
+    if constexpr (cpu::is_complex_v<In>) return false;
+    if (kept_.size() != 1 || reduced_.size() != 1 || kept_[0].in_stride != 1) return false;
+    const int64_t w = kept_[0].n;
+    if (w > kNarrow || reduced_[0].in_stride != w) return false;
+    const int64_t k = kWideRow / w, wide_rows = count_ / k;
+    if (wide_rows < 8) return false;
+    const int64_t width = k * w;
+    Buffer partial(static_cast<size_t>(width));
+    Reducer wide(src_, dst_, Dims{Dim{width, 1, 1}}, Dims{Dim{wide_rows, width, 0}});
+    wide.partial_out_ = partial.data();
+    wide.columns(0);
+    for (int64_t j = 0; j < w; ++j) {
+      Acc acc = partial[j];
+      for (int64_t m = 1; m < k; ++m) acc = Op::combine(acc, partial[m * w + j]);
+      for (int64_t r = wide_rows * k; r < count_; ++r) acc = Op::combine(acc, Op::load(src_[r * w + j]));
+      dst_[j * kept_[0].out_stride] = Op::finish(acc);
+    }
+    return true;
+  }
+
+  // Output `o` (at dst_[out_index]) of the column loop: finished, or kept as a partial result
+  // for narrow_columns.
+  void emit(int64_t out_index, int64_t o, Acc a) {
+    if (partial_out_) {
+      partial_out_[o] = a;
+    } else {
+      dst_[out_index] = Op::finish(a);
+    }
+  }
+
   // Reduces positions [rbegin, rend) of the reduced dims, starting from input offset `base`.
   Acc reduce_range(int64_t base, int64_t rbegin, int64_t rend) const {
     const int64_t stride = reduced_.back().in_stride;
@@ -418,8 +457,7 @@ class Reducer {
           });
           flush();
           if (splits == 1) {
-            for (int64_t j = 0; j < cw; ++j)
-              dst_[out_base + (c0 + j) * column.out_stride] = Op::finish(result[j]);
+            for (int64_t j = 0; j < cw; ++j) emit(out_base + (c0 + j) * column.out_stride, c0 + j, result[j]);
           } else {
             std::copy(result, result + cw, partial.begin() + task * width);
           }
@@ -446,7 +484,7 @@ class Reducer {
               }
             }
             for (int64_t j = jb; j < je; ++j)
-              dst_[out_base + (c0 + j) * column.out_stride] = Op::finish(total[j - jb]);
+              emit(out_base + (c0 + j) * column.out_stride, c0 + j, total[j - jb]);
           });
         }
       });
@@ -459,6 +497,7 @@ class Reducer {
   Dims reduced_;
   int64_t outputs_ = 1;
   int64_t count_ = 1;
+  Acc* partial_out_ = nullptr;  // narrow_columns' wide rows: the column loop's unfinished results
 };
 
 template <typename Op, typename In, typename Out>
