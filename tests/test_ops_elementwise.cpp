@@ -645,15 +645,17 @@ TEST(OpsElementwise, ShortRowsRepeatedOverAFlatOperand) {
         const auto xb = broadcast_values(test::values(b), b.shape(), os);
         const auto sums = test::values(add(a, b, dev));
         const auto differences = test::values(subtract(a, b, dev));
+        const auto products = test::values(multiply(a, b, dev));
         const auto less_than = test::values(less(a, b, dev));
         ASSERT_EQ(sums.size(), xa.size()) << c.name;
         size_t wrong = 0;
         for (size_t i = 0; i < xa.size(); ++i) {
           wrong += sums[i] != stored(xa[i] + xb[i], dt);
           wrong += differences[i] != stored(xa[i] - xb[i], dt);
+          wrong += products[i] != stored(xa[i] * xb[i], dt);
           wrong += less_than[i] != (xa[i] < xb[i] ? 1.0 : 0.0);
         }
-        EXPECT_EQ(wrong, 0u) << tag("add, subtract, less", dt, dev, c.name);
+        EXPECT_EQ(wrong, 0u) << tag("add, subtract, multiply, less", dt, dev, c.name);
       }
     }
   }

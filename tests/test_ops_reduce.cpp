@@ -307,21 +307,35 @@ TEST(OpsReduce, NarrowColumnsOfManyRows) {
   for (const Device& dev : test_devices()) {
     for (int32_t w : {2, 3, 16, 17}) {
       for (int32_t n : {300, 2053, 40001}) {
+        const std::string size = std::to_string(n) + " x " + std::to_string(w);
         for (Dtype dt : {float32, int32, uint8, bool_}) {
           auto v = random_values(int64_t{n} * w, dt, ++seed);
           if (dt == float32) {
-            v[(int64_t{n} - 1) * w] = 10;        // column 0: the largest value, in the last row
-            v[(int64_t{n} - 2) * w + 1] = kNaN;  // column 1: a NaN near the end
+            // Column 0: the largest value in the last row; column 1: a NaN near the end (rows
+            // past the wide rows for most sizes). In the middle (inside a wide row, in a later
+            // slot than the first): a NaN in column w - 1 and the smallest value in column 0.
+            v[(int64_t{n} - 1) * w] = 10;
+            v[(int64_t{n} - 2) * w + 1] = kNaN;
+            v[(int64_t{n} / 2 + 1) * w + w - 1] = kNaN;
+            v[(int64_t{n} / 2 + 2) * w] = -10;
           }
           const array a = make(v, {n, w}, dt);
           for (const auto& row : reduce_rows()) {
             const bool wanted = dt == bool_ ? (row.name == "all" || row.name == "any")
                                             : (row.name == "sum" || row.name == "max" || row.name == "min" ||
                                                row.name == "all");
-            if (!wanted) continue;
-            check_reduce_row(row, a, {0}, dev, "narrow " + std::to_string(n) + " x " + std::to_string(w));
+            if (wanted) check_reduce_row(row, a, {0}, dev, "narrow " + size);
           }
         }
+        // Products of signs (exact in every dtype; a lost or repeated -1 flips the result),
+        // and float16 sums.
+        auto signs = random_values(int64_t{n} * w, bool_, ++seed);
+        for (auto& x : signs) x = 2 * x - 1;
+        for (Dtype dt : {int32, float32}) {
+          check_reduce_row(reduce_rows()[1], make(signs, {n, w}, dt), {0}, dev, "narrow prod " + size);
+        }
+        const array h = make(random_values(int64_t{n} * w, float16, ++seed), {n, w}, float16);
+        check_reduce_row(reduce_rows()[0], h, {0}, dev, "narrow float16 " + size);
       }
     }
   }

@@ -202,8 +202,14 @@ void expect_partitions(const SortedRows& rows, const array& parted, const array*
   int64_t wrong = 0;
   std::vector<Element> out(static_cast<size_t>(n));
   for (int64_t f = 0; f < static_cast<int64_t>(rows.in.size()); f += n) {
-    for (int64_t j = 0; j < n; ++j)
-      out[j] = positions ? rows.in[f + static_cast<int64_t>(at[f + j])] : got[f + j];
+    for (int64_t j = 0; j < n; ++j) {
+      if (positions && !(at[f + j] >= 0 && at[f + j] < static_cast<double>(n))) {
+        ++wrong;  // an index outside the row
+        out[j] = rows.in[f];
+      } else {
+        out[j] = positions ? rows.in[f + static_cast<int64_t>(at[f + j])] : got[f + j];
+      }
+    }
     const Element* sorted = rows.sorted.data() + f;
     const Element pivot = out[kth];
     wrong += element_less(pivot, sorted[kth]) || element_less(sorted[kth], pivot);

@@ -52,11 +52,17 @@ void check_input(const std::string& layer, const array& x, int input_size, int h
     throw std::invalid_argument("[" + layer + "] Expected input of shape [N, L, " +
                                 std::to_string(input_size) + "] or [L, " + std::to_string(input_size) + "].");
   }
-  // As in MLX, a state broadcasts against the steps (one [hidden_size] state for a batch).
-  if (state && (state->ndim() == 0 || state->ndim() > x.ndim() - 1 || state->shape(-1) != hidden_size)) {
+  // As in MLX, a state broadcasts against the steps: one [hidden_size] state for a batch, or a
+  // batch of states for one sequence.
+  if (state && (state->ndim() == 0 || state->ndim() > 2 || state->shape(-1) != hidden_size)) {
     throw std::invalid_argument("[" + layer + "] The " + state_name + " state must be [N, " +
                                 std::to_string(hidden_size) + "] or [" + std::to_string(hidden_size) + "].");
   }
+}
+
+// pre + prev w_t, with prev a state of either rank (addmm's c must have the product's shape).
+array recur(const array& pre, const array& prev, const array& w_t) {
+  return prev.ndim() < pre.ndim() ? add(pre, matmul(prev, w_t)) : addmm(pre, prev, w_t);
 }
 
 // The state a step starts from: the last step's, else the initial one, else none.
@@ -86,7 +92,7 @@ array RNN::operator()(const array& x_in, const std::optional<array>& initial) {
   for (int t = 0; t < x.shape(-2); ++t) {
     const array* prev = previous(states, initial);
     array pre = step(x, t);
-    if (prev) pre = addmm(pre, *prev, whh_t);
+    if (prev) pre = recur(pre, *prev, whh_t);
     states.push_back(nonlinearity_(pre));
   }
   if (states.empty()) return zeros_like(x);
@@ -156,7 +162,7 @@ std::pair<array, array> LSTM::operator()(const array& x_in, const std::optional<
     const array* prev_hidden = previous(hiddens, initial_hidden);
     const array* prev_cell = previous(cells, initial_cell);
     array gates = step(x, t);
-    if (prev_hidden) gates = addmm(gates, *prev_hidden, wh_t);
+    if (prev_hidden) gates = recur(gates, *prev_hidden, wh_t);
     const array i = sigmoid(features(gates, 0, h)), f = sigmoid(features(gates, h, 2 * h));
     const array g = tanh(features(gates, 2 * h, 3 * h)), o = sigmoid(features(gates, 3 * h, 4 * h));
     array cell = prev_cell ? add(multiply(f, *prev_cell), multiply(i, g)) : multiply(i, g);

@@ -462,7 +462,8 @@ class Transformer : public Module {
 // ---- recurrent layers (recurrent.cpp) ----
 // Sequences [N, L, input_size] or [L, input_size]; each layer returns the hidden state of
 // every step, [..., L, hidden_size]. Weights drawn from U(-k, k), k = 1 / sqrt(hidden_size),
-// in MLX's order. An optional initial state has the shape of one step's output.
+// in MLX's order. An optional initial state is [hidden_size] or [N, hidden_size] and
+// broadcasts against the steps, as in MLX.
 
 /// Elman recurrence h_{t+1} = f(x_t Wxh^T + h_t Whh^T + bias) with parameters Wxh
 /// [hidden_size, input_size], Whh [hidden_size, hidden_size] and bias [hidden_size];
@@ -493,8 +494,8 @@ class GRU : public Module {
   int hidden_size_;
 };
 
-/// Long short-term memory: gates i, f, o = sigmoid(.) and candidate g = tanh(.) from
-/// x Wx^T + h Wh^T + bias (in that order along the 4 hidden features), c' = f c + i g and
+/// Long short-term memory: x Wx^T + h Wh^T + bias split along its 4 hidden features into
+/// i, f, g, o; gates i, f, o = sigmoid(.), candidate g = tanh(.), c' = f c + i g and
 /// h' = o tanh(c'). Parameters Wx [4 hidden, input], Wh [4 hidden, hidden], bias [4 hidden].
 /// The call returns the hidden and the cell states of every step; the one-array operator
 /// returns the hidden states.

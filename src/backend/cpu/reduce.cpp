@@ -308,7 +308,9 @@ class Reducer {
   // wide row) are combined at the end.
   bool narrow_columns() {
     constexpr int64_t kNarrow = 16, kWideRow = 256;
-    // complex64 max and min keep the first NaN in row order, which interleaving would change.
+    // complex64 keeps the column loop: its max and min keep the first NaN in row order, which
+    // the interleaved rows would change. (Float max and min may pick the other zero of a -0/+0
+    // tie than the row order would; the result is still fixed for a shape.)
     if constexpr (cpu::is_complex_v<In>) return false;
     if (kept_.size() != 1 || reduced_.size() != 1 || kept_[0].in_stride != 1) return false;
     const int64_t w = kept_[0].n;
@@ -497,7 +499,9 @@ class Reducer {
   Dims reduced_;
   int64_t outputs_ = 1;
   int64_t count_ = 1;
-  Acc* partial_out_ = nullptr;  // narrow_columns' wide rows: the column loop's unfinished results
+  // narrow_columns' wide rows: the column loop's unfinished results, indexed by column (so
+  // only for a reducer without batch dims).
+  Acc* partial_out_ = nullptr;
 };
 
 template <typename Op, typename In, typename Out>
