@@ -163,6 +163,10 @@ void binary_loop(const array& a, const array& b, array& out, Op op) {
     }
     for (int64_t i = 0; i < len; ++i) dst[o + i] = f(i);
   };
+  auto dense_run = [&](int64_t o, int64_t len, const T* xa, const T* xb) {
+    write_run(o, len, Operands::runs, xa, xb,
+              [&](int64_t i) { return static_cast<R>(op(static_cast<C>(xa[i]), static_cast<C>(xb[i]))); });
+  };
   // One operand read flat, the other a short row repeated over it: the strided runs would be
   // one row long, so the row is tiled into a block of up to 4096 elements instead, and each
   // block of output is one run of two dense operands.
@@ -176,21 +180,15 @@ void binary_loop(const array& a, const array& b, array& out, Op op) {
       const std::unique_ptr<T[]> tiled(new T[static_cast<size_t>(block)]);
       for (int64_t i = 0; i < block; ++i) tiled[i] = row[i % m];
       const T* tile = tiled.get();
+      // Output o onwards against the tile from position t of the row.
+      auto run = [&](int64_t o, int64_t len, int64_t t) {
+        dense_run(o, len, fa ? flat + o : tile + t, fa ? tile + t : flat + o);
+      };
       detail::parallel_for(n, kElementwiseGrain, [&](int64_t s, int64_t e) {
         // The head up to the next row boundary, then whole blocks starting on one.
         const int64_t head = std::min(e, s + (m - s % m) % m);
-        for (int64_t i = s; i < head; ++i) {
-          dst[i] = static_cast<R>(fa ? op(static_cast<C>(flat[i]), static_cast<C>(row[i % m]))
-                                     : op(static_cast<C>(row[i % m]), static_cast<C>(flat[i])));
-        }
-        for (int64_t o = head; o < e; o += block) {
-          const int64_t len = std::min(block, e - o);
-          const T* xa = fa ? flat + o : tile;
-          const T* xb = fa ? tile : flat + o;
-          write_run(o, len, Operands::runs, xa, xb, [&](int64_t i) {
-            return static_cast<R>(op(static_cast<C>(xa[i]), static_cast<C>(xb[i])));
-          });
-        }
+        if (head > s) run(s, head - s, s % m);
+        for (int64_t o = head; o < e; o += block) run(o, std::min(block, e - o), 0);
         if (stream) stream_fence();
       });
       return;
@@ -202,9 +200,7 @@ void binary_loop(const array& a, const array& b, array& out, Op op) {
       const T* xa = pa + off[0];
       const T* xb = pb + off[1];
       if (sa == 1 && sb == 1) {
-        write_run(o, len, Operands::runs, xa, xb, [&](int64_t i) {
-          return static_cast<R>(op(static_cast<C>(xa[i]), static_cast<C>(xb[i])));
-        });
+        dense_run(o, len, xa, xb);
       } else if (sa == 0 && sb == 1) {
         const C va = static_cast<C>(xa[0]);
         write_run(o, len, Operands::x_scalar, xa, xb,
