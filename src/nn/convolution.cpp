@@ -8,6 +8,7 @@
 #include "braid/nn/layers.h"
 #include "braid/ops.h"
 #include "braid/random.h"
+#include "nn/scalars.h"
 
 namespace braid::nn {
 
@@ -22,8 +23,7 @@ array conv_weight(int in_channels, int out_channels, const std::vector<int>& ker
     shape.push_back(k);
   }
   shape.push_back(in_channels / groups);
-  const float scale = static_cast<float>(std::sqrt(1.0 / fan_in));
-  return random::uniform(array(-scale), array(scale), shape);
+  return detail::uniform_init(std::sqrt(1.0 / fan_in), shape);
 }
 
 void check_channels(const std::string& layer, int in_channels, int out_channels,

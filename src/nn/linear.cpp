@@ -5,8 +5,11 @@
 #include "braid/nn/layers.h"
 #include "braid/ops.h"
 #include "braid/random.h"
+#include "nn/scalars.h"
 
 namespace braid::nn {
+
+using detail::uniform_init;
 
 std::vector<int> Sizes::expand(int n, const std::string& layer, const std::string& what) const {
   if (scalar_) return std::vector<int>(n, values_[0]);
@@ -16,16 +19,6 @@ std::vector<int> Sizes::expand(int n, const std::string& layer, const std::strin
   }
   return values_;
 }
-
-namespace {
-
-// MLX's mx.random.uniform(-scale, scale, shape): float32 bounds from a double scale.
-array uniform_init(double scale, const Shape& shape) {
-  const float k = static_cast<float>(scale);
-  return random::uniform(array(-k), array(k), shape);
-}
-
-}  // namespace
 
 Linear::Linear(int input_dims, int output_dims, bool bias) {
   if (input_dims <= 0 || output_dims < 0) {

@@ -6,6 +6,7 @@
 #include "braid/nn/layers.h"
 #include "braid/ops.h"
 #include "braid/random.h"
+#include "nn/scalars.h"
 
 namespace braid::nn {
 
@@ -51,8 +52,7 @@ QuantizedLinear::QuantizedLinear(int input_dims, int output_dims, bool bias, std
                                  std::optional<int> bits, const std::string& mode)
     : QuantizedWeights("QuantizedLinear", group_size, bits, mode) {
   if (input_dims <= 0 || output_dims <= 0) fail("input_dims and output_dims must be positive.");
-  const float scale = static_cast<float>(std::sqrt(1.0 / input_dims));
-  set_weight(random::uniform(array(-scale), array(scale), {output_dims, input_dims}));
+  set_weight(detail::uniform_init(std::sqrt(1.0 / input_dims), {output_dims, input_dims}));
   if (bias) register_parameter("bias", zeros({output_dims}));
   freeze();
 }

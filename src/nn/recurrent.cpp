@@ -5,15 +5,13 @@
 #include "braid/nn/layers.h"
 #include "braid/ops.h"
 #include "braid/random.h"
+#include "nn/scalars.h"
 
 namespace braid::nn {
 
-namespace {
+using detail::uniform_init;
 
-array uniform_init(double scale, const Shape& shape) {
-  const float k = static_cast<float>(scale);
-  return random::uniform(array(-k), array(k), shape);
-}
+namespace {
 
 // Position t of the sequence axis (-2).
 array step(const array& x, int t) {

@@ -4,6 +4,7 @@
 
 #include "braid/array.h"
 #include "braid/dtype.h"
+#include "braid/random.h"
 
 namespace braid::nn::detail {
 
@@ -14,5 +15,12 @@ inline array weak_float(double v, const array& x) {
 
 /// A Python int next to `x`: x's dtype (int32 beside bool).
 inline array weak_int(int v, const array& x) { return array(v, x.dtype() == bool_ ? int32 : x.dtype()); }
+
+/// MLX's mx.random.uniform(-scale, scale, shape) of the layers' initializers: float32 bounds
+/// from a double scale, drawn from the process-wide key sequence.
+inline array uniform_init(double scale, const Shape& shape) {
+  const float k = static_cast<float>(scale);
+  return random::uniform(array(-k), array(k), shape);
+}
 
 }  // namespace braid::nn::detail
