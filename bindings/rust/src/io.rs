@@ -32,7 +32,7 @@ pub fn save(path: impl AsRef<Path>, array: &Array) -> Result<()> {
     check(unsafe { sys::mlx_save(file.as_ptr(), array.raw) })
 }
 
-struct ArrayMap(sys::mlx_map_string_to_array);
+pub(crate) struct ArrayMap(pub(crate) sys::mlx_map_string_to_array);
 struct StringMap(sys::mlx_map_string_to_string);
 
 impl Drop for ArrayMap {
@@ -51,10 +51,10 @@ fn text(ptr: *const c_char) -> String {
     unsafe { CStr::from_ptr(ptr) }.to_string_lossy().into_owned()
 }
 
-/// The entries of a C map of arrays, as handles of their own.
-fn arrays_of(map: &ArrayMap) -> Result<HashMap<String, Array>> {
+/// The entries of a C map of arrays (which stays the caller's), as handles of their own.
+pub(crate) fn arrays_of(map: sys::mlx_map_string_to_array) -> Result<HashMap<String, Array>> {
     let mut arrays = HashMap::new();
-    let iterator = unsafe { sys::mlx_map_string_to_array_iterator_new(map.0) };
+    let iterator = unsafe { sys::mlx_map_string_to_array_iterator_new(map) };
     loop {
         let mut key: *const c_char = std::ptr::null();
         let mut value = Array::new_empty();
@@ -74,7 +74,7 @@ fn arrays_of(map: &ArrayMap) -> Result<HashMap<String, Array>> {
 }
 
 /// A C map holding (handles to) the arrays.
-fn array_map_of(arrays: &HashMap<String, Array>) -> Result<ArrayMap> {
+pub(crate) fn array_map_of(arrays: &HashMap<String, Array>) -> Result<ArrayMap> {
     let map = ArrayMap(unsafe { sys::mlx_map_string_to_array_new() });
     for (name, array) in arrays {
         let key = error::c_string(name)?;
@@ -92,7 +92,7 @@ pub fn load_safetensors(path: impl AsRef<Path>) -> Result<(HashMap<String, Array
     check(unsafe {
         sys::mlx_load_safetensors(&mut arrays.0, &mut metadata.0, file.as_ptr(), Stream::thread_default().raw)
     })?;
-    let loaded = arrays_of(&arrays)?;
+    let loaded = arrays_of(arrays.0)?;
 
     let mut meta = HashMap::new();
     let iterator = unsafe { sys::mlx_map_string_to_string_iterator_new(metadata.0) };
@@ -280,7 +280,7 @@ pub fn load_gguf(path: impl AsRef<Path>) -> Result<(HashMap<String, Array>, Hash
     check(unsafe {
         sys::mlx_load_gguf(&mut arrays.0, &mut metadata.0, file.as_ptr(), Stream::thread_default().raw)
     })?;
-    let loaded = arrays_of(&arrays)?;
+    let loaded = arrays_of(arrays.0)?;
 
     let mut meta = HashMap::new();
     let iterator =

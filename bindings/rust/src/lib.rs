@@ -4,8 +4,9 @@
 //! Threading follows braid's contract (docs/threading.md): a [`Stream`] is a process-wide
 //! queue, not a thread, so an [`Array`] may be built on one thread and evaluated, read or
 //! differentiated on any other, and any number of threads may share one stream, with no lock
-//! of your own. [`Array`], [`Stream`], [`Device`], [`Closure`] and [`ValueAndGrad`] are
-//! `Send + Sync`; cloning one clones a reference to the same object.
+//! of your own. [`Array`], [`Stream`], [`Device`], [`Closure`], [`ValueAndGrad`],
+//! [`ImportedFunction`] and [`FunctionExporter`] are `Send + Sync`; cloning one of the first
+//! five clones a reference to the same object.
 //!
 //! Every fallible call returns [`Result`]: braid's message (e.g. `[reshape] Cannot reshape
 //! array of size 6 into shape (4).`) comes back as an [`Error`] on the thread that made the
@@ -38,9 +39,10 @@ mod transforms;
 pub use array::{Array, ArrayElement, Complex64, Dtype};
 pub use device::{Device, DeviceType, Stream};
 pub use error::{Error, Result};
-pub use export::{export_function, ImportedFunction};
+pub use export::{export_function, export_function_kwargs, FunctionExporter, ImportedFunction};
 pub use transforms::{
-    async_eval, checkpoint, custom_vjp, eval, jvp, value_and_grad, vjp, vmap, Closure, ValueAndGrad,
+    async_eval, checkpoint, custom_function, custom_vjp, eval, jvp, value_and_grad, vjp, vmap, Closure,
+    CustomJvpFn, CustomVjpFn, CustomVmapFn, ValueAndGrad,
 };
 
 /// Every op of braid's `ops.h` (generated from `braid/c/ops.h`): `name(..)` runs on the calling

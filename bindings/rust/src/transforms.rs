@@ -3,11 +3,13 @@
 //! at once and drops it (on any thread) once the last copy is gone, hence `Fn + Send + Sync +
 //! 'static`. A closure's `Err` or panic never unwinds through the C library: it fails the call
 //! that applied it, which returns that message as its own `Err`.
+use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::array::{vector_to_vec, VectorArray};
 use crate::error::{self, check, Result};
+use crate::io::arrays_of;
 use crate::{sys, Array};
 
 /// Computes the arrays and everything they need. Err with the first failure found.
@@ -26,7 +28,85 @@ pub fn async_eval<'a, I: IntoIterator<Item = &'a Array>>(arrays: I) -> Result<()
 }
 
 type ArrayFn = dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync;
-type CustomVjpFn = dyn Fn(&[Array], &[Array], &[Array]) -> Result<Vec<Array>> + Send + Sync;
+type KwargsFn = dyn Fn(&[Array], &HashMap<String, Array>) -> Result<Vec<Array>> + Send + Sync;
+/// A custom vector-Jacobian product: (primals, cotangents, outputs) -> one cotangent per primal.
+pub type CustomVjpFn = dyn Fn(&[Array], &[Array], &[Array]) -> Result<Vec<Array>> + Send + Sync;
+/// A custom Jacobian-vector product: (primals, tangents of the primals at `argnums`, argnums)
+/// -> one tangent per output.
+pub type CustomJvpFn = dyn Fn(&[Array], &[Array], &[i32]) -> Result<Vec<Array>> + Send + Sync;
+/// A custom vectorization: (inputs, the mapped axis of each input, -1 for none) -> (outputs,
+/// the mapped axis of each output).
+pub type CustomVmapFn = dyn Fn(&[Array], &[i32]) -> Result<(Vec<Array>, Vec<i32>)> + Send + Sync;
+
+/// The payload of a C closure: the boxed function behind a thin pointer, freed by
+/// `drop_payload::<T>`, which the library calls once the last copy of the closure is gone.
+fn into_payload<T: ?Sized>(function: Box<T>) -> *mut c_void {
+    Box::into_raw(Box::new(function)) as *mut c_void
+}
+
+unsafe extern "C" fn drop_payload<T: ?Sized>(payload: *mut c_void) {
+    let _ = catch_unwind(|| drop(Box::from_raw(payload as *mut Box<T>)));
+}
+
+/// The C closure handles that Rust makes only to pass to one call, which copies them.
+pub(crate) trait ClosureHandle: Copy {
+    const EMPTY: Self;
+    fn is_empty(self) -> bool;
+    unsafe fn free(self);
+}
+
+macro_rules! closure_handle {
+    ($($handle:ident => $free:ident),*) => {$(
+        impl ClosureHandle for sys::$handle {
+            const EMPTY: Self = sys::$handle { ctx: std::ptr::null_mut() };
+            fn is_empty(self) -> bool {
+                self.ctx.is_null()
+            }
+            unsafe fn free(self) {
+                sys::$free(self);
+            }
+        }
+    )*};
+}
+
+closure_handle!(
+    mlx_closure_custom => mlx_closure_custom_free,
+    mlx_closure_custom_jvp => mlx_closure_custom_jvp_free,
+    mlx_closure_custom_vmap => mlx_closure_custom_vmap_free,
+    mlx_closure_kwargs => mlx_closure_kwargs_free
+);
+
+/// A C closure handle freed on drop; the empty handle when there is no function.
+pub(crate) struct OwnedClosure<H: ClosureHandle>(pub(crate) H);
+
+impl<H: ClosureHandle> OwnedClosure<H> {
+    /// `make(payload, destructor)` (a `_new_func_payload` constructor) over `function`; the
+    /// empty handle for None. Err when the constructor fails, which has then dropped the payload.
+    fn new<T: ?Sized>(
+        function: Option<Box<T>>,
+        what: &str,
+        make: impl FnOnce(*mut c_void, Option<unsafe extern "C" fn(*mut c_void)>) -> H,
+    ) -> Result<OwnedClosure<H>> {
+        let function = match function {
+            None => return Ok(OwnedClosure(H::EMPTY)),
+            Some(function) => function,
+        };
+        error::init();
+        let raw = make(into_payload(function), Some(drop_payload::<T>));
+        if raw.is_empty() {
+            return Err(error::take_error(&format!("braid: making {} failed", what)));
+        }
+        Ok(OwnedClosure(raw))
+    }
+}
+
+impl<H: ClosureHandle> Drop for OwnedClosure<H> {
+    fn drop(&mut self) {
+        if !self.0.is_empty() {
+            unsafe { self.0.free() };
+        }
+    }
+}
 
 /// Runs a callback body for the C library: 0 on success; otherwise the message is kept for
 /// the applying call and a non-zero status makes it fail.
@@ -55,6 +135,15 @@ fn set_outputs(res: *mut sys::mlx_vector_array, outputs: &[Array]) -> Result<()>
     })
 }
 
+/// The ints a callback gets as (pointer, count); the pointer may be null when the count is 0.
+unsafe fn int_slice<'a>(data: *const c_int, len: usize) -> &'a [i32] {
+    if len == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(data, len)
+    }
+}
+
 unsafe extern "C" fn apply_array_fn(
     res: *mut sys::mlx_vector_array,
     input: sys::mlx_vector_array,
@@ -66,10 +155,6 @@ unsafe extern "C" fn apply_array_fn(
         let outputs = function(&inputs)?;
         set_outputs(res, &outputs)
     })
-}
-
-unsafe extern "C" fn drop_array_fn(payload: *mut c_void) {
-    let _ = catch_unwind(|| drop(Box::from_raw(payload as *mut Box<ArrayFn>)));
 }
 
 unsafe extern "C" fn apply_custom_vjp(
@@ -89,8 +174,64 @@ unsafe extern "C" fn apply_custom_vjp(
     })
 }
 
-unsafe extern "C" fn drop_custom_vjp(payload: *mut c_void) {
-    let _ = catch_unwind(|| drop(Box::from_raw(payload as *mut Box<CustomVjpFn>)));
+unsafe extern "C" fn apply_custom_jvp(
+    res: *mut sys::mlx_vector_array,
+    primals: sys::mlx_vector_array,
+    tangents: sys::mlx_vector_array,
+    argnums: *const c_int,
+    argnums_num: usize,
+    payload: *mut c_void,
+) -> c_int {
+    let function = &*(payload as *const Box<CustomJvpFn>);
+    run_callback(|| {
+        let primals = vector_to_vec(primals)?;
+        let tangents = vector_to_vec(tangents)?;
+        let products = function(&primals, &tangents, int_slice(argnums, argnums_num))?;
+        set_outputs(res, &products)
+    })
+}
+
+unsafe extern "C" fn apply_custom_vmap(
+    res: *mut sys::mlx_vector_array,
+    res_axes: *mut sys::mlx_vector_int,
+    inputs: sys::mlx_vector_array,
+    axes: *const c_int,
+    axes_num: usize,
+    payload: *mut c_void,
+) -> c_int {
+    let function = &*(payload as *const Box<CustomVmapFn>);
+    run_callback(|| {
+        let inputs = vector_to_vec(inputs)?;
+        let (outputs, mut out_axes) = function(&inputs, int_slice(axes, axes_num))?;
+        set_outputs(res, &outputs)?;
+        check(sys::mlx_vector_int_set_data(res_axes, out_axes.as_mut_ptr(), out_axes.len()))
+    })
+}
+
+unsafe extern "C" fn apply_kwargs_fn(
+    res: *mut sys::mlx_vector_array,
+    args: sys::mlx_vector_array,
+    kwargs: sys::mlx_map_string_to_array,
+    payload: *mut c_void,
+) -> c_int {
+    let function = &*(payload as *const Box<KwargsFn>);
+    run_callback(|| {
+        let args = vector_to_vec(args)?;
+        let kwargs = arrays_of(kwargs)?;
+        let outputs = function(&args, &kwargs)?;
+        set_outputs(res, &outputs)
+    })
+}
+
+/// A C closure of positional and keyword arguments over a Rust function (for the exports).
+pub(crate) fn kwargs_closure<F>(function: F) -> Result<OwnedClosure<sys::mlx_closure_kwargs>>
+where
+    F: Fn(&[Array], &HashMap<String, Array>) -> Result<Vec<Array>> + Send + Sync + 'static,
+{
+    let boxed: Box<KwargsFn> = Box::new(function);
+    OwnedClosure::new(Some(boxed), "a closure of keyword arguments", |payload, dtor| unsafe {
+        sys::mlx_closure_kwargs_new_func_payload(Some(apply_kwargs_fn), payload, dtor)
+    })
 }
 
 /// A function from arrays to arrays that braid can apply and transform.
@@ -109,11 +250,15 @@ impl Closure {
         F: Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
     {
         error::init();
-        let boxed: Box<Box<ArrayFn>> = Box::new(Box::new(function));
-        let payload = Box::into_raw(boxed) as *mut c_void;
+        let boxed: Box<ArrayFn> = Box::new(function);
         // On failure the library has already called the destructor on the payload.
-        let raw =
-            unsafe { sys::mlx_closure_new_func_payload(Some(apply_array_fn), payload, Some(drop_array_fn)) };
+        let raw = unsafe {
+            sys::mlx_closure_new_func_payload(
+                Some(apply_array_fn),
+                into_payload(boxed),
+                Some(drop_payload::<ArrayFn>),
+            )
+        };
         Closure::from_handle(raw)
     }
 
@@ -273,18 +418,33 @@ where
     F: Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
     G: Fn(&[Array], &[Array], &[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
 {
+    custom_function(function, Some(Box::new(vjp_function)), None, None)
+}
+
+/// `function` with its vector-Jacobian product, Jacobian-vector product or vectorization
+/// replaced by the given rules (MLX's `custom_function`); one left out (`None`) is derived from
+/// `function`. braid calls a rule on the thread that runs the transform reaching it (`vjp`,
+/// `jvp`, `vmap`, `value_and_grad`), on several threads at once if they share the Closure.
+pub fn custom_function<F>(
+    function: F,
+    vjp: Option<Box<CustomVjpFn>>,
+    jvp: Option<Box<CustomJvpFn>>,
+    vmap: Option<Box<CustomVmapFn>>,
+) -> Result<Closure>
+where
+    F: Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static,
+{
     let closure = Closure::new(function)?;
-    let boxed: Box<Box<CustomVjpFn>> = Box::new(Box::new(vjp_function));
-    let payload = Box::into_raw(boxed) as *mut c_void;
-    let custom = unsafe {
-        sys::mlx_closure_custom_new_func_payload(Some(apply_custom_vjp), payload, Some(drop_custom_vjp))
-    };
-    if custom.ctx.is_null() {
-        return Err(error::take_error("braid: making a custom vjp failed"));
-    }
+    let vjp = OwnedClosure::new(vjp, "a custom vjp", |payload, dtor| unsafe {
+        sys::mlx_closure_custom_new_func_payload(Some(apply_custom_vjp), payload, dtor)
+    })?;
+    let jvp = OwnedClosure::new(jvp, "a custom jvp", |payload, dtor| unsafe {
+        sys::mlx_closure_custom_jvp_new_func_payload(Some(apply_custom_jvp), payload, dtor)
+    })?;
+    let vmap = OwnedClosure::new(vmap, "a custom vmap", |payload, dtor| unsafe {
+        sys::mlx_closure_custom_vmap_new_func_payload(Some(apply_custom_vmap), payload, dtor)
+    })?;
     let mut raw = sys::mlx_closure { ctx: std::ptr::null_mut() };
-    let status = unsafe { sys::mlx_custom_vjp(&mut raw, closure.raw, custom) };
-    unsafe { sys::mlx_closure_custom_free(custom) };
-    check(status)?;
+    check(unsafe { sys::mlx_custom_function(&mut raw, closure.raw, vjp.0, jvp.0, vmap.0) })?;
     Closure::from_handle(raw)
 }
