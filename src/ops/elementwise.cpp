@@ -24,16 +24,25 @@ void check_accepts(uint8_t cls, Dtype d, const char* name) {
   throw_invalid(name, os.str());
 }
 
+// The inputs are moved into the node's list: a braced list would copy each one (two atomic
+// reference count updates per input, on every element-wise op).
 array unary_node(const array& a, Unary::Op op, Dtype in, Dtype out, const char* name, const Stream& st) {
   check_accepts(Unary::accepts(op), in, name);
-  return array(a.shape(), out, make_pooled<Unary>(st, op), {astype(a, in, st)});
+  std::vector<array> inputs;
+  inputs.reserve(1);
+  inputs.push_back(astype(a, in, st));
+  return array(a.shape(), out, make_pooled<Unary>(st, op), std::move(inputs));
 }
 
 array binary_node(const array& a, const array& b, Binary::Op op, Dtype in, Dtype out, const char* name,
                   const Stream& st) {
   Shape shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(a.shape(), b.shape(), name);
   check_accepts(Binary::accepts(op), in, name);
-  return array(std::move(shape), out, make_pooled<Binary>(st, op), {astype(a, in, st), astype(b, in, st)});
+  std::vector<array> inputs;
+  inputs.reserve(2);
+  inputs.push_back(astype(a, in, st));
+  inputs.push_back(astype(b, in, st));
+  return array(std::move(shape), out, make_pooled<Binary>(st, op), std::move(inputs));
 }
 
 }  // namespace detail

@@ -2,6 +2,7 @@
 // Select, StopGradient.
 #pragma once
 
+#include <typeinfo>
 #include <vector>
 
 #include "primitives/elementwise_ops.h"
@@ -69,6 +70,11 @@ class StopGradient : public UnaryPrimitive {
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "StopGradient"; }
 };
+
+/// Whether `p` is a StopGradient, asked per node by the transforms' graph walks. Compares the
+/// addresses of the type_info objects (this library emits StopGradient's once), where
+/// type_info's operator== would compare the names as strings for every other type.
+inline bool is_stop_gradient(const Primitive& p) { return &typeid(p) == &typeid(StopGradient); }
 
 /// g * op(x) for g and x of one shape and dtype: the derivative of sin, sinh or cosh (a
 /// cotangent or tangent times cos, cosh or sinh of the input) as one node instead of two.

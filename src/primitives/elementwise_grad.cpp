@@ -41,21 +41,26 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-// A partial derivative: zero, +-1 (no multiply needed) or an array.
+// A partial derivative: zero, +-1 (no multiply needed), an array made for it, or an array
+// the primitive already has (an input or its output), borrowed without a reference count.
 struct Slope {
   enum Kind { zero, one, minus_one, value } kind;
   std::optional<array> v;
+  const array* borrowed = nullptr;
   static Slope of(array a) { return {value, std::move(a)}; }
+  static Slope of_existing(const array& a) { return {value, std::nullopt, &a}; }
+  const array& get() const { return borrowed ? *borrowed : *v; }
 };
 
-// `g` times the slope (g: a cotangent or tangent of any broadcast-compatible shape); times the
-// conjugated slope for a cotangent (`adjoint`).
 std::optional<array> apply(const Slope& d, const array& g, bool adjoint, const Stream& s) {
   switch (d.kind) {
     case Slope::zero: return std::nullopt;
     case Slope::one: return g;
     case Slope::minus_one: return negative(g, s);
-    case Slope::value: return multiply(g, adjoint ? conj_if_complex(*d.v, s) : *d.v, s);
+    case Slope::value:
+      // Real slopes (the usual case) go to multiply as they are: no temporary copy.
+      if (adjoint && d.get().dtype() == complex64) return multiply(g, conj_if_complex(d.get(), s), s);
+      return multiply(g, d.get(), s);
   }
   return std::nullopt;
 }
@@ -80,7 +85,7 @@ Slope unary_slope(Unary::Op op, const array& x, const array& y, const Stream& s)
     case Op::arcsinh: return Slope::of(rsqrt(add(square(x, s), one(), s), s));
     case Op::arccosh: return Slope::of(rsqrt(subtract(square(x, s), one(), s), s));
     case Op::arctanh: return Slope::of(reciprocal(subtract(one(), square(x, s), s), s));
-    case Op::exp: return Slope::of(y);
+    case Op::exp: return Slope::of_existing(y);
     case Op::expm1: return Slope::of(add(y, one(), s));
     case Op::log: return Slope::of(reciprocal(x, s));
     case Op::log2: return Slope::of(reciprocal(multiply(x, scalar_like(std::log(2.0), x), s), s));
@@ -134,7 +139,7 @@ Slope binary_slope(Binary::Op op, int arg, const array& a, const array& b, const
   switch (op) {
     case Op::add: return {Slope::one, std::nullopt};
     case Op::subtract: return {arg == 0 ? Slope::one : Slope::minus_one, std::nullopt};
-    case Op::multiply: return Slope::of(arg == 0 ? b : a);
+    case Op::multiply: return Slope::of_existing(arg == 0 ? b : a);
     case Op::divide: return Slope::of(arg == 0 ? reciprocal(b, s) : negative(divide(out, b, s), s));
     case Op::remainder:
       if (arg == 0) return {Slope::one, std::nullopt};
@@ -193,7 +198,15 @@ array scaled_unary(Unary::Op op, const array& g, const array& x, const Stream& s
 
 // `g` as `like`'s dtype: astype, without its copies when the dtype already matches.
 array as_dtype_of(array g, const array& like, const Stream& s) {
-  return g.dtype() == like.dtype() ? g : astype(std::move(g), like.dtype(), s);
+  if (g.dtype() == like.dtype()) return g;  // moved out, not copied
+  return astype(std::move(g), like.dtype(), s);
+}
+
+// A vjp's single result, moved into the vector (a braced list would copy it).
+std::vector<array> single(array a) {
+  std::vector<array> out;
+  out.push_back(std::move(a));
+  return out;
 }
 
 // A jvp result of the output's shape and dtype.
@@ -214,10 +227,10 @@ std::vector<array> Unary::vjp(const std::vector<array>& primals, const std::vect
   if (op_ == Op::abs && x.dtype() == complex64) return {multiply(cotangents[0], sign(x, s), s)};
   // One ScaledUnary node computes g * f'(x); a complex x needs g * conj(f'(x)) instead.
   if (x.dtype() != complex64) {
-    if (auto u = scaled_slope(op_, cotangents[0], x)) return {scaled_unary(*u, cotangents[0], x, s)};
+    if (auto u = scaled_slope(op_, cotangents[0], x)) return single(scaled_unary(*u, cotangents[0], x, s));
   }
   auto g = apply(unary_slope(op_, x, outputs[0], s), cotangents[0], /*adjoint=*/true, s);
-  return {g ? as_dtype_of(std::move(*g), x, s) : zeros_like(x, s)};
+  return single(g ? as_dtype_of(std::move(*g), x, s) : zeros_like(x, s));
 }
 
 std::vector<array> Unary::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,

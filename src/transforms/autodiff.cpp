@@ -4,7 +4,6 @@
 #include <optional>
 #include <set>
 #include <sstream>
-#include <typeinfo>
 
 #include "braid/ops.h"
 #include "braid/transforms.h"
@@ -22,9 +21,7 @@ Stream stream_for(const array& a) {
   return a.primitive_ptr() ? a.primitive().stream() : default_stream(default_device());
 }
 
-bool is_stop_gradient(const array& a) {
-  return a.primitive_ptr() && typeid(a.primitive()) == typeid(StopGradient);
-}
+bool is_stop_gradient(const array& a) { return a.primitive_ptr() && braid::is_stop_gradient(a.primitive()); }
 
 }  // namespace
 
@@ -81,15 +78,16 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
   std::vector<int> argnums;
   std::vector<int32_t> targets;
   std::vector<array> cotangents;
-  std::vector<array> node_outputs;
+  std::vector<array> node_outputs(1, array(0.0f));  // its element is swapped with each node
   for (size_t e = tape.entries.size(); e-- > tape.num_primals;) {
     if (!cotan[e]) continue;  // nothing flows back through this node
     cotangents.clear();
     cotangents.push_back(std::move(*cotan[e]));
     cotan[e].reset();
-    const detail::TapeEntry& entry = tape.entries[e];
-    node_outputs.clear();
-    node_outputs.push_back(entry.node);
+    detail::TapeEntry& entry = tape.entries[e];
+    // The node is lent to node_outputs for the call and then given back: swaps, where a
+    // copy would cost two atomic reference count updates per node.
+    std::swap(node_outputs[0], entry.node);
     argnums.clear();
     targets.clear();
     for (size_t i = 0; i < entry.inputs().size(); ++i) {
@@ -98,8 +96,9 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
       argnums.push_back(static_cast<int>(i));
       targets.push_back(t);
     }
-    Primitive& prim = entry.node.primitive();
+    Primitive& prim = node_outputs[0].primitive();
     std::vector<array> vjps = prim.vjp(entry.inputs(), cotangents, argnums, node_outputs);
+    std::swap(node_outputs[0], entry.node);
     for (size_t i = 0; i < argnums.size(); ++i) accumulate(targets[i], std::move(vjps[i]), prim.stream());
   }
 

@@ -1,6 +1,5 @@
 #include "transforms/tape.h"
 
-#include <typeinfo>
 #include <utility>
 
 #include "graph/node.h"
@@ -106,11 +105,11 @@ Tape build_tape(const std::vector<array>& outputs, const std::vector<array>& pri
     if (!tape.index.insert(d, Tape::kConstant)) continue;  // visited
     // Only tracers can depend on the primals; anything else is a constant here.
     if (!d->primitive || !is_tracer(d)) continue;
-    if (!through_stop_gradient && typeid(*d->primitive) == typeid(StopGradient)) continue;
+    if (!through_stop_gradient && is_stop_gradient(*d->primitive)) continue;
     const std::vector<array>* inputs = &d->inputs;
     if (!traced_within(d, scope)) {
       SpinGuard guard(d->lock);  // read as eval does: this node may lose its tracing meanwhile
-      inputs = &tape.copied_inputs.emplace_back(d->inputs);
+      inputs = tape.copied_inputs.emplace_back(std::make_unique<const std::vector<array>>(d->inputs)).get();
     }
     stack.push_back({f.node, inputs});
     for (const auto& in : *inputs) {

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <vector>
 
 #include "braid/array.h"
@@ -52,8 +52,9 @@ struct Tape {
   size_t num_primals = 0;
   NodeIndex index;
   /// Input lists of nodes that another call traces (its scope may close while this call
-  /// runs, and their evaluation may then detach them): copied under the node's lock.
-  std::deque<std::vector<array>> copied_inputs;
+  /// runs, and their evaluation may then detach them): copied under the node's lock. Each
+  /// list stays put while the tape lives; an empty tape allocates nothing here.
+  std::vector<std::unique_ptr<const std::vector<array>>> copied_inputs;
   /// The entry of `node`, or a negative value when nothing of it depends on a primal.
   int32_t entry_of(const array& node) const { return index.find(node.desc()); }
 };
