@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -347,16 +348,17 @@ py::object to_dlpack(array a, py::object stream, py::object max_version, py::obj
 
 // --- DLPack import ---------------------------------------------------------------------------
 
-[[noreturn]] void import_error(const std::string& what) {
-  throw std::invalid_argument("[from_dlpack] " + what);
+/// The error of an import, named after the entry point (from_dlpack, array).
+[[noreturn]] void import_error(const char* op, const std::string& what) {
+  throw std::invalid_argument(std::string("[") + op + "] " + what);
 }
 
 /// The braid dtype a DLPack element type imports as, and whether its bytes need converting
 /// (float64 and complex128 become float32 and complex64, as NumPy arrays do in MLX).
-std::pair<Dtype, bool> import_dtype(const DLDataType& t) {
+std::pair<Dtype, bool> import_dtype(const DLDataType& t, const char* op) {
   const auto bad = [&]() -> std::pair<Dtype, bool> {
-    import_error("Unsupported DLPack dtype (code " + std::to_string(t.code) + ", " + std::to_string(t.bits) +
-                 " bits, " + std::to_string(t.lanes) + " lanes).");
+    import_error(op, "Unsupported DLPack dtype (code " + std::to_string(t.code) + ", " +
+                         std::to_string(t.bits) + " bits, " + std::to_string(t.lanes) + " lanes).");
   };
   if (t.lanes != 1) return bad();
   switch (t.code) {
@@ -403,6 +405,123 @@ py::object request_capsule(const py::object& x) {
   return x.attr("__dlpack__")();
 }
 
+/// The tensor of an unconsumed DLPack capsule (either name), or null.
+DLTensor* capsule_tensor(const py::handle& capsule) {
+  if (PyCapsule_IsValid(capsule.ptr(), kVersionedCapsuleName)) {
+    return &static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule.ptr(), kVersionedCapsuleName))
+                ->dl_tensor;
+  }
+  if (PyCapsule_IsValid(capsule.ptr(), kCapsuleName)) {
+    return &static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName))->dl_tensor;
+  }
+  return nullptr;
+}
+
+/// A host tensor described by a DLPack capsule, checked: its elements at `data` with `strides`
+/// (in elements), read as `source` and held by braid as `dtype` (`convert` when they differ).
+struct HostTensor {
+  char* data;
+  Shape shape;
+  Strides strides;
+  Dtype source;
+  Dtype dtype;
+  bool convert;
+};
+
+HostTensor read_capsule(const py::handle& capsule, const char* op, bool keep_float64) {
+  if (PyCapsule_IsValid(capsule.ptr(), kVersionedCapsuleName)) {
+    auto* m =
+        static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule.ptr(), kVersionedCapsuleName));
+    if (m->version.major != 1)
+      import_error(op, "DLPack version " + std::to_string(m->version.major) + " is not supported.");
+  }
+  const DLTensor* t = capsule_tensor(capsule);
+  if (t == nullptr) {
+    import_error(op,
+                 "Expected an unconsumed DLPack capsule (\"dltensor\"); this one was already used or is "
+                 "not a DLPack tensor.");
+  }
+  if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost) {
+    import_error(op, "Only host memory (kDLCPU) can be imported.");
+  }
+  auto [dtype, convert] = import_dtype(t->dtype, op);
+  if (keep_float64 && t->dtype.code == kDLFloat && t->dtype.bits == 64) dtype = float64, convert = false;
+  if (t->ndim < 0) import_error(op, "The tensor has a negative number of dimensions.");
+  HostTensor in{static_cast<char*>(t->data) + t->byte_offset, {}, {}, dtype, dtype, convert};
+  if (convert) in.source = dtype == float32 ? float64 : complex64;  // complex128 is read pair by pair
+  for (int32_t i = 0; i < t->ndim; ++i) {
+    if (t->shape[i] < 0 || t->shape[i] > std::numeric_limits<int32_t>::max()) {
+      import_error(op, "Dimension " + std::to_string(i) + " has size " + std::to_string(t->shape[i]) +
+                           ", outside [0, 2^31 - 1].");
+    }
+    in.shape.push_back(static_cast<int32_t>(t->shape[i]));
+  }
+  if (t->strides != nullptr) {
+    for (int32_t i = 0; i < t->ndim; ++i) {
+      // An axis of size 0 or 1 addresses nothing with its stride (NumPy may give it any sign).
+      const int64_t stride =
+          in.shape[static_cast<size_t>(i)] <= 1 ? std::max<int64_t>(t->strides[i], 0) : t->strides[i];
+      if (stride < 0) import_error(op, "Negative strides are not supported; copy the tensor first.");
+      in.strides.push_back(stride);
+    }
+  } else {
+    int64_t stride = 1;
+    in.strides.resize(in.shape.size());
+    for (int i = static_cast<int>(in.shape.size()) - 1; i >= 0; --i) {
+      in.strides[static_cast<size_t>(i)] = stride;
+      stride *= std::max<int64_t>(in.shape[static_cast<size_t>(i)], 1);
+    }
+  }
+  return in;
+}
+
+/// Whether the tensor's elements are dense in C order (axes of size 1 may have any stride).
+bool row_contiguous(const HostTensor& in) {
+  int64_t expected = 1;
+  for (size_t i = in.shape.size(); i-- > 0;) {
+    if (in.shape[i] != 1 && in.strides[i] != expected) return false;
+    expected *= in.shape[i];
+  }
+  return true;
+}
+
+/// The tensor's elements converted (float64 to float32, complex128 to complex64) into memory
+/// of braid's own, computed before this returns.
+array converted_copy(const HostTensor& in, const std::function<void(void*)>& hold) {
+  if (in.dtype == float32) {
+    array converted = astype(array(in.data, in.shape, in.strides, float64, hold), float32, Device::cpu);
+    eval_to_host_released(converted);
+    return converted;
+  }
+  // complex128, element by element in C order.
+  size_t total = 1;
+  for (auto d : in.shape) total *= static_cast<size_t>(d);
+  std::vector<complex64_t> values(total);
+  std::vector<int32_t> index(in.shape.size(), 0);
+  const auto* pairs = reinterpret_cast<const double*>(in.data);
+  for (size_t n = 0; n < total; ++n) {
+    int64_t offset = 0;
+    for (size_t i = 0; i < in.shape.size(); ++i) offset += index[i] * in.strides[i];
+    values[n] = complex64_t(static_cast<float>(pairs[2 * offset]), static_cast<float>(pairs[2 * offset + 1]));
+    for (size_t i = in.shape.size(); i-- > 0;) {
+      if (++index[i] < in.shape[i]) break;
+      index[i] = 0;
+    }
+  }
+  return array(values.data(), in.shape, complex64);
+}
+
+/// A copy of a row-contiguous tensor of braid's dtype in braid's own memory, computed now:
+/// its bytes as uint8 (one more axis of the item size), viewed as the dtype.
+array byte_copy(const HostTensor& in) {
+  Shape bytes_shape = in.shape;
+  bytes_shape.push_back(static_cast<int32_t>(in.dtype.size()));
+  array bytes(reinterpret_cast<const uint8_t*>(in.data), bytes_shape, uint8);
+  array out = reshape(view(bytes, in.dtype, Device::cpu), in.shape, Device::cpu);
+  eval_to_host_released(out);
+  return out;
+}
+
 /// The import behind mx.from_dlpack and mx.asarray. `keep_float64` keeps a float64 tensor as
 /// float64 (asarray with dtype=float64) instead of MLX's float32.
 array import_dlpack(py::object x, std::optional<bool> copy, bool keep_float64) {
@@ -414,93 +533,29 @@ array import_dlpack(py::object x, std::optional<bool> copy, bool keep_float64) {
     return copy.value_or(false) ? host_copy(a) : a;  // braid's own arrays keep every dtype
   }
   if (!py::hasattr(x, "__dlpack__")) {
-    import_error("Expected an object with __dlpack__ and __dlpack_device__, got " + type_name(x) + ".");
+    import_error("from_dlpack",
+                 "Expected an object with __dlpack__ and __dlpack_device__, got " + type_name(x) + ".");
   }
   if (py::hasattr(x, "__dlpack_device__")) {
     auto device = x.attr("__dlpack_device__")().cast<std::pair<int64_t, int64_t>>();
     if (device.first != kDLCPU && device.first != kDLCUDAHost) {
-      import_error("Only host memory (kDLCPU) can be imported; the tensor is on DLPack device type " +
-                   std::to_string(device.first) + ". Move it to the host first.");
+      import_error("from_dlpack",
+                   "Only host memory (kDLCPU) can be imported; the tensor is on DLPack device type " +
+                       std::to_string(device.first) + ". Move it to the host first.");
     }
   }
   py::object capsule = request_capsule(x);
-  const DLTensor* t = nullptr;
-  if (PyCapsule_IsValid(capsule.ptr(), kVersionedCapsuleName)) {
-    auto* m =
-        static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule.ptr(), kVersionedCapsuleName));
-    if (m->version.major != 1)
-      import_error("DLPack version " + std::to_string(m->version.major) + " is not supported.");
-    t = &m->dl_tensor;
-  } else if (PyCapsule_IsValid(capsule.ptr(), kCapsuleName)) {
-    t = &static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName))->dl_tensor;
-  } else {
-    import_error("__dlpack__ did not return an unconsumed DLPack capsule.");
+  const HostTensor in = read_capsule(capsule, "from_dlpack", keep_float64);
+  if (in.convert && copy == false) {
+    import_error("from_dlpack", std::string("copy=False, but a ") + (in.dtype == float32 ? "64" : "128") +
+                                    "-bit tensor must be converted (copied).");
   }
-  if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDAHost) {
-    import_error("Only host memory (kDLCPU) can be imported.");
-  }
-  auto [dtype, convert] = import_dtype(t->dtype);
-  if (keep_float64 && t->dtype.code == kDLFloat && t->dtype.bits == 64) dtype = float64, convert = false;
-  if (t->ndim < 0) import_error("The tensor has a negative number of dimensions.");
-  Shape shape;
-  Strides strides;
-  for (int32_t i = 0; i < t->ndim; ++i) {
-    if (t->shape[i] < 0 || t->shape[i] > std::numeric_limits<int32_t>::max()) {
-      import_error("Dimension " + std::to_string(i) + " has size " + std::to_string(t->shape[i]) +
-                   ", outside [0, 2^31 - 1].");
-    }
-    shape.push_back(static_cast<int32_t>(t->shape[i]));
-  }
-  if (t->strides != nullptr) {
-    for (int32_t i = 0; i < t->ndim; ++i) {
-      // An axis of size 0 or 1 addresses nothing with its stride (NumPy may give it any sign).
-      const int64_t stride =
-          shape[static_cast<size_t>(i)] <= 1 ? std::max<int64_t>(t->strides[i], 0) : t->strides[i];
-      if (stride < 0) import_error("Negative strides are not supported; copy the tensor first.");
-      strides.push_back(stride);
-    }
-  } else {
-    int64_t stride = 1;
-    strides.resize(shape.size());
-    for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
-      strides[static_cast<size_t>(i)] = stride;
-      stride *= std::max<int64_t>(shape[static_cast<size_t>(i)], 1);
-    }
-  }
-  if (convert && copy == false) {
-    import_error("copy=False, but a " + std::to_string(t->dtype.bits) +
-                 "-bit tensor must be converted (copied).");
-  }
-  char* data = static_cast<char*>(t->data) + t->byte_offset;
   // The array keeps the capsule, unconsumed: dropping it (on any thread, see SharedObject)
   // lets the producer's capsule destructor release the tensor.
   auto hold = [owner = SharedObject(capsule)](void*) {};
-  if (!convert) {
-    array in_place(data, shape, strides, dtype, hold);
-    return copy.value_or(false) ? host_copy(in_place) : in_place;
-  }
-  // float64 and complex128: converted into braid's memory now (the source may change later).
-  if (dtype == float32) {
-    array converted = astype(array(data, shape, strides, float64, hold), float32, Device::cpu);
-    eval_to_host_released(converted);
-    return converted;
-  }
-  // complex128, element by element in C order.
-  size_t total = 1;
-  for (auto d : shape) total *= static_cast<size_t>(d);
-  std::vector<complex64_t> values(total);
-  std::vector<int32_t> index(shape.size(), 0);
-  const auto* pairs = reinterpret_cast<const double*>(data);
-  for (size_t n = 0; n < total; ++n) {
-    int64_t offset = 0;
-    for (size_t i = 0; i < shape.size(); ++i) offset += index[i] * strides[i];
-    values[n] = complex64_t(static_cast<float>(pairs[2 * offset]), static_cast<float>(pairs[2 * offset + 1]));
-    for (size_t i = shape.size(); i-- > 0;) {
-      if (++index[i] < shape[i]) break;
-      index[i] = 0;
-    }
-  }
-  return array(values.data(), shape, complex64);
+  if (in.convert) return converted_copy(in, hold);  // the source may change later
+  array in_place(in.data, in.shape, in.strides, in.dtype, hold);
+  return copy.value_or(false) ? host_copy(in_place) : in_place;
 }
 
 /// mx.asarray: the input as an array, sharing memory where it can unless copy=True.
@@ -551,6 +606,33 @@ py::object asarray(py::object a, std::optional<Dtype> dtype, std::optional<bool>
   return py::cast(to_array(a, dtype));
 }
 }  // namespace
+
+array dlpack_to_array(py::handle obj, std::optional<Dtype> dtype) {
+  py::object capsule = PyCapsule_CheckExact(obj.ptr())
+                           ? py::reinterpret_borrow<py::object>(obj)
+                           : request_capsule(py::reinterpret_borrow<py::object>(obj));
+  const HostTensor in = read_capsule(capsule, "array", false);
+  if (!row_contiguous(in)) {
+    import_error("array",
+                 "Only row-contiguous DLPack tensors can be converted; make the tensor contiguous "
+                 "first (or use mx.from_dlpack, which reads strides).");
+  }
+  // Copied now, as mx.array copies every input; then the capsule is consumed as DLPack asks
+  // of a consumer: renamed, and its tensor released by us (its producer's deleter).
+  const auto none = [](void*) {};
+  array out = in.convert ? converted_copy(in, none) : byte_copy(in);
+  if (PyCapsule_IsValid(capsule.ptr(), kVersionedCapsuleName)) {
+    auto* m =
+        static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule.ptr(), kVersionedCapsuleName));
+    if (PyCapsule_SetName(capsule.ptr(), "used_dltensor_versioned") != 0) throw py::error_already_set();
+    if (m->deleter) m->deleter(m);
+  } else {
+    auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));
+    if (PyCapsule_SetName(capsule.ptr(), "used_dltensor") != 0) throw py::error_already_set();
+    if (m->deleter) m->deleter(m);
+  }
+  return dtype && *dtype != out.dtype() ? astype(out, *dtype) : out;
+}
 
 void enable_array_buffer(PyHeapTypeObject* heap_type) {
   heap_type->as_buffer.bf_getbuffer = array_getbuffer;

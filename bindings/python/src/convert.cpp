@@ -349,7 +349,17 @@ array to_array(py::handle obj, std::optional<Dtype> dtype) {
     if (*dtype == uint64) return array(uint64_value(obj), uint64);
     return array(int_value(obj), *dtype);
   }
+  if (py::hasattr(obj, "__mlx_array__")) {
+    // MLX's protocol for objects that stand for an array; it comes before DLPack and NumPy.
+    py::object a = obj.attr("__mlx_array__")();
+    if (!py::isinstance<array>(a)) {
+      throw std::invalid_argument("[array] __mlx_array__ must return an array, got " +
+                                  py::str(py::type::handle_of(a).attr("__name__")).cast<std::string>() + ".");
+    }
+    return to_array(a, dtype);
+  }
   if (is_sequence(obj)) return list_to_array(obj, dtype);
+  if (PyCapsule_CheckExact(obj.ptr())) return dlpack_to_array(obj, dtype);
   if (PyBytes_Check(obj.ptr())) {
     // bytes are a buffer of uint8, as bytearray and memoryview (NumPy would make one 'S' scalar).
     return to_array(py::module_::import("numpy").attr("frombuffer")(obj, "uint8"), dtype);
@@ -359,6 +369,7 @@ array to_array(py::handle obj, std::optional<Dtype> dtype) {
     if (!arr) throw py::error_already_set();
     return numpy_to_array(arr, dtype);
   }
+  if (py::hasattr(obj, "__dlpack__")) return dlpack_to_array(obj, dtype);
   throw std::invalid_argument("[array] Cannot convert a value of type " +
                               py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>() +
                               " to an array.");

@@ -84,6 +84,12 @@ py::object to_scalar(array a);
 /// TypeError, as in MLX (NumPy has no bfloat16).
 py::object to_numpy(array a, std::optional<py::object> dtype = std::nullopt);
 
+/// mx.array of a DLPack capsule or of an object with __dlpack__ (MLX's consumer): a host
+/// tensor in C order copied into braid's memory, float64 as float32 (as NumPy input), then
+/// `dtype` if given. The capsule is consumed (renamed "used_dltensor"); a strided or
+/// already-used one is rejected (ValueError) and left as it was.
+array dlpack_to_array(py::handle obj, std::optional<Dtype> dtype);
+
 /// Evaluates with the GIL released (the caller holds it); arrays already computed in host
 /// memory return at once, keeping the GIL.
 void eval_released(std::vector<array> arrays);

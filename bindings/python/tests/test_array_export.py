@@ -5,6 +5,7 @@
 import ctypes
 import gc
 import hashlib
+import sys
 import threading
 import time
 import weakref
@@ -387,6 +388,112 @@ def test_a_consumed_capsule_belongs_to_the_consumer():
     del got
     gc.collect()
     assert with_numpy - mx.get_active_memory() >= 4 << 20
+
+
+# --- mx.array as a DLPack consumer (MLX's) and __mlx_array__ ----------------------------------
+
+
+@pytest.mark.parametrize("mx_dtype,np_dtype", [d for d in NUMPY_DTYPES if d[0] != mx.bool_],
+                         ids=[str(d) for d, _ in NUMPY_DTYPES if d != mx.bool_])
+def test_array_consumes_a_dlpack_capsule(mx_dtype, np_dtype):
+    x = sample(np_dtype, np.random.default_rng(SEED + 2), (3, 4))
+    capsule = x.__dlpack__()
+    a = mx.array(capsule)
+    want = mx.array(x)  # the same dtype defaults as NumPy input (float64 becomes float32)
+    assert a.dtype == want.dtype and a.shape == (3, 4)
+    assert mx.array_equal(a, want).item()
+    x[...] = 0  # a copy, as mx.array makes of every input
+    assert mx.array_equal(a, want).item()
+    assert _capsule_name(capsule) == b"used_dltensor"
+    with pytest.raises(ValueError, match="already used"):
+        mx.array(capsule)
+
+
+def test_array_consumes_versioned_capsules_of_every_braid_dtype():
+    for dtype in (mx.bool_, mx.bfloat16, mx.float16, mx.int64, mx.complex64):
+        a = (mx.arange(12).reshape(3, 4) % 3).astype(dtype)
+        capsule = a.__dlpack__(max_version=(1, 0))
+        b = mx.array(capsule)
+        assert b.dtype == dtype and mx.array_equal(a, b).item()
+        assert _capsule_name(capsule) == b"used_dltensor_versioned"
+    c = mx.array(np.array([1.5, -2.25]).__dlpack__(), dtype=mx.int32)
+    assert c.dtype == mx.int32 and c.tolist() == [1, -2]
+    z = mx.array(np.array([[1 + 2j, 3 - 4j]], np.complex128).__dlpack__())
+    assert z.dtype == mx.complex64 and z.tolist() == [[1 + 2j, 3 - 4j]]
+
+
+def test_array_of_a_dlpack_producer_and_its_release():
+    class Producer:  # DLPack only: no buffer protocol, no __array__
+        def __init__(self, x):
+            self.x = x
+
+        def __dlpack__(self, **kwargs):
+            return self.x.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.x.__dlpack_device__()
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = mx.array(Producer(x))
+    np.testing.assert_array_equal(np.asarray(a), x)
+    b = mx.array(Producer(mx.arange(5)), dtype=mx.float16)
+    assert b.dtype == mx.float16 and b.tolist() == [0, 1, 2, 3, 4]
+    # Consuming a capsule releases its tensor at once, though the capsule object lives on.
+    refs = sys.getrefcount(x)
+    capsule = x.__dlpack__()
+    assert sys.getrefcount(x) == refs + 1  # NumPy's tensor holds the array
+    mx.array(capsule)
+    assert sys.getrefcount(x) == refs
+    gc.collect()
+    src = mx.arange(1 << 20, dtype=mx.float32) + 1
+    capsule = src.__dlpack__()
+    del src
+    gc.collect()
+    before = mx.get_active_memory()
+    copy = mx.array(capsule)
+    assert copy[-1].item() == float(1 << 20)
+    assert mx.get_active_memory() - before < 1 << 20  # the copy replaced the source
+    del copy
+    gc.collect()
+    assert before - mx.get_active_memory() >= 4 << 20
+
+
+def test_array_rejects_a_strided_capsule_and_leaves_it_unused():
+    view = np.arange(16, dtype=np.float32).reshape(4, 4)[::2, :]
+    capsule = view.__dlpack__()
+    with pytest.raises(ValueError, match="row-contiguous"):
+        mx.array(capsule)
+    assert _capsule_name(capsule) == b"dltensor"
+    np.testing.assert_array_equal(np.asarray(mx.from_dlpack(view)), view)  # which reads strides
+    new_capsule = ctypes.pythonapi.PyCapsule_New
+    new_capsule.restype, new_capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    with pytest.raises(ValueError, match="not a DLPack tensor"):
+        mx.array(new_capsule(8, b"other", None))
+
+
+def test_mlx_array_protocol_comes_first():
+    class Wrapped:
+        def __init__(self, a):
+            self.a = a
+
+        def __mlx_array__(self):
+            return self.a
+
+        def __dlpack__(self, **kwargs):
+            raise AssertionError("__dlpack__ must not be called")
+
+    w = Wrapped(mx.array([1, 2, 3], mx.int32))
+    a = mx.array(w)
+    assert a.dtype == mx.int32 and a.tolist() == [1, 2, 3]
+    assert mx.array(w, dtype=mx.float32).tolist() == [1.0, 2.0, 3.0]
+    assert mx.add(w, 1).tolist() == [2, 3, 4]  # ops take such objects too
+
+    class Wrong:
+        def __mlx_array__(self):
+            return [1, 2]
+
+    with pytest.raises(ValueError, match="__mlx_array__ must return an array"):
+        mx.array(Wrong())
 
 
 # --- Errors and threads ------------------------------------------------------------------------
