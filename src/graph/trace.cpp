@@ -10,11 +10,19 @@ namespace {
 // the nesting of a call made inside a traced function (grad of grad), nothing else.
 thread_local const std::shared_ptr<TraceScope>* t_innermost = nullptr;
 thread_local bool t_dynamic_tracing = false;
+thread_local int t_recordings = 0;  // DynamicTracing scopes open on this thread
 }  // namespace
 
 bool in_dynamic_tracing() noexcept { return t_dynamic_tracing; }
-DynamicTracing::DynamicTracing(bool on) noexcept : previous_(t_dynamic_tracing) { t_dynamic_tracing = on; }
-DynamicTracing::~DynamicTracing() { t_dynamic_tracing = previous_; }
+bool in_recording() noexcept { return t_recordings > 0; }
+DynamicTracing::DynamicTracing(bool on) noexcept : previous_(t_dynamic_tracing) {
+  t_dynamic_tracing = on;
+  ++t_recordings;
+}
+DynamicTracing::~DynamicTracing() {
+  t_dynamic_tracing = previous_;
+  --t_recordings;
+}
 
 std::shared_ptr<TraceScope> inherit_trace(const std::vector<array>& inputs) noexcept {
   const std::shared_ptr<TraceScope>* best = nullptr;

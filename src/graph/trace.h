@@ -76,8 +76,14 @@ class ReplayShapeError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-/// Sets in_dynamic_tracing() on this thread while it lives (a trace of a compiled function:
-/// `on` for a shapeless one), and restores the previous value after.
+/// Whether this thread is recording a trace (compile's or export_function's): a compiled
+/// function called now replays its unfused steps, which the enclosing recording keeps (and
+/// compile fuses in its own program).
+bool in_recording() noexcept;
+
+/// Sets in_dynamic_tracing() on this thread while it lives (a trace of a compiled function or
+/// of an exported one: `on` for a shapeless one), and restores the previous value after; the
+/// thread is in_recording() meanwhile.
 class DynamicTracing {
  public:
   explicit DynamicTracing(bool on) noexcept;

@@ -2,6 +2,7 @@
 // define eval_cpu/eval_gpu (src/backend/cpu/*.cpp, src/backend/cuda/*.cu or the no_gpu stub).
 #pragma once
 
+#include "primitives/compiled.h"
 #include "primitives/conv.h"
 #include "primitives/elementwise.h"
 #include "primitives/factorizations.h"

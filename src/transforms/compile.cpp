@@ -67,13 +67,17 @@ struct CompileCache::Impl {
   struct Entry {
     std::mutex trace_mu;
     std::shared_ptr<const Program> program;  // written under trace_mu, read under it too
+    std::shared_ptr<const Program> fused;    // the program with its element-wise steps fused
+  };
+  struct Programs {
+    std::shared_ptr<const Program> program, fused;
   };
   bool shapeless = false;
   mutable detail::Mutex mu;
   std::map<std::vector<int64_t>, std::shared_ptr<Entry>> entries GUARDED_BY(mu);
 
-  std::shared_ptr<const Program> program_for(const CompileFn& fun, const std::vector<array>& inputs,
-                                             const std::vector<uint64_t>& constants, bool traced_shapeless);
+  Programs programs_for(const CompileFn& fun, const std::vector<array>& inputs,
+                        const std::vector<uint64_t>& constants, bool traced_shapeless);
 };
 
 CompileCache::CompileCache(bool shapeless) : impl_(std::make_shared<Impl>()) { impl_->shapeless = shapeless; }
@@ -86,9 +90,10 @@ size_t CompileCache::size() const {
 
 // The program of this call's signature, traced now if there is none (`shapeless`: keyed on
 // ranks only and traced with ops building shape-following nodes).
-std::shared_ptr<const Program> CompileCache::Impl::program_for(const CompileFn& fun, const std::vector<array>& inputs,
-                                                               const std::vector<uint64_t>& constants,
-                                                               bool traced_shapeless) {
+CompileCache::Impl::Programs CompileCache::Impl::programs_for(const CompileFn& fun,
+                                                              const std::vector<array>& inputs,
+                                                              const std::vector<uint64_t>& constants,
+                                                              bool traced_shapeless) {
   std::shared_ptr<Entry> entry;
   {
     detail::MutexLock lock(mu);
@@ -99,7 +104,7 @@ std::shared_ptr<const Program> CompileCache::Impl::program_for(const CompileFn& 
   // Held while tracing: the function runs once per signature. A trace that throws leaves no
   // program, and the next caller traces again.
   std::lock_guard<std::mutex> lock(entry->trace_mu);
-  if (entry->program) return entry->program;
+  if (entry->program) return {entry->program, entry->fused};
   std::vector<array> placeholders;
   placeholders.reserve(inputs.size());
   for (const auto& in : inputs) placeholders.emplace_back(in.shape(), in.dtype(), nullptr, std::vector<array>{});
@@ -109,8 +114,9 @@ std::shared_ptr<const Program> CompileCache::Impl::program_for(const CompileFn& 
     outputs = fun(placeholders);
   }
   std::shared_ptr<const Program> program = record(placeholders, inputs, outputs, traced_shapeless, {}, true);
-  if (!program->nested) entry->program = program;
-  return program;
+  std::shared_ptr<const Program> fused = detail::fuse(program);
+  if (!program->nested) entry->program = program, entry->fused = fused;
+  return {program, fused};
 }
 
 std::vector<array> CompileCache::call(const CompileFn& fun, const std::vector<array>& inputs,
@@ -124,27 +130,33 @@ std::vector<array> CompileCache::call(const CompileFn& fun, const std::vector<ar
   // the enclosing trace's shape-following nodes (its own trace could hold a mean's constant
   // count; and a function calling itself on a smaller input would wait for its own trace).
   if (detail::in_dynamic_tracing()) return fun(inputs);
-  std::shared_ptr<const Program> program = impl_->program_for(fun, inputs, constants, impl_->shapeless);
+  // The fused program, unless fusion is off or this call is itself being recorded (by an
+  // enclosing compile, which fuses its own program, or by export_function, whose files hold
+  // the element-wise steps).
+  const bool fuse =
+      compile_mode().load(std::memory_order_relaxed) != CompileMode::no_fuse && !detail::in_recording();
+  auto pick = [fuse](const Impl::Programs& p) { return fuse ? p.fused : p.program; };
+  Impl::Programs programs = impl_->programs_for(fun, inputs, constants, impl_->shapeless);
   // Only a shapeless key can meet other shapes (every other key holds them).
   bool same_shapes = true;
   for (size_t i = 0; impl_->shapeless && i < inputs.size() && same_shapes; ++i) {
-    same_shapes = inputs[i].shape() == program->input_shapes[i];
+    same_shapes = inputs[i].shape() == programs.program->input_shapes[i];
   }
   if (!same_shapes) {
     // A shapeless trace replays on the new shapes when each step's primitive can follow them;
     // otherwise (a primitive that cannot infer its shape, a stored slice that no longer fits)
     // these shapes get a trace of their own, as without shapeless.
-    if (program->shapeless) {
+    if (programs.program->shapeless) {
       try {
-        return replay(*program, inputs, /*infer=*/true);
+        return replay(*pick(programs), inputs, /*infer=*/true);
       } catch (const detail::ReplayShapeError&) {
         throw;  // the function's own shape error on these shapes (MLX raises it too)
       } catch (const std::invalid_argument&) {
       }
     }
-    program = impl_->program_for(fun, inputs, constants, false);
+    programs = impl_->programs_for(fun, inputs, constants, false);
   }
-  return replay(*program, inputs);
+  return replay(*pick(programs), inputs);
 }
 
 CompileFn compile(CompileFn fun, bool shapeless) {

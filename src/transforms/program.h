@@ -61,6 +61,13 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
                                       const std::function<bool(const Primitive&)>& unfold = {},
                                       bool drop_noops = false);
 
+/// compile's fusion (MLX's): each group of element-wise steps (Unary, Binary, Select,
+/// AsType) on one CPU stream, at least two, whose intermediates nothing outside the group
+/// reads, becomes one Compiled step (primitives/compiled.h) computing the group's last value;
+/// a broadcast of a group's input is read broadcast instead. `program` itself when nothing
+/// fuses. GPU steps are left as they are.
+std::shared_ptr<const Program> fuse(const std::shared_ptr<const Program>& program);
+
 /// The program's nodes built from `inputs`; with `infer`, each node's shape is what its
 /// primitive computes from its new inputs' (throws std::invalid_argument where one does not
 /// fit), else the recorded one.

@@ -419,3 +419,33 @@ def test_transformed_functions_keep_the_wrapped_functions_attributes():
         assert transformed.__doc__ == "A useful function."
         assert transformed.__wrapped__ is inner
         assert inspect.signature(transformed) == inspect.signature(inner)
+
+
+def test_element_wise_steps_fuse_into_one_compiled_node():
+    # MLX's test_shared_broadcast: the broadcast is read by the fused node and by the sum.
+    def fun(x, y, z):
+        yy = mx.broadcast_to(y, z.shape)
+        return (x + yy * z), yy.sum()
+
+    a, b, c = mx.random.normal((10, 10)), mx.array(0.1), mx.random.normal((10, 10))
+    mx.eval(a, b, c)
+    d = mx.compile(fun)(a, b, c)
+    buf = io.StringIO()
+    mx.export_to_dot(buf, a=a, b=b, c=c, d1=d[0], d2=d[1])
+    assert "CompiledBroadcastMultiplyAdd" in buf.getvalue()
+    want = fun(a, b, c)
+    assert mx.array_equal(d[0], want[0]).item() and mx.allclose(d[1], want[1]).item()
+
+    # A long chain over many tiles equals the unfused function bit for bit, from a pool too.
+    def chain(x):
+        y = x
+        for _ in range(8):
+            y = mx.where(y > 0, mx.sin(y) * 1.5 + 0.25, mx.exp(y) - x)
+        return y
+
+    cchain = mx.compile(chain)
+    xs = [mx.random.normal((100_003 + i,)) for i in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda x: cchain(x), xs))
+    for x, g in zip(xs, got):
+        assert mx.array_equal(g, chain(x)).item()

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <stdexcept>
 
+#include "backend/cpu/elementwise_into.h"
 #include "backend/cpu/elementwise_loops.h"
 #include "primitives/primitives.h"
 
@@ -40,16 +41,19 @@ void select_loop(const array& c, const array& x, const array& y, array& out) {
 
 }  // namespace
 
-void Select::eval_cpu(const std::vector<array>& inputs, array& out) {
-  detail::alloc_contiguous(out);
-  if (out.size() == 0) return;
+void cpu::select_into(const array& condition, const array& x, const array& y, array& out) {
   switch (out.itemsize()) {
-    case 1: select_loop<uint8_t>(inputs[0], inputs[1], inputs[2], out); break;
-    case 2: select_loop<uint16_t>(inputs[0], inputs[1], inputs[2], out); break;
-    case 4: select_loop<uint32_t>(inputs[0], inputs[1], inputs[2], out); break;
-    case 8: select_loop<uint64_t>(inputs[0], inputs[1], inputs[2], out); break;
+    case 1: select_loop<uint8_t>(condition, x, y, out); break;
+    case 2: select_loop<uint16_t>(condition, x, y, out); break;
+    case 4: select_loop<uint32_t>(condition, x, y, out); break;
+    case 8: select_loop<uint64_t>(condition, x, y, out); break;
     default: throw std::logic_error("[where] unexpected element size.");
   }
+}
+
+void Select::eval_cpu(const std::vector<array>& inputs, array& out) {
+  detail::alloc_contiguous(out);
+  if (out.size() > 0) cpu::select_into(inputs[0], inputs[1], inputs[2], out);
 }
 
 void StopGradient::eval_cpu(const std::vector<array>& inputs, array& out) { detail::share_buffer(out, inputs[0]); }

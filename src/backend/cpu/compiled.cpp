@@ -1,0 +1,165 @@
+// Compiled::eval_cpu: the fused ops run over tiles of the output, each op through its own
+// kernel (elementwise_into.h, copy_into) on arrays that point into per-thread tile buffers, so
+// an intermediate never leaves the cache and the values are those of the unfused graph.
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <typeinfo>
+
+#include "backend/cpu/convert.h"
+#include "backend/cpu/dispatch.h"
+#include "backend/cpu/elementwise_into.h"
+#include "graph/node.h"
+#include "primitives/compiled.h"
+#include "primitives/shape.h"
+#include "runtime/pool.h"
+
+namespace braid {
+
+namespace {
+
+// Elements per tile: below the kernels' own split (kElementwiseGrain), so a tile runs on the
+// thread that has it, and large enough that the per-op cost of a tile (a kernel call) stays
+// small against its work. The live intermediates of a tile (slots below) stay in the L2 cache.
+constexpr int64_t kTile = 32768;
+
+// An array over memory this file manages (a slot, or a part of an input or of the output):
+// read and written by the kernels through its data pointer, which moves per tile.
+array tile_array(void* data, Shape shape, Dtype dtype) {
+  return array(data, std::move(shape), dtype, [](void*) {});
+}
+
+void point_at(array& a, void* data) { a.desc()->data_ptr = data; }
+
+// A buffer from braid's allocator, whose cache keeps it for the next evaluation (memory from
+// the C heap went back to the system after each one and was faulted in again).
+struct Scratch {
+  allocator::Buffer buffer;
+  explicit Scratch(size_t bytes) : buffer(allocator::malloc(bytes)) {}
+  ~Scratch() { allocator::free(buffer); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+};
+
+enum class Kernel : uint8_t { unary, binary, select, astype };
+
+// An op ready to run: its kernel, where its value lives and what it reads.
+struct Plan {
+  Kernel kernel;
+  Unary::Op unary{};
+  Binary::Op binary{};
+  int slot = -1;  // -1: the output
+};
+
+Plan plan_of(const Compiled::Op& op) {
+  const Primitive& p = *op.primitive;
+  if (const auto* u = dynamic_cast<const Unary*>(&p)) return {Kernel::unary, u->op(), {}};
+  if (const auto* b = dynamic_cast<const Binary*>(&p)) return {Kernel::binary, {}, b->op()};
+  if (typeid(p) == typeid(Select)) return {Kernel::select};
+  if (typeid(p) == typeid(AsType)) return {Kernel::astype};
+  throw std::logic_error(std::string("[Compiled] cannot run a fused ") + p.name() + ".");
+}
+
+void run(const Plan& plan, const std::vector<const array*>& args, array& out) {
+  switch (plan.kernel) {
+    case Kernel::unary: return cpu::unary_into(plan.unary, *args[0], out);
+    case Kernel::binary: return cpu::binary_into(plan.binary, *args[0], *args[1], out);
+    case Kernel::select: return cpu::select_into(*args[0], *args[1], *args[2], out);
+    case Kernel::astype: return cpu::copy_into(*args[0], out, common::Region{0, out.strides()}, out.shape());
+  }
+}
+
+}  // namespace
+
+void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
+  detail::alloc_contiguous(out);
+  const int64_t n = static_cast<int64_t>(out.size());
+  if (n == 0) return;
+  // Each input read either as one element, or flat at the tile's offset; any other layout (a
+  // broadcast other than of one element, strides) is first copied out at the output's shape.
+  std::vector<array> sources;
+  std::vector<bool> scalar;
+  sources.reserve(inputs.size());
+  for (const array& in : inputs) {
+    const bool one = in.data_size() == 1;
+    scalar.push_back(one);
+    if (one || (in.flags().row_contiguous && in.size() == out.size())) {
+      sources.push_back(in);
+    } else {
+      array copy(out.shape(), in.dtype(), nullptr, {});
+      cpu::copy_to_contiguous(in, copy);
+      sources.push_back(std::move(copy));
+    }
+  }
+  // Slots for the intermediates: a value's slot is free again after its last reader, so a
+  // chain needs two however long it is.
+  std::vector<Plan> plans;
+  std::vector<size_t> last_read(ops_.size(), 0);
+  for (size_t k = 0; k < ops_.size(); ++k) {
+    plans.push_back(plan_of(ops_[k]));
+    for (uint32_t a : ops_[k].args) {
+      if (a >= num_inputs_) last_read[a - num_inputs_] = k;
+    }
+  }
+  std::vector<int> free_slots;
+  int num_slots = 0;
+  for (size_t k = 0; k + 1 < ops_.size(); ++k) {
+    if (free_slots.empty()) free_slots.push_back(num_slots++);
+    plans[k].slot = free_slots.back();
+    free_slots.pop_back();
+    // Values read last by op k are free once it has run (an op never writes what it reads).
+    for (uint32_t a : ops_[k].args) {
+      if (a >= num_inputs_ && last_read[a - num_inputs_] == k)
+        free_slots.push_back(plans[a - num_inputs_].slot);
+    }
+  }
+  size_t item = 1;
+  for (const Op& op : ops_) item = std::max<size_t>(item, op.dtype.size());
+  const size_t slot_bytes = (static_cast<size_t>(std::min(kTile, n)) * item + 63) / 64 * 64;
+  char* out_data = static_cast<char*>(out.desc()->data_ptr);
+  detail::parallel_for(n, kTile, [&](int64_t begin, int64_t end) {
+    Scratch scratch(std::max<size_t>(slot_bytes * static_cast<size_t>(num_slots), 1));
+    char* slots = static_cast<char*>(scratch.buffer.ptr);
+    std::vector<array> in_tiles, values;
+    int64_t built = -1;  // the tile length the arrays have
+    std::vector<const array*> args;
+    for (int64_t start = begin; start < end; start += kTile) {
+      const int64_t len = std::min(kTile, end - start);
+      if (len != built) {
+        // Made for the first tile and again for a shorter last one.
+        in_tiles.clear();
+        values.clear();
+        const Shape shape{static_cast<int32_t>(len)};
+        for (size_t i = 0; i < sources.size(); ++i) {
+          in_tiles.push_back(
+              tile_array(sources[i].desc()->data_ptr, scalar[i] ? Shape{} : shape, sources[i].dtype()));
+        }
+        for (size_t k = 0; k < ops_.size(); ++k) {
+          void* data = plans[k].slot < 0 ? out_data : slots + slot_bytes * static_cast<size_t>(plans[k].slot);
+          values.push_back(tile_array(data, shape, ops_[k].dtype));
+        }
+        built = len;
+      }
+      for (size_t i = 0; i < sources.size(); ++i) {
+        if (!scalar[i]) {
+          point_at(in_tiles[i], static_cast<char*>(sources[i].desc()->data_ptr) +
+                                    start * static_cast<int64_t>(sources[i].itemsize()));
+        }
+      }
+      point_at(values.back(), out_data + start * static_cast<int64_t>(out.itemsize()));
+      for (size_t k = 0; k < ops_.size(); ++k) {
+        args.clear();
+        for (uint32_t a : ops_[k].args)
+          args.push_back(a < num_inputs_ ? &in_tiles[a] : &values[a - num_inputs_]);
+        run(plans[k], args, values[k]);
+      }
+    }
+  });
+}
+
+// compile fuses only steps on CPU streams (transforms/fuse.cpp): no GPU node is ever made.
+void Compiled::eval_gpu(const std::vector<array>&, array&) {
+  throw std::logic_error("[Compiled] fused nodes run on the CPU only.");
+}
+
+}  // namespace braid

@@ -1,0 +1,45 @@
+// Compiled: element-wise primitives of a compiled function fused into one node (MLX's
+// Compiled). compile's fusion pass (transforms/fuse.cpp) makes it from a group of Unary,
+// Binary, Select and AsType steps on a CPU stream whose intermediates nothing else reads. The
+// CPU runs the group tile by tile with the ops' own kernels, so intermediates stay in cache
+// and the results are bit for bit those of the unfused ops.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "primitives/primitive_base.h"
+
+namespace braid {
+
+class Compiled : public UnaryPrimitive {
+ public:
+  /// One fused op: its primitive (Unary, Binary, Select or AsType) and its arguments, each
+  /// an input of the node (index < num_inputs) or an earlier op (num_inputs + its index). The
+  /// last op's value is the node's output.
+  struct Op {
+    std::shared_ptr<Primitive> primitive;
+    std::vector<uint32_t> args;
+    Dtype dtype;
+  };
+
+  /// `name` is "Compiled" followed by the fused primitives' names in order (a broadcast of
+  /// an input, done by reading the input broadcast, included), as MLX names the node.
+  Compiled(Stream s, std::vector<Op> ops, uint32_t num_inputs, std::string name)
+      : UnaryPrimitive(std::move(s)), ops_(std::move(ops)), num_inputs_(num_inputs), name_(std::move(name)) {}
+  BRAID_PRIMITIVE_EVALS
+  /// Element-wise: the inputs' shapes broadcast together (a shapeless replay follows them).
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
+  const char* name() const override { return name_.c_str(); }
+  const std::vector<Op>& ops() const { return ops_; }
+  uint32_t num_inputs() const { return num_inputs_; }
+
+ private:
+  std::vector<Op> ops_;
+  uint32_t num_inputs_;
+  std::string name_;
+};
+
+}  // namespace braid
