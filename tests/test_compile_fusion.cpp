@@ -177,6 +177,62 @@ TEST(CompileFusion, GroupsFollowMlxsRules) {
   EXPECT_NEAR(b[0].item<float>(), std::sqrt(sum(exp(add(x, array(1.0f)))).item<float>() + 2.0f), 1e-3);
 }
 
+TEST(CompileFusion, AValueReadTwiceByOneOpKeepsItsSlotUntilItsLastRead) {
+  // e * e read e twice in one op: its slot must be freed once, or two later intermediates
+  // share it.
+  auto f = [](const std::vector<array>& in) {
+    array e = exp(in[0]);
+    array m = multiply(e, e);
+    return std::vector<array>{multiply(add(sin(in[1]), cos(in[1])), m)};
+  };
+  for (int n : {3, 40000}) {
+    array a = random::uniform(0.0f, 2.0f, {n}, float32, random::key(20)), b = random::uniform({n});
+    auto got = compile(f)({a, b})[0];
+    EXPECT_TRUE(fused_of(got, {"Exp", "Multiply", "Sin", "Cos", "Add", "Multiply"}));
+    expect_identical(got, f({a, b})[0], "e * e");
+  }
+}
+
+TEST(CompileFusion, OneElementAndStridedInputsGiveTheUnfusedBits) {
+  auto f = [](const std::vector<array>& in) {
+    return std::vector<array>{add(multiply(exp(in[0]), in[1]), sin(in[1]))};
+  };
+  array y = random::normal({70001});
+  array m = random::normal({300, 200});
+  const std::vector<std::vector<array>> cases = {
+      {array({2.0f}, {1, 1}), random::normal({5})},
+      {random::normal({1}), y},
+      {transpose(m), transpose(m)},
+      {slice(m, {0, 0}, {300, 1}), slice(m, {0, 3}, {300, 4})},
+  };
+  auto c = compile(f);
+  for (size_t i = 0; i < cases.size(); ++i)
+    expect_identical(c(cases[i])[0], f(cases[i])[0], "case " + std::to_string(i));
+}
+
+TEST(CompileFusion, ACompiledFunctionCapturingATracerIsDifferentiatedAndVectorized) {
+  // A compiled function closing over a parameter that grad (vmap) traces: its steps are the
+  // transform's to differentiate (vectorize), so they are not fused.
+  auto loss = [](const array& w) {
+    auto g = compile([w](const std::vector<array>& in) {
+      return std::vector<array>{add(exp(multiply(in[0], w)), array(1.0f))};
+    });
+    return sum(g({ones({3})})[0]);
+  };
+  array w = array({0.5f, 1.0f, -1.0f});
+  auto [value, grad_w] = value_and_grad(std::function<array(const array&)>(loss))(w);
+  test::expect_close(test::values(grad_w), {std::exp(0.5), std::exp(1.0), std::exp(-1.0)}, 1e-6, 1e-6,
+                     "grad");
+  auto per_row =
+      vmap(std::function<std::vector<array>(const std::vector<array>&)>([](const std::vector<array>& in) {
+        array w = in[0];
+        auto g = compile(
+            [w](const std::vector<array>& x) { return std::vector<array>{exp(add(multiply(x[0], w), w))}; });
+        return g({array(2.0f)});
+      }))({array({0.0f, 1.0f})});
+  test::expect_close(test::values(per_row[0]), {1.0, std::exp(3.0)}, 1e-6, 1e-5, "vmap");
+}
+
 TEST(CompileFusion, NoFuseModeAndGpuStreamsKeepTheSteps) {
   auto f = [](const std::vector<array>& in) { return std::vector<array>{exp(add(in[0], array(1.0f)))}; };
   array x = array({1.0f, 2.0f});

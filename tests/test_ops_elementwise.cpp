@@ -770,6 +770,41 @@ TEST(OpsElementwise, LargeOuterSumsAndTheirDoublesAreExact) {
 // machines) and the GPU's fast paths: a dense sweep of each function's domain, special values
 // included, against the double-precision result, within 4 ulp (or, where the result passes
 // through zero away from x = 0, within 2^-23 |x|).
+// A float32 element's value does not depend on the layout it is read from: transposed,
+// strided and broadcast inputs give the bits of the contiguous input (compile's fused nodes
+// read their inputs in other layouts than the unfused ops do).
+TEST(OpsElementwise, Float32TranscendentalsDoNotDependOnTheLayout) {
+  const array x = multiply(random::normal({64, 48}, float32, 0, 1, random::key(11)), array(3.0f));
+  eval(x);
+  const std::vector<std::pair<const char*, std::function<array(const array&, StreamOrDevice)>>> fns = {
+      {"exp", [](const array& a, StreamOrDevice s) { return exp(a, s); }},
+      {"expm1", [](const array& a, StreamOrDevice s) { return expm1(a, s); }},
+      {"log", [](const array& a, StreamOrDevice s) { return log(abs(a, s), s); }},
+      {"log1p", [](const array& a, StreamOrDevice s) { return log1p(abs(a, s), s); }},
+      {"sin", [](const array& a, StreamOrDevice s) { return sin(a, s); }},
+      {"cos", [](const array& a, StreamOrDevice s) { return cos(a, s); }},
+      {"tanh", [](const array& a, StreamOrDevice s) { return tanh(a, s); }},
+      {"erf", [](const array& a, StreamOrDevice s) { return erf(a, s); }},
+  };
+  for (const Device& dev : test::test_devices()) {
+    for (const auto& [name, f] : fns) {
+      const std::string what = std::string(name) + " on " + test::device_name(dev);
+      const array flat = f(x, dev);
+      EXPECT_TRUE(array_equal(f(transpose(x), dev), transpose(flat), true).item<bool>())
+          << what << " transposed";
+      EXPECT_TRUE(
+          array_equal(f(slice(x, {0, 1}, {64, 48}, {3, 2}), dev), slice(flat, {0, 1}, {64, 48}, {3, 2}), true)
+              .item<bool>())
+          << what << " strided";
+      const array one = slice(x, {5, 7}, {6, 8});
+      EXPECT_TRUE(array_equal(f(broadcast_to(one, {64, 48}), dev),
+                              broadcast_to(slice(flat, {5, 7}, {6, 8}), {64, 48}), true)
+                      .item<bool>())
+          << what << " broadcast";
+    }
+  }
+}
+
 TEST(OpsElementwise, Float32TranscendentalsAreWithinFourUlpOnLongContiguousRuns) {
   struct Fn {
     const char* name;

@@ -28,6 +28,7 @@ constexpr int32_t kFree = -1;
 
 std::shared_ptr<const Program> fuse(const std::shared_ptr<const Program>& program) {
   const Program& p = *program;
+  if (p.captures_tracer) return program;  // a transform runs its steps' own vjp, jvp and vmap
   const size_t n = p.steps.size();
   // How often each step is read, by steps and by the outputs.
   std::vector<uint32_t> uses(n, 0);
@@ -96,6 +97,7 @@ std::shared_ptr<const Program> fuse(const std::shared_ptr<const Program>& progra
   fused->input_shapes = p.input_shapes;
   fused->shapeless = p.shapeless;
   fused->nested = p.nested;
+  fused->captures_tracer = p.captures_tracer;
   std::vector<Ref> remap(n, Ref{Ref::Kind::step, 0});
   auto outer = [&](const Ref& r) { return r.kind == Ref::Kind::step ? remap[r.index] : r; };
   for (size_t i = 0; i < n; ++i) {

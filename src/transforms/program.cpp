@@ -226,6 +226,7 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
     });
   }
   drop_unused_constants(*program);
+  program->captures_tracer = captures_tracer;
   return program;
 }
 

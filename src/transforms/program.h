@@ -41,6 +41,9 @@ struct Program {
   // call happened inside another compile's trace (or a vmap's), whose placeholder this trace
   // captured. Right for this call only: not kept.
   bool nested = false;
+  // A constant is a tracer of an enclosing transform (a captured parameter under grad or
+  // vmap): the replayed steps are differentiated or vectorized, so they are never fused.
+  bool captures_tracer = false;
 };
 
 /// The graph between `placeholders` and `outputs`, with an explicit stack (graphs of any

@@ -449,3 +449,25 @@ def test_element_wise_steps_fuse_into_one_compiled_node():
         got = list(pool.map(lambda x: cchain(x), xs))
     for x, g in zip(xs, got):
         assert mx.array_equal(g, chain(x)).item()
+
+
+def test_fused_functions_under_transforms_and_values_read_twice():
+    # A compiled forward closing over a parameter that grad traces is differentiated through
+    # its steps (they are not fused); vmap likewise.
+    def loss(w):
+        g = mx.compile(lambda y: mx.exp(y * w) + 1)
+        return g(mx.ones(3)).sum()
+
+    w = mx.array([0.5, 1.0, -1.0])
+    assert mx.allclose(mx.grad(loss)(w), mx.exp(w)).item()
+    per_row = mx.vmap(lambda v: mx.compile(lambda y: mx.exp(y * v + v))(mx.array(2.0)))(mx.array([0.0, 1.0]))
+    assert mx.allclose(per_row, mx.array([1.0, 20.085537])).item()
+
+    # e * e reads e twice in one fused op.
+    def f(a, b):
+        e = mx.exp(a)
+        m = e * e
+        return (mx.sin(b) + mx.cos(b)) * m
+
+    a, b = mx.array([0.5, 1.0, 2.0]), mx.array([0.1, 0.2, 0.3])
+    assert mx.array_equal(mx.compile(f)(a, b), f(a, b)).item()

@@ -107,9 +107,14 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
     if (free_slots.empty()) free_slots.push_back(num_slots++);
     plans[k].slot = free_slots.back();
     free_slots.pop_back();
-    // Values read last by op k are free once it has run (an op never writes what it reads).
-    for (uint32_t a : ops_[k].args) {
-      if (a >= num_inputs_ && last_read[a - num_inputs_] == k)
+    // Values read last by op k are free once it has run (an op never writes what it reads);
+    // each once, though op k may read one twice (e * e).
+    const auto& args = ops_[k].args;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const uint32_t a = args[i];
+      const bool again = std::find(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i), a) !=
+                         args.begin() + static_cast<std::ptrdiff_t>(i);
+      if (a >= num_inputs_ && last_read[a - num_inputs_] == k && !again)
         free_slots.push_back(plans[a - num_inputs_].slot);
     }
   }

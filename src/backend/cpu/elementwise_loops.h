@@ -95,10 +95,42 @@ void unary_loop(const array& in, array& out, Op op) {
   }
   StridedLayout<1> layout(out.shape(), {broadcast_strides(in, out.shape())});
   const int64_t is = layout.inner_stride(0);
+  // float32 goes through the same vector kernel as a contiguous input whatever the layout (a
+  // strided run gathered first), so an element's value does not depend on the layout it is
+  // read from: the vector kernel and the scalar functor may differ in the last bit.
+  VectorFn vector = nullptr;
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<R, float> && VectorOpOf<Op>::kHas) {
+    vector = vector_math(VectorOpOf<Op>::kOp);
+  }
   detail::parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
     int64_t o = b;
     layout.for_each_run(b, e, [&](const std::array<int64_t, 1>& off, int64_t len) {
       const T* x = src + off[0];
+      if constexpr (std::is_same_v<T, float> && std::is_same_v<R, float>) {
+        if (vector != nullptr && is == 1) {
+          vector(x, dst + o, len);
+          o += len;
+          return;
+        }
+        if (vector != nullptr && is == 0) {  // one element read len times
+          float v = 0;
+          vector(x, &v, 1);
+          std::fill(dst + o, dst + o + len, v);
+          o += len;
+          return;
+        }
+        if (vector != nullptr) {
+          for (int64_t done = 0; done < len;) {
+            float gathered[256];
+            const int64_t m = std::min<int64_t>(256, len - done);
+            for (int64_t i = 0; i < m; ++i) gathered[i] = x[(done + i) * is];
+            vector(gathered, dst + o + done, m);
+            done += m;
+          }
+          o += len;
+          return;
+        }
+      }
       for (int64_t i = 0; i < len; ++i) dst[o + i] = static_cast<R>(op(static_cast<C>(x[i * is])));
       o += len;
     });
