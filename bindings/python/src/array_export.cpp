@@ -621,15 +621,16 @@ array dlpack_to_array(py::handle obj, std::optional<Dtype> dtype) {
   // of a consumer: renamed, and its tensor released by us (its producer's deleter).
   const auto none = [](void*) {};
   array out = in.convert ? converted_copy(in, none) : byte_copy(in);
+  const auto consume = [&](const char* name, const char* used, auto* tensor_type) {
+    auto* m = static_cast<decltype(tensor_type)>(PyCapsule_GetPointer(capsule.ptr(), name));
+    if (PyCapsule_SetName(capsule.ptr(), used) != 0) throw py::error_already_set();
+    if (m->deleter) m->deleter(m);
+  };
   if (PyCapsule_IsValid(capsule.ptr(), kVersionedCapsuleName)) {
-    auto* m =
-        static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule.ptr(), kVersionedCapsuleName));
-    if (PyCapsule_SetName(capsule.ptr(), "used_dltensor_versioned") != 0) throw py::error_already_set();
-    if (m->deleter) m->deleter(m);
+    consume(kVersionedCapsuleName, "used_dltensor_versioned",
+            static_cast<DLManagedTensorVersioned*>(nullptr));
   } else {
-    auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));
-    if (PyCapsule_SetName(capsule.ptr(), "used_dltensor") != 0) throw py::error_already_set();
-    if (m->deleter) m->deleter(m);
+    consume(kCapsuleName, "used_dltensor", static_cast<DLManagedTensor*>(nullptr));
   }
   return dtype && *dtype != out.dtype() ? astype(out, *dtype) : out;
 }

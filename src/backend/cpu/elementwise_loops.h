@@ -72,6 +72,25 @@ void check_output(const array& out) {
   if (out.itemsize() != sizeof(R)) throw std::logic_error("[elementwise] output dtype does not match the op.");
 }
 
+/// f over `len` float32 elements read from x with stride `is`, into dst: a contiguous run
+/// directly, one broadcast element once, other strides gathered into blocks first.
+inline void vector_run(VectorFn f, const float* x, int64_t is, float* dst, int64_t len) {
+  if (is == 1) return f(x, dst, len);
+  if (is == 0) {
+    float v = 0;
+    f(x, &v, 1);
+    std::fill(dst, dst + len, v);
+    return;
+  }
+  for (int64_t done = 0; done < len;) {
+    float gathered[256];
+    const int64_t m = std::min<int64_t>(256, len - done);
+    for (int64_t i = 0; i < m; ++i) gathered[i] = x[(done + i) * is];
+    f(gathered, dst + done, m);
+    done += m;
+  }
+}
+
 /// out[i] = op(in[i]) with in broadcast to out's shape.
 template <typename T, typename Op>
 void unary_loop(const array& in, array& out, Op op) {
@@ -81,10 +100,17 @@ void unary_loop(const array& in, array& out, Op op) {
   const T* src = static_cast<const T*>(in.desc()->data_ptr);
   R* dst = static_cast<R*>(out.desc()->data_ptr);
   const int64_t n = static_cast<int64_t>(out.size());
+  // float32 goes through the vector kernel whatever the layout, so an element's value does
+  // not depend on the layout it is read from (the vector kernel and the scalar functor may
+  // differ in the last bit).
+  constexpr bool kFloat = std::is_same_v<T, float> && std::is_same_v<R, float>;
+  VectorFn vector = nullptr;
+  if constexpr (kFloat && VectorOpOf<Op>::kHas) vector = vector_math(VectorOpOf<Op>::kOp);
   if (flat_readable(in, out)) {
-    if constexpr (std::is_same_v<T, float> && std::is_same_v<R, float> && VectorOpOf<Op>::kHas) {
-      if (const VectorFn f = vector_math(VectorOpOf<Op>::kOp)) {
-        detail::parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { f(src + b, dst + b, e - b); });
+    if constexpr (kFloat) {
+      if (vector != nullptr) {
+        detail::parallel_for(n, kElementwiseGrain,
+                             [&](int64_t b, int64_t e) { vector(src + b, dst + b, e - b); });
         return;
       }
     }
@@ -95,38 +121,13 @@ void unary_loop(const array& in, array& out, Op op) {
   }
   StridedLayout<1> layout(out.shape(), {broadcast_strides(in, out.shape())});
   const int64_t is = layout.inner_stride(0);
-  // float32 goes through the same vector kernel as a contiguous input whatever the layout (a
-  // strided run gathered first), so an element's value does not depend on the layout it is
-  // read from: the vector kernel and the scalar functor may differ in the last bit.
-  VectorFn vector = nullptr;
-  if constexpr (std::is_same_v<T, float> && std::is_same_v<R, float> && VectorOpOf<Op>::kHas) {
-    vector = vector_math(VectorOpOf<Op>::kOp);
-  }
   detail::parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
     int64_t o = b;
     layout.for_each_run(b, e, [&](const std::array<int64_t, 1>& off, int64_t len) {
       const T* x = src + off[0];
-      if constexpr (std::is_same_v<T, float> && std::is_same_v<R, float>) {
-        if (vector != nullptr && is == 1) {
-          vector(x, dst + o, len);
-          o += len;
-          return;
-        }
-        if (vector != nullptr && is == 0) {  // one element read len times
-          float v = 0;
-          vector(x, &v, 1);
-          std::fill(dst + o, dst + o + len, v);
-          o += len;
-          return;
-        }
+      if constexpr (kFloat) {
         if (vector != nullptr) {
-          for (int64_t done = 0; done < len;) {
-            float gathered[256];
-            const int64_t m = std::min<int64_t>(256, len - done);
-            for (int64_t i = 0; i < m; ++i) gathered[i] = x[(done + i) * is];
-            vector(gathered, dst + o + done, m);
-            done += m;
-          }
+          vector_run(vector, x, is, dst + o, len);
           o += len;
           return;
         }
