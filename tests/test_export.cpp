@@ -3,15 +3,17 @@
 // tape), then braid's: a graph over every family of primitives gives the function's values
 // on every device, shapeless traces, constants stored once, random draws, what cannot be
 // exported, every truncation and many corruptions of a file are clean errors, and 8 threads
-// calling one imported function.
+// calling one imported function; the callback form (MLX's ExportCallback).
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "braid/braid.h"
@@ -357,4 +359,141 @@ TEST(Export, EightThreadsCallOneImportedFunction) {
   for (auto& th : threads) th.join();
   for (int t = 0; t < 8; ++t) EXPECT_EQ(got[t], std::vector<double>{64.0 * t * t}) << "thread " << t;
   std::remove(path.c_str());
+}
+
+namespace {
+
+using Specs = std::vector<std::tuple<std::string, Shape, Dtype>>;
+
+struct Recorded {
+  std::vector<ExportCallbackInput> records;
+  ExportCallback callback() {
+    return [this](const ExportCallbackInput& r) { records.push_back(r); };
+  }
+};
+
+template <typename T>
+const T& field(const ExportCallbackInput& r, const std::string& key) {
+  auto it = r.find(key);
+  if (it == r.end()) throw std::runtime_error("no field " + key);
+  return std::get<T>(it->second);
+}
+
+const std::string& type_of(const ExportCallbackInput& r) { return field<std::string>(r, "type"); }
+
+}  // namespace
+
+// MLX's test_export_with_callback, and what each record holds.
+TEST(Export, CallbackReceivesTheTraceAsRecords) {
+  Recorded rec;
+  auto fn = [](const Args& args, const Kwargs& kwargs) -> std::vector<array> {
+    return {astype(log(abs(subtract(args[0], kwargs.at("y")))), int32)};
+  };
+  export_function(rec.callback(), fn, Args{array(1.0f)}, Kwargs{{"y", array(1.0f)}});
+  ASSERT_EQ(rec.records.size(), 8u);
+  std::vector<std::string> types;
+  for (const auto& r : rec.records) types.push_back(type_of(r));
+  EXPECT_EQ(types, (std::vector<std::string>{"inputs", "keyword_inputs", "outputs", "constants", "primitive",
+                                             "primitive", "primitive", "primitive"}));
+  const auto& inputs = field<Specs>(rec.records[0], "inputs");
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(inputs[0], std::make_tuple(std::string("A"), Shape{}, float32));
+  const auto& keywords = field<std::vector<std::pair<std::string, std::string>>>(rec.records[1], "keywords");
+  ASSERT_EQ(keywords.size(), 1u);
+  EXPECT_EQ(keywords[0].first, "y");
+  EXPECT_EQ(keywords[0].second, std::get<0>(inputs[1]));
+  EXPECT_TRUE((field<std::vector<std::pair<std::string, array>>>(rec.records[3], "constants").empty()));
+
+  std::vector<std::string> names;
+  for (size_t i = 4; i < 8; ++i) names.push_back(field<std::string>(rec.records[i], "name"));
+  EXPECT_EQ(names, (std::vector<std::string>{"Subtract", "Abs", "Log", "AsType"}));
+  EXPECT_TRUE(field<std::vector<StateT>>(rec.records[4], "arguments").empty());
+  EXPECT_TRUE(field<std::vector<StateT>>(rec.records[5], "arguments").empty());
+  EXPECT_EQ(field<std::vector<StateT>>(rec.records[6], "arguments"),
+            std::vector<StateT>{2});  // MLX's Log base e
+  EXPECT_EQ(field<std::vector<StateT>>(rec.records[7], "arguments"), std::vector<StateT>{int32});
+  // Each step reads what the earlier ones made; the last one's value is the output.
+  EXPECT_EQ(field<Specs>(rec.records[4], "inputs"), inputs);
+  for (size_t i = 5; i < 8; ++i) {
+    EXPECT_EQ(field<Specs>(rec.records[i], "inputs"), field<Specs>(rec.records[i - 1], "outputs")) << i;
+  }
+  EXPECT_EQ(field<Specs>(rec.records[7], "outputs"), field<Specs>(rec.records[2], "outputs"));
+  EXPECT_EQ(std::get<2>(field<Specs>(rec.records[2], "outputs")[0]), int32);
+}
+
+TEST(Export, CallbackExporterReportsEachConstantOnceAndTheOpsState) {
+  Recorded rec;
+  array w = reshape(arange(6.0f), {2, 3});
+  eval(w);  // a captured value (unevaluated, its ops would be steps of the trace)
+  auto fun = [w](const Args& args) -> std::vector<array> {
+    array s = sum(multiply(args[0], w), {1}, true);
+    return {broadcast_to(s, {2, 3}), reshape(w, {3, 2}), args[0]};
+  };
+  {
+    auto ex = exporter(rec.callback(), fun);
+    ex({ones({2, 3})});
+    ex({ones({1, 3})});
+  }
+  std::vector<size_t> constant_counts;
+  std::set<std::string> step_names;
+  size_t traces = 0;
+  for (const auto& r : rec.records) {
+    const auto& t = type_of(r);
+    if (t == "constants") {
+      const auto& c = field<std::vector<std::pair<std::string, array>>>(r, "constants");
+      constant_counts.push_back(c.size());
+      for (const auto& [name, value] : c) EXPECT_EQ(values(value), values(w)) << name;
+    } else if (t == "outputs") {
+      ++traces;
+      const auto& outs = field<Specs>(r, "outputs");
+      ASSERT_EQ(outs.size(), 3u);
+      EXPECT_EQ(std::get<1>(outs[1]), (Shape{3, 2}));
+    } else if (t == "primitive") {
+      const auto& out = field<Specs>(r, "outputs");
+      ASSERT_EQ(out.size(), 1u);
+      EXPECT_TRUE(step_names.insert(std::get<0>(out[0])).second) << "a name given twice";
+      const auto& name = field<std::string>(r, "name");
+      const auto& args = field<std::vector<StateT>>(r, "arguments");
+      if (name == "Broadcast") EXPECT_EQ(args, std::vector<StateT>{Shape({2, 3})});
+      if (name == "Reshape") EXPECT_EQ(args, std::vector<StateT>{Shape({3, 2})});
+      if (name == "Sum") {
+        ASSERT_EQ(args.size(), 2u);  // braid's: the reduction, then its axes
+        EXPECT_EQ(std::get<std::vector<int>>(args[1]), std::vector<int>{1});
+      }
+    }
+  }
+  EXPECT_EQ(traces, 2u);
+  // The second trace reuses the captured array the first reported (w, made before the calls).
+  EXPECT_EQ(constant_counts, (std::vector<size_t>{1, 0}));
+  // An output that is an input: named as the input.
+  EXPECT_EQ(std::get<0>(field<Specs>(rec.records[2], "outputs")[2]),
+            std::get<0>(field<Specs>(rec.records[0], "inputs")[0]));
+}
+
+TEST(Export, CallbackErrorsReachTheCallerAndLeaveTheExporterUsable) {
+  auto fun = [](const Args& in) -> std::vector<array> { return {exp(in[0])}; };
+  EXPECT_THROW(export_function(ExportCallback{}, fun, {array(1.0f)}), std::invalid_argument);
+
+  // A callback that throws: the trace is not added, so the same signature can be exported again.
+  bool fail = true;
+  size_t primitives = 0;
+  auto ex = exporter(
+      [&](const ExportCallbackInput& r) {
+        if (type_of(r) != "primitive") return;
+        if (fail) throw std::runtime_error("callback failed");
+        ++primitives;
+      },
+      fun);
+  EXPECT_THROW(ex({array(1.0f)}), std::runtime_error);
+  fail = false;
+  ex({array(1.0f)});
+  EXPECT_EQ(primitives, 1u);
+  EXPECT_THROW(ex({array(2.0f)}), std::invalid_argument);  // that signature is there now
+
+  // What cannot be written to a file cannot be reported either.
+  auto custom = custom_vjp([](const std::vector<array>& x) { return std::vector<array>{sin(x[0])}; },
+                           [](const std::vector<array>&, const std::vector<array>& cot,
+                              const std::vector<array>&) { return cot; });
+  Recorded rec;
+  EXPECT_THROW(export_function(rec.callback(), custom, {array({1.0f})}), std::invalid_argument);
 }

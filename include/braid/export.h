@@ -8,13 +8,22 @@
 // braid does not read MLX's files, nor MLX braid's. Its reader never reads past the file nor
 // allocates more than the file describes, but the graph it holds runs as written: import only
 // files you trust, as you would run only code you trust.
+//
+// Instead of a file, a trace can go to a callback (MLX's ExportCallback), which receives the
+// graph as records: to convert a function to another format, or to inspect it.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "braid/array.h"
@@ -24,14 +33,42 @@ namespace braid {
 using Args = std::vector<array>;
 using Kwargs = std::map<std::string, array>;
 
+/// One value of a primitive's state, as an export callback receives it (MLX's StateT).
+using StateT = std::variant<bool, int, size_t, float, double, Dtype, Shape, Strides, std::vector<int>,
+                            std::vector<size_t>, std::vector<std::tuple<bool, bool, bool>>,
+                            std::vector<std::variant<bool, int, float>>, std::optional<float>, std::string>;
+
+/// One record of a trace given to an export callback (MLX's ExportCallbackInput). Its "type"
+/// (a std::string) says what it holds; the records of one trace come in this order:
+/// - "inputs": "inputs", each input's (name, shape, dtype), positional ones first, then the
+///   keyword ones in name order;
+/// - "keyword_inputs": "keywords", (keyword, input name) for each keyword input;
+/// - "outputs": "outputs", each output's (name, shape, dtype);
+/// - "constants": "constants", (name, array) for each array the function captured that no
+///   earlier trace of the same exporter reported;
+/// - one "primitive" per step, inputs before their users: "name" (the primitive's name, as
+///   MLX names it), "inputs" and "outputs" (name, shape, dtype), and "arguments" (its state:
+///   as MLX's for the element-wise ops, AsType, Broadcast and Reshape; braid's constructor
+///   arguments, in order, for the others).
+/// Names are A, B, ..., Z, AA, ... as NodeNamer gives them, unique within an exporter.
+using ExportCallbackInput =
+    std::unordered_map<std::string, std::variant<std::vector<std::tuple<std::string, Shape, Dtype>>,
+                                                 std::vector<std::pair<std::string, array>>,
+                                                 std::vector<std::pair<std::string, std::string>>,
+                                                 std::vector<StateT>, std::string>>;
+using ExportCallback = std::function<void(const ExportCallbackInput&)>;
+
 namespace detail {
 struct ExportState;
 struct ImportState;
+struct ExporterAccess;
 }  // namespace detail
 
 /// Adds traces of one function to a file, one per call with a new signature (see the top of
 /// this file); the file on disk is complete after every call. Any thread may call it; calls
-/// are serialized. Calling it after close() throws std::runtime_error.
+/// are serialized. Calling it after close() throws std::runtime_error. An exporter made with a
+/// callback calls it with each new trace's records instead (on the calling thread, holding the
+/// exporter: the callback must not call the same exporter).
 class FunctionExporter {
  public:
   void operator()(std::initializer_list<array> args) { (*this)(Args(args)); }
@@ -48,13 +85,7 @@ class FunctionExporter {
   ~FunctionExporter();
 
  private:
-  friend FunctionExporter exporter(const std::string&, const std::function<std::vector<array>(const Args&)>&,
-                                   bool);
-  friend FunctionExporter exporter(const std::string&,
-                                   const std::function<std::vector<array>(const Kwargs&)>&, bool);
-  friend FunctionExporter exporter(const std::string&,
-                                   const std::function<std::vector<array>(const Args&, const Kwargs&)>&,
-                                   bool);
+  friend struct detail::ExporterAccess;
   explicit FunctionExporter(std::shared_ptr<detail::ExportState> state) : state_(std::move(state)) {}
   std::shared_ptr<detail::ExportState> state_;
 };
@@ -78,6 +109,27 @@ void export_function(const std::string& path, const std::function<std::vector<ar
 void export_function(const std::string& path, const std::function<std::vector<array>(const Kwargs&)>& fun,
                      const Kwargs& kwargs, bool shapeless = false);
 void export_function(const std::string& path,
+                     const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
+                     const Args& args, const Kwargs& kwargs, bool shapeless = false);
+
+/// The same, giving each trace to `callback` as records (ExportCallbackInput) instead of
+/// writing a file. Throws what the file forms throw for a graph that cannot be exported, and
+/// what the callback throws (the trace is then not added).
+FunctionExporter exporter(const ExportCallback& callback,
+                          const std::function<std::vector<array>(const Args&)>& fun, bool shapeless = false);
+FunctionExporter exporter(const ExportCallback& callback,
+                          const std::function<std::vector<array>(const Kwargs&)>& fun,
+                          bool shapeless = false);
+FunctionExporter exporter(const ExportCallback& callback,
+                          const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
+                          bool shapeless = false);
+void export_function(const ExportCallback& callback,
+                     const std::function<std::vector<array>(const Args&)>& fun, const Args& args,
+                     bool shapeless = false);
+void export_function(const ExportCallback& callback,
+                     const std::function<std::vector<array>(const Kwargs&)>& fun, const Kwargs& kwargs,
+                     bool shapeless = false);
+void export_function(const ExportCallback& callback,
                      const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
                      const Args& args, const Kwargs& kwargs, bool shapeless = false);
 

@@ -19,6 +19,8 @@ struct NodeNamer {
 
   const std::string& get_name(const array& x);
   void set_name(const array& x, std::string n);
+  /// The n-th name given (n from 1): A, ..., Z, AA, AB, ...
+  static std::string letters(size_t n);
 };
 
 /// Writes the graph behind `outputs` as text: its inputs, one line per node

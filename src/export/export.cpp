@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "braid/graph_utils.h"
 #include "braid/stream.h"
 #include "export/format.h"
 #include "graph/node.h"
@@ -158,6 +159,7 @@ struct ExportedTrace {
 
 struct ExportState {
   std::string path;
+  ExportCallback callback;  // set: traces go to it, not to `path`
   FullFn fun;
   bool shapeless = false;
   Mutex mu;
@@ -167,9 +169,13 @@ struct ExportState {
   std::vector<ExportedTrace> traces GUARDED_BY(mu);
   std::vector<array> constants GUARDED_BY(mu);  // kept alive: their nodes identify them
   std::unordered_map<const ArrayDesc*, uint32_t> constant_ids GUARDED_BY(mu);
+  // For the callback: names given so far, and each shared constant's name once reported.
+  size_t names_given GUARDED_BY(mu) = 0;
+  std::vector<std::string> constant_names GUARDED_BY(mu);
 
   void add(const Args& args, const Kwargs& kwargs);
   void write() REQUIRES(mu);
+  void report(const ExportedTrace& trace) REQUIRES(mu);
 };
 
 void ExportState::add(const Args& args, const Kwargs& kwargs) {
@@ -222,15 +228,77 @@ void ExportState::add(const Args& args, const Kwargs& kwargs) {
     trace.constant_ids.push_back(it->second);
   }
   const size_t num_constants = constants.size();
+  const size_t num_names = names_given;
   traces.push_back(std::move(trace));
   try {
-    write();
+    if (callback) {
+      report(traces.back());
+    } else {
+      write();
+    }
   } catch (...) {
     // Left as before this call: a later call may succeed (say, once the disk has room).
     traces.pop_back();
     for (size_t i = num_constants; i < constants.size(); ++i) constant_ids.erase(constants[i].desc());
     constants.erase(constants.begin() + static_cast<std::ptrdiff_t>(num_constants), constants.end());
+    constant_names.resize(std::min(constant_names.size(), num_constants));
+    names_given = num_names;
     throw;
+  }
+}
+
+// Gives one trace to the callback (the records of ExportCallbackInput, in its order).
+void ExportState::report(const ExportedTrace& t) {
+  using Specs = std::vector<std::tuple<std::string, Shape, Dtype>>;
+  const Program& p = *t.program;
+  auto fresh = [&] { return NodeNamer::letters(++names_given); };
+  std::vector<std::string> input_names, step_names;
+  for (size_t i = 0; i < p.num_inputs; ++i) input_names.push_back(fresh());
+  std::vector<std::pair<std::string, array>> new_constants;
+  for (uint32_t id : t.constant_ids) {
+    if (id < constant_names.size()) continue;
+    constant_names.resize(id + 1);
+    constant_names[id] = fresh();
+    new_constants.emplace_back(constant_names[id], constants[id]);
+  }
+  for (size_t i = 0; i < p.steps.size(); ++i) step_names.push_back(fresh());
+  auto spec = [&](Ref r) {
+    switch (r.kind) {
+      case Ref::Kind::input:
+        return std::make_tuple(input_names[r.index], t.signature.shapes[r.index],
+                               t.signature.dtypes[r.index]);
+      case Ref::Kind::step:
+        return std::make_tuple(step_names[r.index], p.steps[r.index].shape, p.steps[r.index].dtype);
+      case Ref::Kind::constant: {
+        const array& c = constants[t.constant_ids[r.index]];
+        return std::make_tuple(constant_names[t.constant_ids[r.index]], c.shape(), c.dtype());
+      }
+    }
+    throw std::logic_error("[export_function] unknown reference.");
+  };
+  auto specs = [&](const std::vector<Ref>& refs) {
+    Specs out;
+    for (Ref r : refs) out.push_back(spec(r));
+    return out;
+  };
+
+  Specs inputs;
+  for (uint32_t i = 0; i < p.num_inputs; ++i) inputs.push_back(spec(Ref{Ref::Kind::input, i}));
+  std::vector<std::pair<std::string, std::string>> keywords;
+  for (size_t k = 0; k < t.signature.keys.size(); ++k) {
+    keywords.emplace_back(t.signature.keys[k], input_names[t.signature.num_args + k]);
+  }
+  callback({{"type", std::string("inputs")}, {"inputs", std::move(inputs)}});
+  callback({{"type", std::string("keyword_inputs")}, {"keywords", std::move(keywords)}});
+  callback({{"type", std::string("outputs")}, {"outputs", specs(p.outputs)}});
+  callback({{"type", std::string("constants")}, {"constants", std::move(new_constants)}});
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const Step& s = p.steps[i];
+    callback({{"type", std::string("primitive")},
+              {"name", std::string(s.primitive->name())},
+              {"inputs", specs(s.inputs)},
+              {"outputs", Specs{spec(Ref{Ref::Kind::step, static_cast<uint32_t>(i)})}},
+              {"arguments", primitive_state(*s.primitive, s.shape, s.dtype)}});
   }
 }
 
@@ -473,6 +541,47 @@ std::shared_ptr<const ImportState> read_exported(const std::string& path) {
   return state;
 }
 
+// Makes FunctionExporters (their constructor is private).
+struct ExporterAccess {
+  static FunctionExporter make(FullFn fun, bool shapeless, std::string path, ExportCallback callback) {
+    auto state = std::make_shared<ExportState>();
+    state->fun = std::move(fun);
+    state->shapeless = shapeless;
+    state->path = std::move(path);
+    state->callback = std::move(callback);
+    if (!state->callback) {
+      MutexLock lock(state->mu);
+      state->write();  // a file with no trace yet; fails now if the path cannot be written
+    }
+    return FunctionExporter(std::move(state));
+  }
+};
+
+namespace {
+
+FullFn positional_only(const std::function<std::vector<array>(const Args&)>& fun) {
+  return [fun](const Args& args, const Kwargs& kwargs) {
+    if (!kwargs.empty())
+      throw std::invalid_argument("[export_function] The function takes no keyword arguments.");
+    return fun(args);
+  };
+}
+
+FullFn keywords_only(const std::function<std::vector<array>(const Kwargs&)>& fun) {
+  return [fun](const Args& args, const Kwargs& kwargs) {
+    if (!args.empty())
+      throw std::invalid_argument("[export_function] The function takes no positional arguments.");
+    return fun(kwargs);
+  };
+}
+
+ExportCallback checked(const ExportCallback& callback) {
+  if (!callback) throw std::invalid_argument("[export_function] The callback is empty.");
+  return callback;
+}
+
+}  // namespace
+
 }  // namespace detail
 
 FunctionExporter::~FunctionExporter() {
@@ -487,36 +596,34 @@ void FunctionExporter::close() { state_->closed.store(true); }
 
 FunctionExporter exporter(const std::string& path, const std::function<std::vector<array>(const Args&)>& fun,
                           bool shapeless) {
-  auto full = [fun](const Args& args, const Kwargs& kwargs) {
-    if (!kwargs.empty())
-      throw std::invalid_argument("[export_function] The function takes no keyword arguments.");
-    return fun(args);
-  };
-  return exporter(path, full, shapeless);
+  return detail::ExporterAccess::make(detail::positional_only(fun), shapeless, path, {});
 }
 
 FunctionExporter exporter(const std::string& path,
                           const std::function<std::vector<array>(const Kwargs&)>& fun, bool shapeless) {
-  auto full = [fun](const Args& args, const Kwargs& kwargs) {
-    if (!args.empty())
-      throw std::invalid_argument("[export_function] The function takes no positional arguments.");
-    return fun(kwargs);
-  };
-  return exporter(path, full, shapeless);
+  return detail::ExporterAccess::make(detail::keywords_only(fun), shapeless, path, {});
 }
 
 FunctionExporter exporter(const std::string& path,
                           const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
                           bool shapeless) {
-  auto state = std::make_shared<detail::ExportState>();
-  state->path = path;
-  state->fun = fun;
-  state->shapeless = shapeless;
-  {
-    detail::MutexLock lock(state->mu);
-    state->write();  // a file with no trace yet; fails now if the path cannot be written
-  }
-  return FunctionExporter(std::move(state));
+  return detail::ExporterAccess::make(fun, shapeless, path, {});
+}
+
+FunctionExporter exporter(const ExportCallback& callback,
+                          const std::function<std::vector<array>(const Args&)>& fun, bool shapeless) {
+  return detail::ExporterAccess::make(detail::positional_only(fun), shapeless, {}, detail::checked(callback));
+}
+
+FunctionExporter exporter(const ExportCallback& callback,
+                          const std::function<std::vector<array>(const Kwargs&)>& fun, bool shapeless) {
+  return detail::ExporterAccess::make(detail::keywords_only(fun), shapeless, {}, detail::checked(callback));
+}
+
+FunctionExporter exporter(const ExportCallback& callback,
+                          const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
+                          bool shapeless) {
+  return detail::ExporterAccess::make(fun, shapeless, {}, detail::checked(callback));
 }
 
 void export_function(const std::string& path, const std::function<std::vector<array>(const Args&)>& fun,
@@ -533,6 +640,24 @@ void export_function(const std::string& path,
                      const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
                      const Args& args, const Kwargs& kwargs, bool shapeless) {
   exporter(path, fun, shapeless)(args, kwargs);
+}
+
+void export_function(const ExportCallback& callback,
+                     const std::function<std::vector<array>(const Args&)>& fun, const Args& args,
+                     bool shapeless) {
+  exporter(callback, fun, shapeless)(args);
+}
+
+void export_function(const ExportCallback& callback,
+                     const std::function<std::vector<array>(const Kwargs&)>& fun, const Kwargs& kwargs,
+                     bool shapeless) {
+  exporter(callback, fun, shapeless)(kwargs);
+}
+
+void export_function(const ExportCallback& callback,
+                     const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
+                     const Args& args, const Kwargs& kwargs, bool shapeless) {
+  exporter(callback, fun, shapeless)(args, kwargs);
 }
 
 std::vector<array> ImportedFunction::operator()(const Args& args) const { return state_->call(args, {}); }

@@ -14,6 +14,7 @@
 
 #include "braid/array.h"
 #include "braid/dtype.h"
+#include "braid/export.h"
 #include "braid/primitive.h"
 
 namespace braid::detail {
@@ -131,6 +132,10 @@ class ByteReader {
 /// ("[export_function] Unable to export primitive <name>.") for a primitive that holds what
 /// a file cannot (a Python or C++ callback, an open file).
 void write_primitive(ByteWriter& w, const Primitive& p);
+
+/// `p`'s state as an export callback reports it (ExportCallbackInput's "arguments"); `shape`
+/// and `dtype` are its output's. Throws as write_primitive does.
+std::vector<StateT> primitive_state(const Primitive& p, const Shape& shape, Dtype dtype);
 
 /// The primitive written by write_primitive, rebuilt on `s`. Throws std::runtime_error for an
 /// unknown kind or a state that does not decode.

@@ -50,51 +50,61 @@ struct Field<Enum> {
   static_assert(enumerators(Enum{}) <= 256, "written as one byte");
   static void put(ByteWriter& w, Enum v) { w.u8(static_cast<uint8_t>(v)); }
   static Enum get(ByteReader& r) { return r.enumerator<Enum>(enumerators(Enum{})); }
+  static StateT value(Enum v) { return static_cast<int>(v); }
 };
 template <>
 struct Field<bool> {
   static void put(ByteWriter& w, bool v) { w.boolean(v); }
   static bool get(ByteReader& r) { return r.boolean(); }
+  static StateT value(bool v) { return v; }
 };
 template <>
 struct Field<char> {
   static void put(ByteWriter& w, char v) { w.u8(static_cast<uint8_t>(v)); }
   static char get(ByteReader& r) { return static_cast<char>(r.u8()); }
+  static StateT value(char v) { return std::string(1, v); }
 };
 template <>
 struct Field<int> {
   static void put(ByteWriter& w, int v) { w.i32(v); }
   static int get(ByteReader& r) { return r.i32(); }
+  static StateT value(int v) { return v; }
 };
 template <>
 struct Field<int64_t> {
   static void put(ByteWriter& w, int64_t v) { w.i64(v); }
   static int64_t get(ByteReader& r) { return r.i64(); }
+  static StateT value(int64_t v) { return static_cast<size_t>(v); }  // offsets: never negative
 };
 template <>
 struct Field<float> {  // its bits: a double out of float's range would not convert back
   static void put(ByteWriter& w, float v) { w.u32(std::bit_cast<uint32_t>(v)); }
   static float get(ByteReader& r) { return std::bit_cast<float>(r.u32()); }
+  static StateT value(float v) { return v; }
 };
 template <>
 struct Field<double> {
   static void put(ByteWriter& w, double v) { w.f64(v); }
   static double get(ByteReader& r) { return r.f64(); }
+  static StateT value(double v) { return v; }
 };
 template <>
 struct Field<std::vector<int>> {
   static void put(ByteWriter& w, const std::vector<int>& v) { w.ints(v); }
   static std::vector<int> get(ByteReader& r) { return r.ints(); }
+  static StateT value(const std::vector<int>& v) { return v; }
 };
 template <>
 struct Field<Shape> {
   static void put(ByteWriter& w, const Shape& v) { w.ints(v); }
   static Shape get(ByteReader& r) { return r.shape(); }
+  static StateT value(const Shape& v) { return v; }
 };
 template <>
 struct Field<Strides> {
   static void put(ByteWriter& w, const Strides& v) { w.int64s(std::vector<int64_t>(v.begin(), v.end())); }
   static Strides get(ByteReader& r) { return r.int64s(); }
+  static StateT value(const Strides& v) { return v; }
 };
 
 /// Writes and reads a P whose constructor takes (stream, Getters()...): each getter is the
@@ -107,6 +117,10 @@ struct Codec {
   static void write(ByteWriter& w, const Primitive& primitive) {
     [[maybe_unused]] const auto& p = static_cast<const P&>(primitive);
     (Field<Type<Getters>>::put(w, (p.*Getters)()), ...);
+  }
+  static void state(std::vector<StateT>& out, const Primitive& primitive) {
+    [[maybe_unused]] const auto& p = static_cast<const P&>(primitive);
+    (out.push_back(Field<Type<Getters>>::value((p.*Getters)())), ...);
   }
   static std::shared_ptr<Primitive> read(ByteReader& r, Stream s) {
     // Braces read the fields in order; a call's arguments have no order of evaluation.
@@ -123,6 +137,10 @@ struct NotExportable {
   }
   static std::shared_ptr<Primitive> read(ByteReader&, Stream) {
     ByteReader::fail("a primitive that cannot be exported");
+  }
+  static void state(std::vector<StateT>&, const Primitive& p) {
+    ByteWriter unused;
+    write(unused, p);
   }
 };
 
@@ -162,6 +180,10 @@ struct Fields<Reshape> {
   static void write(ByteWriter& w, const Primitive& primitive) {
     const auto& requested = static_cast<const Reshape&>(primitive).requested();
     if (requested) Field<Shape>::put(w, *requested);
+  }
+  static void state(std::vector<StateT>& out, const Primitive& primitive) {
+    const auto& requested = static_cast<const Reshape&>(primitive).requested();
+    if (requested) out.push_back(*requested);
   }
   static std::shared_ptr<Primitive> read(ByteReader& r, Stream s) {
     if (r.left() == 0) return make_pooled<Reshape>(std::move(s));
@@ -231,11 +253,12 @@ struct Entry {
   const std::type_info* type;
   void (*write)(ByteWriter&, const Primitive&);
   std::shared_ptr<Primitive> (*read)(ByteReader&, Stream);
+  void (*state)(std::vector<StateT>&, const Primitive&);
 };
 
 // Every primitive class but CustomTransforms (it holds the user's callbacks, and is not in
 // these lists), so it falls to "Unable to export".
-#define BRAID_ENTRY(P) Entry{#P, &typeid(P), &Fields<P>::write, &Fields<P>::read},
+#define BRAID_ENTRY(P) Entry{#P, &typeid(P), &Fields<P>::write, &Fields<P>::read, &Fields<P>::state},
 // clang-format off
 constexpr Entry kEntries[] = {
     BRAID_ELEMENTWISE_PRIMITIVES(BRAID_ENTRY)
@@ -267,6 +290,32 @@ void write_primitive(ByteWriter& w, const Primitive& p) {
     return;
   }
   NotExportable::write(w, p);
+}
+
+std::vector<StateT> primitive_state(const Primitive& p, const Shape& shape, Dtype dtype) {
+  // Where MLX's primitive holds what braid's takes from its output (AsType's dtype, a
+  // Broadcast's or Reshape's shape) or from its op (MLX has a class per element-wise op), the
+  // state is MLX's.
+  if (typeid(p) == typeid(AsType)) return {dtype};
+  if (typeid(p) == typeid(Broadcast) || typeid(p) == typeid(Reshape)) return {shape};
+  if (const auto* u = dynamic_cast<const Unary*>(&p)) {
+    switch (u->op()) {  // MLX's Log holds its base: two, ten, e
+      case Unary::Op::log2: return {0};
+      case Unary::Op::log10: return {1};
+      case Unary::Op::log: return {2};
+      default: return {};
+    }
+  }
+  if (typeid(p) == typeid(Binary)) return {};
+  for (const Entry& e : kEntries) {
+    if (*e.type != typeid(p)) continue;
+    std::vector<StateT> out;
+    e.state(out, p);
+    return out;
+  }
+  std::vector<StateT> none;
+  NotExportable::state(none, p);
+  return none;
 }
 
 std::shared_ptr<Primitive> read_primitive(ByteReader& r, Stream s) {

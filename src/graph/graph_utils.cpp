@@ -14,18 +14,19 @@ namespace braid {
 
 const std::string& NodeNamer::get_name(const array& x) {
   auto [it, inserted] = names.try_emplace(x.id());
-  if (inserted) {
-    // Bijective base 26: 1 -> A, 26 -> Z, 27 -> AA.
-    size_t n = names.size();
-    std::string letters;
-    while (n > 0) {
-      letters.push_back(static_cast<char>('A' + (n - 1) % 26));
-      n = (n - 1) / 26;
-    }
-    std::reverse(letters.begin(), letters.end());
-    it->second = std::move(letters);
-  }
+  if (inserted) it->second = letters(names.size());
   return it->second;
+}
+
+std::string NodeNamer::letters(size_t n) {
+  // Bijective base 26: 1 -> A, 26 -> Z, 27 -> AA.
+  std::string s;
+  while (n > 0) {
+    s.push_back(static_cast<char>('A' + (n - 1) % 26));
+    n = (n - 1) / 26;
+  }
+  std::reverse(s.begin(), s.end());
+  return s;
 }
 
 void NodeNamer::set_name(const array& x, std::string n) { names[x.id()] = std::move(n); }

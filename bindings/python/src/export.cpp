@@ -4,8 +4,14 @@
 // tuple of arrays (the positional ones) optionally followed by a dict (the keyword ones), or
 // one dict alone. Anything else (a nested list, a Python number) is a ValueError, as is a
 // function returning anything but an array or a flat list or tuple of arrays.
+//
+// In place of the file, export_function and exporter take a callable (MLX's callback form),
+// called with one dict per record of each trace (braid::ExportCallbackInput): shapes as
+// lists, dtypes as Dtype objects, pairs and triples as tuples.
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "braid/export.h"
 #include "python.h"
@@ -87,6 +93,92 @@ std::function<std::vector<array>(const Args&, const Kwargs&)> wrap(py::function 
   };
 }
 
+py::list shape_list(const Shape& shape) {
+  py::list out;
+  for (auto d : shape) out.append(d);
+  return out;
+}
+
+template <typename Ints>
+py::list int_list(const Ints& values) {
+  py::list out;
+  for (auto v : values) out.append(v);
+  return out;
+}
+
+py::object state_value(const StateT& v) {
+  return std::visit(
+      [](const auto& x) -> py::object {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, Shape> || std::is_same_v<T, Strides> ||
+                      std::is_same_v<T, std::vector<int>> || std::is_same_v<T, std::vector<size_t>>) {
+          return int_list(x);
+        } else if constexpr (std::is_same_v<T, std::vector<std::tuple<bool, bool, bool>>>) {
+          py::list out;
+          for (const auto& [a, b, c] : x) out.append(py::make_tuple(a, b, c));
+          return std::move(out);
+        } else if constexpr (std::is_same_v<T, std::vector<std::variant<bool, int, float>>>) {
+          py::list out;
+          for (const auto& item : x) std::visit([&](auto y) { out.append(y); }, item);
+          return std::move(out);
+        } else if constexpr (std::is_same_v<T, std::optional<float>>) {
+          return x ? py::object(py::float_(*x)) : py::object(py::none());
+        } else {
+          return py::cast(x);
+        }
+      },
+      v);
+}
+
+// One record as MLX's callback receives it: a dict of Python values.
+py::dict record_dict(const ExportCallbackInput& record) {
+  py::dict out;
+  for (const auto& [key, value] : record) {
+    out[py::str(key)] = std::visit(
+        [](const auto& x) -> py::object {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            return py::str(x);
+          } else if constexpr (std::is_same_v<T, std::vector<std::tuple<std::string, Shape, Dtype>>>) {
+            py::list specs;
+            for (const auto& [name, shape, dtype] : x)
+              specs.append(py::make_tuple(name, shape_list(shape), dtype));
+            return std::move(specs);
+          } else if constexpr (std::is_same_v<T, std::vector<StateT>>) {
+            py::list values;
+            for (const auto& v : x) values.append(state_value(v));
+            return std::move(values);
+          } else {  // (name, array) and (keyword, name) pairs
+            py::list pairs;
+            for (const auto& [a, b] : x) pairs.append(py::make_tuple(a, b));
+            return std::move(pairs);
+          }
+        },
+        value);
+  }
+  return out;
+}
+
+// A Python callable as an ExportCallback: called with the GIL, one dict per record.
+ExportCallback wrap_callback(py::function callback) {
+  return [callback = std::move(callback)](const ExportCallbackInput& record) {
+    py::gil_scoped_acquire gil;
+    callback(record_dict(record));
+  };
+}
+
+// The exporter for export_function's or exporter's first argument: a path, or a callable.
+FunctionExporter exporter_for(const py::object& file_or_callback, const py::function& fun, bool shapeless) {
+  if (py::isinstance<py::str>(file_or_callback)) {
+    return exporter(file_or_callback.cast<std::string>(), wrap(fun), shapeless);
+  }
+  if (!PyCallable_Check(file_or_callback.ptr())) {
+    throw std::invalid_argument("[export_function] The first argument must be a file path or a callable.");
+  }
+  return exporter(wrap_callback(py::reinterpret_borrow<py::function>(file_or_callback)), wrap(fun),
+                  shapeless);
+}
+
 }  // namespace
 
 BRAID_PYTHON_INIT(kInitFunctions) {
@@ -121,25 +213,28 @@ BRAID_PYTHON_INIT(kInitFunctions) {
 
   m.def(
       "export_function",
-      [](const std::string& file, const py::function& fun, const py::args& args, bool shapeless,
+      [](const py::object& file_or_callback, const py::function& fun, const py::args& args, bool shapeless,
          const py::kwargs& kwargs) {
         auto [positional, keywords] = call_arrays(args, kwargs, "export_function");
-        FunctionExporter ex = exporter(file, wrap(fun), shapeless);
+        FunctionExporter ex = exporter_for(file_or_callback, fun, shapeless);
         {
           py::gil_scoped_release release;
           ex(positional, keywords);
         }
       },
-      "file"_a, "fun"_a, "shapeless"_a = false,
+      "file_or_callback"_a, "fun"_a, "shapeless"_a = false,
       "Traces fun on the example arrays (positional and keyword, or a list or tuple of them and a dict) "
-      "and writes the trace to file. shapeless: the trace serves inputs of any shape of the same ranks.");
+      "and writes the trace to file, or gives it to a callable, one dict per record ('type': 'inputs', "
+      "'keyword_inputs', 'outputs', 'constants', then one 'primitive' per step). shapeless: the trace "
+      "serves inputs of any shape of the same ranks.");
   m.def(
       "exporter",
-      [](const std::string& file, const py::function& fun, bool shapeless) {
-        return exporter(file, wrap(fun), shapeless);
+      [](const py::object& file_or_callback, const py::function& fun, bool shapeless) {
+        return exporter_for(file_or_callback, fun, shapeless);
       },
-      "file"_a, "fun"_a, py::kw_only(), "shapeless"_a = false,
-      "A FunctionExporter writing traces of fun to file, one per call with a new signature.");
+      "file_or_callback"_a, "fun"_a, py::kw_only(), "shapeless"_a = false,
+      "A FunctionExporter adding traces of fun to file (or giving them to a callable, as export_function "
+      "does), one per call with a new signature.");
   m.def(
       "import_function",
       [](const std::string& file) {

@@ -203,3 +203,64 @@ def test_damaged_files_raise(path):
             mx.import_function(path)
     with pytest.raises(RuntimeError):
         mx.import_function(path + ".missing")
+
+
+def test_a_callback_receives_the_trace():
+    def fn(x, y):
+        return mx.log(mx.abs(x - y)).astype(mx.int32)
+
+    records = []
+    mx.export_function(records.append, fn, mx.array(1.0), y=mx.array(1.0))
+    types = [r["type"] for r in records]
+    assert types == ["inputs", "keyword_inputs", "outputs", "constants"] + ["primitive"] * 4
+    inputs = records[0]["inputs"]
+    assert [(shape, dtype) for _, shape, dtype in inputs] == [([], mx.float32)] * 2
+    assert records[1]["keywords"] == [("y", inputs[1][0])]
+    assert records[3]["constants"] == []
+    prims = records[4:]
+    assert [p["name"] for p in prims] == ["Subtract", "Abs", "Log", "AsType"]
+    assert [p["arguments"] for p in prims] == [[], [], [2], [mx.int32]]
+    assert prims[0]["inputs"] == inputs
+    for before, after in zip(prims, prims[1:]):
+        assert after["inputs"] == before["outputs"]
+    assert prims[-1]["outputs"] == records[2]["outputs"]
+    assert records[2]["outputs"][0][2] == mx.int32
+
+
+def test_an_exporter_with_a_callback():
+    w = mx.arange(6.0).reshape(2, 3)
+    mx.eval(w)
+    records = []
+
+    def fun(x):
+        return mx.sum(x * w, axis=1, keepdims=True)
+
+    with mx.exporter(records.append, fun) as ex:
+        ex(mx.ones((2, 3)))
+        ex(mx.ones((1, 3)))
+        with pytest.raises(ValueError):
+            ex(mx.zeros((1, 3)))  # a signature already traced
+    constants = [r["constants"] for r in records if r["type"] == "constants"]
+    assert [len(c) for c in constants] == [1, 0]
+    name, value = constants[0][0]
+    assert isinstance(name, str) and mx.array_equal(value, w)
+    sums = [r for r in records if r["type"] == "primitive" and r["name"] == "Sum"]
+    assert len(sums) == 2 and sums[0]["arguments"][1] == [1]
+
+
+def test_a_failing_callback_raises_and_the_exporter_stays_usable():
+    calls = []
+
+    def callback(record):
+        if not calls:
+            calls.append(record)
+            raise KeyError("first record")
+        calls.append(record)
+
+    ex = mx.exporter(callback, lambda x: mx.exp(x))
+    with pytest.raises(KeyError):
+        ex(mx.array(1.0))
+    ex(mx.array(1.0))  # the failed trace was not kept
+    assert [r["type"] for r in calls[1:]][-1] == "primitive"
+    with pytest.raises(ValueError):
+        mx.export_function(42, lambda x: x, mx.array(1.0))
