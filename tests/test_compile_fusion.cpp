@@ -3,6 +3,8 @@
 // worth) and input layout; what joins a group (single-reader intermediates, broadcasts of
 // inputs, MLX's names) and what does not (values read outside the group, GPU streams, the
 // no_fuse mode); shapeless replays, exports of functions calling compiled ones, and threads.
+// Fusion is the CPU's: the tests run with the CPU as the default device, also where the suite
+// runs with the GPU as default (BRAID_DEVICE=gpu).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +20,15 @@
 using namespace braid;
 
 namespace {
+
+class CompileFusion : public ::testing::Test {
+ protected:
+  void SetUp() override { set_default_device(Device::cpu); }
+  void TearDown() override { set_default_device(saved_); }
+
+ private:
+  Device saved_ = default_device();
+};
 
 using VecFn = std::function<std::vector<array>(const std::vector<array>&)>;
 
@@ -69,7 +80,7 @@ std::vector<array> inexact_chain(const std::vector<array>& in) {
 
 }  // namespace
 
-TEST(CompileFusion, EveryDtypeAndSizeEqualsTheFunctionBitForBit) {
+TEST_F(CompileFusion, EveryDtypeAndSizeEqualsTheFunctionBitForBit) {
   const std::vector<Dtype> all = {bool_, uint8, uint16,  uint32,   uint64,  int8,    int16,
                                   int32, int64, float16, bfloat16, float32, float64, complex64};
   for (Dtype dt : all) {
@@ -106,7 +117,7 @@ TEST(CompileFusion, EveryDtypeAndSizeEqualsTheFunctionBitForBit) {
   expect_identical(compile(logic)({p, q})[0], logic({p, q})[0], "bool");
 }
 
-TEST(CompileFusion, InputsOfAnyLayoutAreReadBroadcastAndStrided) {
+TEST_F(CompileFusion, InputsOfAnyLayoutAreReadBroadcastAndStrided) {
   array m = random::normal({300, 200}, float32, 0, 1, random::key(5));
   array col = random::normal({300, 1}, float32, 0, 1, random::key(6));
   array row = random::normal({200}, float32, 0, 1, random::key(7));
@@ -130,7 +141,7 @@ TEST(CompileFusion, InputsOfAnyLayoutAreReadBroadcastAndStrided) {
   }
 }
 
-TEST(CompileFusion, GroupsFollowMlxsRules) {
+TEST_F(CompileFusion, GroupsFollowMlxsRules) {
   // MLX's test_shared_broadcast: the broadcast is read by the fused node and by a sum.
   auto shared = compile([](const std::vector<array>& in) {
     array yy = broadcast_to(in[1], in[2].shape());
@@ -177,7 +188,7 @@ TEST(CompileFusion, GroupsFollowMlxsRules) {
   EXPECT_NEAR(b[0].item<float>(), std::sqrt(sum(exp(add(x, array(1.0f)))).item<float>() + 2.0f), 1e-3);
 }
 
-TEST(CompileFusion, AValueReadTwiceByOneOpKeepsItsSlotUntilItsLastRead) {
+TEST_F(CompileFusion, AValueReadTwiceByOneOpKeepsItsSlotUntilItsLastRead) {
   // e * e read e twice in one op: its slot must be freed once, or two later intermediates
   // share it.
   auto f = [](const std::vector<array>& in) {
@@ -193,7 +204,7 @@ TEST(CompileFusion, AValueReadTwiceByOneOpKeepsItsSlotUntilItsLastRead) {
   }
 }
 
-TEST(CompileFusion, OneElementAndStridedInputsGiveTheUnfusedBits) {
+TEST_F(CompileFusion, OneElementAndStridedInputsGiveTheUnfusedBits) {
   auto f = [](const std::vector<array>& in) {
     return std::vector<array>{add(multiply(exp(in[0]), in[1]), sin(in[1]))};
   };
@@ -210,7 +221,7 @@ TEST(CompileFusion, OneElementAndStridedInputsGiveTheUnfusedBits) {
     expect_identical(c(cases[i])[0], f(cases[i])[0], "case " + std::to_string(i));
 }
 
-TEST(CompileFusion, ACompiledFunctionCapturingATracerIsDifferentiatedAndVectorized) {
+TEST_F(CompileFusion, ACompiledFunctionCapturingATracerIsDifferentiatedAndVectorized) {
   // A compiled function closing over a parameter that grad (vmap) traces: its steps are the
   // transform's to differentiate (vectorize), so they are not fused.
   auto loss = [](const array& w) {
@@ -233,7 +244,7 @@ TEST(CompileFusion, ACompiledFunctionCapturingATracerIsDifferentiatedAndVectoriz
   test::expect_close(test::values(per_row[0]), {1.0, std::exp(3.0)}, 1e-6, 1e-5, "vmap");
 }
 
-TEST(CompileFusion, NoFuseModeAndGpuStreamsKeepTheSteps) {
+TEST_F(CompileFusion, NoFuseModeAndGpuStreamsKeepTheSteps) {
   auto f = [](const std::vector<array>& in) { return std::vector<array>{exp(add(in[0], array(1.0f)))}; };
   array x = array({1.0f, 2.0f});
   auto c = compile(f);
@@ -251,7 +262,7 @@ TEST(CompileFusion, NoFuseModeAndGpuStreamsKeepTheSteps) {
   }
 }
 
-TEST(CompileFusion, ShapelessReplaysTheFusedNodeOnOtherShapes) {
+TEST_F(CompileFusion, ShapelessReplaysTheFusedNodeOnOtherShapes) {
   auto f = [](const std::vector<array>& in) {
     return std::vector<array>{multiply(exp(in[0]), add(in[1], array(2.0f)))};
   };
@@ -264,7 +275,7 @@ TEST(CompileFusion, ShapelessReplaysTheFusedNodeOnOtherShapes) {
   }
 }
 
-TEST(CompileFusion, ExportingAFunctionThatCallsACompiledOneKeepsItsSteps) {
+TEST_F(CompileFusion, ExportingAFunctionThatCallsACompiledOneKeepsItsSteps) {
   auto inner = compile(
       [](const std::vector<array>& in) { return std::vector<array>{tanh(multiply(in[0], array(2.0f)))}; });
   const std::string path =
@@ -278,7 +289,7 @@ TEST(CompileFusion, ExportingAFunctionThatCallsACompiledOneKeepsItsSteps) {
   std::filesystem::remove(path);
 }
 
-TEST(CompileFusion, ThreadsCallingOneFusedFunctionGetTheSequentialResults) {
+TEST_F(CompileFusion, ThreadsCallingOneFusedFunctionGetTheSequentialResults) {
   braid_test::Watchdog watchdog;
   auto c = compile(inexact_chain);
   std::vector<std::vector<array>> inputs;
