@@ -497,3 +497,22 @@ TEST(Export, CallbackErrorsReachTheCallerAndLeaveTheExporterUsable) {
   Recorded rec;
   EXPECT_THROW(export_function(rec.callback(), custom, {array({1.0f})}), std::invalid_argument);
 }
+
+TEST(Export, MetadataIsStoredWithTheFile) {
+  std::string path = temp_file("metadata");
+  auto fun = [](const Args& in) -> std::vector<array> { return {abs(in[0])}; };
+  const Metadata metadata{{"name", "model"}, {"params", "7000000000"}, {"", "empty key"}};
+  export_function(path, fun, {array({1.0f, -2.0f})}, false, metadata);
+  auto imported = import_function(path);
+  EXPECT_EQ(imported.metadata(), metadata);
+  EXPECT_EQ(values(imported({array({1.0f, -2.0f})})[0]), (std::vector<double>{1, 2}));
+  {  // kept as every trace rewrites the file
+    auto ex = exporter(path, fun, false, metadata);
+    ex({array({1.0f})});
+    ex({array({1.0f, 2.0f})});
+  }
+  EXPECT_EQ(import_function(path).metadata(), metadata);
+  export_function(path, fun, {array({1.0f})});
+  EXPECT_TRUE(import_function(path).metadata().empty());
+  std::remove(path.c_str());
+}

@@ -32,6 +32,9 @@ namespace braid {
 
 using Args = std::vector<array>;
 using Kwargs = std::map<std::string, array>;
+/// String pairs stored with an exported function (MLX's metadata), read back by
+/// ImportedFunction::metadata().
+using Metadata = std::unordered_map<std::string, std::string>;
 
 /// One value of a primitive's state, as an export callback receives it (MLX's StateT).
 using StateT = std::variant<bool, int, size_t, float, double, Dtype, Shape, Strides, std::vector<int>,
@@ -92,25 +95,27 @@ class FunctionExporter {
 
 /// An exporter writing traces of `fun` to `path` (created or truncated now). `shapeless`: each
 /// trace serves inputs of any shape with the traced ranks and dtypes (as compile's shapeless).
+/// `metadata` is stored with the file.
 FunctionExporter exporter(const std::string& path, const std::function<std::vector<array>(const Args&)>& fun,
-                          bool shapeless = false);
+                          bool shapeless = false, const Metadata& metadata = {});
 FunctionExporter exporter(const std::string& path,
-                          const std::function<std::vector<array>(const Kwargs&)>& fun,
-                          bool shapeless = false);
+                          const std::function<std::vector<array>(const Kwargs&)>& fun, bool shapeless = false,
+                          const Metadata& metadata = {});
 FunctionExporter exporter(const std::string& path,
                           const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
-                          bool shapeless = false);
+                          bool shapeless = false, const Metadata& metadata = {});
 
 /// Traces `fun` on the example inputs and writes the trace to `path`. Throws
 /// std::invalid_argument for a graph that cannot be exported (a primitive holding a callback,
 /// such as custom_function's) and std::runtime_error when the file cannot be written.
 void export_function(const std::string& path, const std::function<std::vector<array>(const Args&)>& fun,
-                     const Args& args, bool shapeless = false);
+                     const Args& args, bool shapeless = false, const Metadata& metadata = {});
 void export_function(const std::string& path, const std::function<std::vector<array>(const Kwargs&)>& fun,
-                     const Kwargs& kwargs, bool shapeless = false);
+                     const Kwargs& kwargs, bool shapeless = false, const Metadata& metadata = {});
 void export_function(const std::string& path,
                      const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
-                     const Args& args, const Kwargs& kwargs, bool shapeless = false);
+                     const Args& args, const Kwargs& kwargs, bool shapeless = false,
+                     const Metadata& metadata = {});
 
 /// The same, giving each trace to `callback` as records (ExportCallbackInput) instead of
 /// writing a file. Throws what the file forms throw for a graph that cannot be exported, and
@@ -144,6 +149,8 @@ class ImportedFunction {
   std::vector<array> operator()(const Args& args) const;
   std::vector<array> operator()(const Kwargs& kwargs) const;
   std::vector<array> operator()(const Args& args, const Kwargs& kwargs) const;
+  /// The metadata exported with the function (empty for a file written without any).
+  const Metadata& metadata() const;
 
  private:
   friend ImportedFunction import_function(const std::string&);

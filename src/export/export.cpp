@@ -37,7 +37,8 @@ namespace {
 
 constexpr std::string_view kMagic = "braid.mlxfn";
 // 2: a shapeless Reshape may hold the shape it was asked for (version 1 files read the same).
-constexpr uint32_t kVersion = 2;
+// 3: the exporter's metadata (string pairs) after the shapeless flag (none in older files).
+constexpr uint32_t kVersion = 3;
 
 using FullFn = std::function<std::vector<array>(const Args&, const Kwargs&)>;
 
@@ -160,6 +161,7 @@ struct ExportedTrace {
 struct ExportState {
   std::string path;
   ExportCallback callback;  // set: traces go to it, not to `path`
+  Metadata metadata;        // written with the file
   FullFn fun;
   bool shapeless = false;
   Mutex mu;
@@ -351,6 +353,12 @@ void ExportState::write() {
   head.str(kMagic);
   head.u32(kVersion);
   head.boolean(shapeless);
+  std::map<std::string, std::string> sorted(metadata.begin(), metadata.end());  // the same bytes every time
+  head.u64(sorted.size());
+  for (const auto& [key, value] : sorted) {
+    head.str(key);
+    head.str(value);
+  }
   head.u64(streams.size());
   for (auto [type, is_default] : streams) {
     head.u8(static_cast<uint8_t>(type));
@@ -392,6 +400,7 @@ struct ImportedTrace {
 };
 
 struct ImportState {
+  Metadata metadata;
   std::vector<std::pair<Device::DeviceType, bool>> streams;  // device, was the default stream
   std::vector<array> constants;
   std::vector<ImportedTrace> traces;
@@ -482,10 +491,18 @@ std::shared_ptr<const ImportState> read_exported(const std::string& path) {
   std::string bytes((std::istreambuf_iterator<char>(is)), std::istreambuf_iterator<char>());
   ByteReader r(bytes.data(), bytes.size());
   if (r.str() != kMagic) ByteReader::fail("not a function exported by braid");
-  if (const uint32_t version = r.u32(); version < 1 || version > kVersion)
-    ByteReader::fail("unsupported version");
+  const uint32_t version = r.u32();
+  if (version < 1 || version > kVersion) ByteReader::fail("unsupported version");
   auto state = std::make_shared<ImportState>();
   state->shapeless = r.boolean();
+  if (version >= 3) {
+    const size_t n = r.count(16);
+    for (size_t i = 0; i < n; ++i) {
+      std::string key = r.str();
+      if (!state->metadata.emplace(std::move(key), r.str()).second)
+        ByteReader::fail("a metadata key given twice");
+    }
+  }
   state->streams.resize(r.count(2));
   for (auto& [type, is_default] : state->streams) {
     type = r.enumerator<Device::DeviceType>(2);
@@ -543,8 +560,10 @@ std::shared_ptr<const ImportState> read_exported(const std::string& path) {
 
 // Makes FunctionExporters (their constructor is private).
 struct ExporterAccess {
-  static FunctionExporter make(FullFn fun, bool shapeless, std::string path, ExportCallback callback) {
+  static FunctionExporter make(FullFn fun, bool shapeless, std::string path, ExportCallback callback,
+                               Metadata metadata = {}) {
     auto state = std::make_shared<ExportState>();
+    state->metadata = std::move(metadata);
     state->fun = std::move(fun);
     state->shapeless = shapeless;
     state->path = std::move(path);
@@ -595,19 +614,20 @@ void FunctionExporter::operator()(const Args& args, const Kwargs& kwargs) { stat
 void FunctionExporter::close() { state_->closed.store(true); }
 
 FunctionExporter exporter(const std::string& path, const std::function<std::vector<array>(const Args&)>& fun,
-                          bool shapeless) {
-  return detail::ExporterAccess::make(detail::positional_only(fun), shapeless, path, {});
+                          bool shapeless, const Metadata& metadata) {
+  return detail::ExporterAccess::make(detail::positional_only(fun), shapeless, path, {}, metadata);
 }
 
 FunctionExporter exporter(const std::string& path,
-                          const std::function<std::vector<array>(const Kwargs&)>& fun, bool shapeless) {
-  return detail::ExporterAccess::make(detail::keywords_only(fun), shapeless, path, {});
+                          const std::function<std::vector<array>(const Kwargs&)>& fun, bool shapeless,
+                          const Metadata& metadata) {
+  return detail::ExporterAccess::make(detail::keywords_only(fun), shapeless, path, {}, metadata);
 }
 
 FunctionExporter exporter(const std::string& path,
                           const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
-                          bool shapeless) {
-  return detail::ExporterAccess::make(fun, shapeless, path, {});
+                          bool shapeless, const Metadata& metadata) {
+  return detail::ExporterAccess::make(fun, shapeless, path, {}, metadata);
 }
 
 FunctionExporter exporter(const ExportCallback& callback,
@@ -627,19 +647,19 @@ FunctionExporter exporter(const ExportCallback& callback,
 }
 
 void export_function(const std::string& path, const std::function<std::vector<array>(const Args&)>& fun,
-                     const Args& args, bool shapeless) {
-  exporter(path, fun, shapeless)(args);
+                     const Args& args, bool shapeless, const Metadata& metadata) {
+  exporter(path, fun, shapeless, metadata)(args);
 }
 
 void export_function(const std::string& path, const std::function<std::vector<array>(const Kwargs&)>& fun,
-                     const Kwargs& kwargs, bool shapeless) {
-  exporter(path, fun, shapeless)(kwargs);
+                     const Kwargs& kwargs, bool shapeless, const Metadata& metadata) {
+  exporter(path, fun, shapeless, metadata)(kwargs);
 }
 
 void export_function(const std::string& path,
                      const std::function<std::vector<array>(const Args&, const Kwargs&)>& fun,
-                     const Args& args, const Kwargs& kwargs, bool shapeless) {
-  exporter(path, fun, shapeless)(args, kwargs);
+                     const Args& args, const Kwargs& kwargs, bool shapeless, const Metadata& metadata) {
+  exporter(path, fun, shapeless, metadata)(args, kwargs);
 }
 
 void export_function(const ExportCallback& callback,
@@ -667,6 +687,8 @@ std::vector<array> ImportedFunction::operator()(const Kwargs& kwargs) const {
 std::vector<array> ImportedFunction::operator()(const Args& args, const Kwargs& kwargs) const {
   return state_->call(args, kwargs);
 }
+
+const Metadata& ImportedFunction::metadata() const { return state_->metadata; }
 
 ImportedFunction import_function(const std::string& path) {
   return ImportedFunction(detail::read_exported(path));

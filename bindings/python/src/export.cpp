@@ -8,6 +8,7 @@
 // In place of the file, export_function and exporter take a callable (MLX's callback form),
 // called with one dict per record of each trace (braid::ExportCallbackInput): shapes as
 // lists, dtypes as Dtype objects, pairs and triples as tuples.
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -168,12 +169,20 @@ ExportCallback wrap_callback(py::function callback) {
 }
 
 // The exporter for export_function's or exporter's first argument: a path, or a callable.
-FunctionExporter exporter_for(const py::object& file_or_callback, const py::function& fun, bool shapeless) {
+// `metadata` (None or a dict of str to str) goes with a file only.
+FunctionExporter exporter_for(const py::object& file_or_callback, const py::function& fun, bool shapeless,
+                              const std::optional<Metadata>& metadata) {
   if (py::isinstance<py::str>(file_or_callback)) {
-    return exporter(file_or_callback.cast<std::string>(), wrap(fun), shapeless);
+    return exporter(file_or_callback.cast<std::string>(), wrap(fun), shapeless,
+                    metadata.value_or(Metadata{}));
   }
   if (!PyCallable_Check(file_or_callback.ptr())) {
     throw std::invalid_argument("[export_function] The first argument must be a file path or a callable.");
+  }
+  if (metadata && !metadata->empty()) {
+    throw std::invalid_argument(
+        "[export_function] The metadata argument is only supported when exporting to a file, not to a "
+        "callback.");
   }
   return exporter(wrap_callback(py::reinterpret_borrow<py::function>(file_or_callback)), wrap(fun),
                   shapeless);
@@ -207,41 +216,52 @@ BRAID_PYTHON_INIT(kInitFunctions) {
               py::gil_scoped_release release;
               outs = self(positional, keywords);
             }
-            return outs;
+            return py::tuple(py::cast(outs));
           },
-          "Runs the imported graph on the arrays (the traced signature's forms); returns a list of arrays.");
+          "Runs the imported graph on the arrays (the traced signature's forms); returns a tuple of arrays.");
 
   m.def(
       "export_function",
       [](const py::object& file_or_callback, const py::function& fun, const py::args& args, bool shapeless,
-         const py::kwargs& kwargs) {
+         const std::optional<Metadata>& metadata, const py::kwargs& kwargs) {
         auto [positional, keywords] = call_arrays(args, kwargs, "export_function");
-        FunctionExporter ex = exporter_for(file_or_callback, fun, shapeless);
+        FunctionExporter ex = exporter_for(file_or_callback, fun, shapeless, metadata);
         {
           py::gil_scoped_release release;
           ex(positional, keywords);
         }
       },
-      "file_or_callback"_a, "fun"_a, "shapeless"_a = false,
+      "file_or_callback"_a, "fun"_a, "shapeless"_a = false, "metadata"_a = py::none(),
       "Traces fun on the example arrays (positional and keyword, or a list or tuple of them and a dict) "
       "and writes the trace to file, or gives it to a callable, one dict per record ('type': 'inputs', "
       "'keyword_inputs', 'outputs', 'constants', then one 'primitive' per step). shapeless: the trace "
-      "serves inputs of any shape of the same ranks.");
+      "serves inputs of any shape of the same ranks. metadata: a dict of str to str stored with the file "
+      "(import_function(file, return_metadata=True) returns it).");
   m.def(
       "exporter",
-      [](const py::object& file_or_callback, const py::function& fun, bool shapeless) {
-        return exporter_for(file_or_callback, fun, shapeless);
+      [](const py::object& file_or_callback, const py::function& fun, bool shapeless,
+         const std::optional<Metadata>& metadata) {
+        return exporter_for(file_or_callback, fun, shapeless, metadata);
       },
-      "file_or_callback"_a, "fun"_a, py::kw_only(), "shapeless"_a = false,
+      "file_or_callback"_a, "fun"_a, py::kw_only(), "shapeless"_a = false, "metadata"_a = py::none(),
       "A FunctionExporter adding traces of fun to file (or giving them to a callable, as export_function "
       "does), one per call with a new signature.");
   m.def(
       "import_function",
-      [](const std::string& file) {
-        py::gil_scoped_release release;
-        return import_function(file);
+      [](const std::string& file, bool return_metadata) -> py::object {
+        std::optional<ImportedFunction> imported;
+        {
+          py::gil_scoped_release release;
+          imported.emplace(import_function(file));
+        }
+        if (!return_metadata) return py::cast(*imported);
+        py::dict metadata;
+        for (const auto& [key, value] : imported->metadata()) metadata[py::str(key)] = py::str(value);
+        return py::make_tuple(py::cast(*imported), metadata);
       },
-      "file"_a, "Reads a function written by export_function or an exporter.");
+      "file"_a, py::kw_only(), "return_metadata"_a = false,
+      "Reads a function written by export_function or an exporter; with return_metadata, returns (function, "
+      "metadata dict).");
 }
 
 }  // namespace braid::python

@@ -264,3 +264,31 @@ def test_a_failing_callback_raises_and_the_exporter_stays_usable():
     assert [r["type"] for r in calls[1:]][-1] == "primitive"
     with pytest.raises(ValueError):
         mx.export_function(42, lambda x: x, mx.array(1.0))
+
+
+def test_metadata_goes_with_the_file(path):
+    def fun(x):
+        return mx.abs(x)
+
+    x = mx.array([1.0, -2.0, 3.0])
+    metadata = {"name": "model", "params": "7000000000"}
+    mx.export_function(path, fun, x, metadata=metadata)
+    imported = mx.import_function(path)
+    assert isinstance(imported(x), tuple)
+    assert mx.array_equal(imported(x)[0], fun(x))
+    imported, got = mx.import_function(path, return_metadata=True)
+    assert got == metadata
+    assert mx.array_equal(imported(x)[0], fun(x))
+
+    mx.export_function(path, fun, x)
+    assert mx.import_function(path, return_metadata=True)[1] == {}
+
+    with mx.exporter(path, fun, metadata=metadata) as ex:
+        ex(mx.array([1.0]))
+        ex(mx.array([1.0, 2.0]))
+    assert mx.import_function(path, return_metadata=True)[1] == metadata
+
+    with pytest.raises(TypeError):
+        mx.export_function(path, fun, x, metadata={"n": 1})
+    with pytest.raises(ValueError):
+        mx.export_function(lambda r: None, fun, x, metadata=metadata)
