@@ -141,6 +141,38 @@ TEST_F(CompileFusion, InputsOfAnyLayoutAreReadBroadcastAndStrided) {
   }
 }
 
+// Inputs read through their strides are gathered a tile at a time: tiles that start inside a
+// row, 3-d broadcasts along any axis, element sizes 1 to 8 (a float64 input cast inside the
+// group is wider than every fused value), and several threads' tiles.
+TEST_F(CompileFusion, GatheredInputsOfEveryElementSizeAcrossTiles) {
+  const Shape shape{7, 301, 149};
+  auto f = [](const std::vector<array>& in) {
+    array x = add(astype(in[0], float32), astype(in[1], float32));
+    return std::vector<array>{multiply(x, astype(in[2], float32))};
+  };
+  auto c = compile(f);
+  for (Dtype t : {int8, float16, float32, float64}) {
+    SCOPED_TRACE(dtype_name(t));
+    array a = astype(multiply(random::normal(shape, float32, 0, 1, random::key(1)), array(20.0f)), t);
+    array mid = astype(random::normal({7, 1, 149}, float32, 0, 1, random::key(2)), t);
+    array lead = astype(random::normal({301, 1}, float32, 0, 1, random::key(3)), t);
+    array swapped = astype(random::normal({149, 301, 7}, float32, 0, 1, random::key(4)), t);
+    eval({a, mid, lead, swapped});
+    const std::vector<std::vector<array>> cases = {
+        {a, mid, lead},
+        {transpose(swapped), lead, mid},
+        {slice(astype(random::normal({7, 602, 149}, float32, 0, 1, random::key(5)), t), {0, 1, 0},
+               {7, 602, 149}, {1, 2, 1}),
+         broadcast_to(mid, shape), a},
+    };
+    for (size_t i = 0; i < cases.size(); ++i) {
+      auto got = c(cases[i])[0];
+      EXPECT_TRUE(fused_of(got, {"Add", "Multiply"}, /*casts_too=*/true));
+      expect_identical(got, f(cases[i])[0], "case " + std::to_string(i));
+    }
+  }
+}
+
 TEST_F(CompileFusion, GroupsFollowMlxsRules) {
   // MLX's test_shared_broadcast: the broadcast is read by the fused node and by a sum.
   auto shared = compile([](const std::vector<array>& in) {

@@ -2,10 +2,12 @@
 // kernel (elementwise_into.h, copy_into) on arrays that point into per-thread tile buffers, so
 // an intermediate never leaves the cache and the values are those of the unfused graph.
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <typeinfo>
 
+#include "backend/common/layout.h"
 #include "backend/cpu/convert.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/elementwise_into.h"
@@ -41,6 +43,67 @@ struct Scratch {
   Scratch& operator=(const Scratch&) = delete;
 };
 
+// An input read through its strides (broadcast along some axes, transposed, sliced): each
+// tile gathers its part into a buffer of its own, so no copy at the output's size is made.
+struct Gathered {
+  common::Layout<1> layout;  // over the output's index space
+  const char* base;
+};
+
+template <typename T>
+void gather_run(const T* src, int64_t stride, int64_t n, T* dst) {
+  if (stride == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
+  } else if (stride == 0) {
+    std::fill_n(dst, n, *src);
+  } else {
+    for (int64_t j = 0; j < n; ++j) dst[j] = src[j * stride];
+  }
+}
+
+// Copies the elements at flat positions [start, start + len) of g's index space to `dst`, in
+// order, a run along the innermost dimension at a time.
+template <typename T>
+void gather_range(const Gathered& g, int64_t start, int64_t len, T* dst) {
+  const auto& shape = g.layout.shape;
+  const auto& strides = g.layout.strides[0];
+  const T* base = reinterpret_cast<const T*>(g.base);
+  const int last = g.layout.ndim() - 1;
+  if (last < 0) {
+    std::fill_n(dst, len, *base);
+    return;
+  }
+  common::Extents idx(shape.size(), 0);
+  int64_t off = 0;
+  for (int64_t d = last, rest = start; d >= 0; --d) {
+    idx[d] = rest % shape[d];
+    rest /= shape[d];
+    off += idx[d] * strides[d];
+  }
+  for (int64_t done = 0; done < len;) {
+    const int64_t run = std::min(shape[last] - idx[last], len - done);
+    gather_run(base + off, strides[last], run, dst + done);
+    done += run;
+    off += run * strides[last];
+    idx[last] += run;
+    for (int d = last; d > 0 && idx[d] == shape[d]; --d) {
+      off += strides[d - 1] - shape[d] * strides[d];
+      idx[d] = 0;
+      ++idx[d - 1];
+    }
+  }
+}
+
+void gather_range(const Gathered& g, size_t item, int64_t start, int64_t len, void* dst) {
+  switch (item) {
+    case 1: return gather_range(g, start, len, static_cast<uint8_t*>(dst));
+    case 2: return gather_range(g, start, len, static_cast<uint16_t*>(dst));
+    case 4: return gather_range(g, start, len, static_cast<uint32_t*>(dst));
+    case 8: return gather_range(g, start, len, static_cast<uint64_t*>(dst));
+    default: throw std::logic_error("[Compiled] unexpected element size.");
+  }
+}
+
 enum class Kernel : uint8_t { unary, binary, select, astype };
 
 // An op ready to run: its kernel, where its value lives and what it reads.
@@ -75,20 +138,21 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
   detail::alloc_contiguous(out);
   const int64_t n = static_cast<int64_t>(out.size());
   if (n == 0) return;
-  // Each input read either as one element, or flat at the tile's offset; any other layout (a
-  // broadcast other than of one element, strides) is first copied out at the output's shape.
-  std::vector<array> sources;
-  std::vector<bool> scalar;
-  sources.reserve(inputs.size());
-  for (const array& in : inputs) {
-    const bool one = in.data_size() == 1;
-    scalar.push_back(one);
-    if (one || (in.flags().row_contiguous && in.size() == out.size())) {
-      sources.push_back(in);
+  // Each input read as one element, flat at the tile's offset, or (any other layout: a
+  // broadcast along some axes, strides) gathered per tile into a buffer of its own.
+  enum class Read : uint8_t { scalar, flat, gathered };
+  std::vector<Read> reads;
+  std::vector<Gathered> gathered(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const array& in = inputs[i];
+    if (in.data_size() == 1) {
+      reads.push_back(Read::scalar);
+    } else if (in.flags().row_contiguous && in.size() == out.size()) {
+      reads.push_back(Read::flat);
     } else {
-      array copy(out.shape(), in.dtype(), nullptr, {});
-      cpu::copy_to_contiguous(in, copy);
-      sources.push_back(std::move(copy));
+      reads.push_back(Read::gathered);
+      gathered[i] = {common::Layout<1>(out.shape(), {common::broadcast_strides(in, out.shape())}),
+                     static_cast<const char*>(in.desc()->data_ptr)};
     }
   }
   // Slots for the intermediates: a value's slot is free again after its last reader, so a
@@ -118,12 +182,17 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
         free_slots.push_back(plans[a - num_inputs_].slot);
     }
   }
-  size_t item = 1;
+  size_t item = 1;  // the widest element a slot or a gathered input's buffer holds
   for (const Op& op : ops_) item = std::max<size_t>(item, op.dtype.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (reads[i] == Read::gathered) item = std::max<size_t>(item, inputs[i].itemsize());
+  }
   const size_t slot_bytes = (static_cast<size_t>(std::min(kTile, n)) * item + 63) / 64 * 64;
+  // Gathered inputs' buffers follow the slots, one slot's size each.
+  const size_t num_gathered = static_cast<size_t>(std::count(reads.begin(), reads.end(), Read::gathered));
   char* out_data = static_cast<char*>(out.desc()->data_ptr);
   detail::parallel_for(n, kTile, [&](int64_t begin, int64_t end) {
-    Scratch scratch(std::max<size_t>(slot_bytes * static_cast<size_t>(num_slots), 1));
+    Scratch scratch(std::max<size_t>(slot_bytes * (static_cast<size_t>(num_slots) + num_gathered), 1));
     char* slots = static_cast<char*>(scratch.buffer.ptr);
     std::vector<array> in_tiles, values;
     int64_t built = -1;  // the tile length the arrays have
@@ -135,9 +204,14 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
         in_tiles.clear();
         values.clear();
         const Shape shape{static_cast<int32_t>(len)};
-        for (size_t i = 0; i < sources.size(); ++i) {
-          in_tiles.push_back(
-              tile_array(sources[i].desc()->data_ptr, scalar[i] ? Shape{} : shape, sources[i].dtype()));
+        char* gather_buffer = slots + slot_bytes * static_cast<size_t>(num_slots);
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          void* data = inputs[i].desc()->data_ptr;
+          if (reads[i] == Read::gathered) {
+            data = gather_buffer;
+            gather_buffer += slot_bytes;
+          }
+          in_tiles.push_back(tile_array(data, reads[i] == Read::scalar ? Shape{} : shape, inputs[i].dtype()));
         }
         for (size_t k = 0; k < ops_.size(); ++k) {
           void* data = plans[k].slot < 0 ? out_data : slots + slot_bytes * static_cast<size_t>(plans[k].slot);
@@ -145,10 +219,12 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
         }
         built = len;
       }
-      for (size_t i = 0; i < sources.size(); ++i) {
-        if (!scalar[i]) {
-          point_at(in_tiles[i], static_cast<char*>(sources[i].desc()->data_ptr) +
-                                    start * static_cast<int64_t>(sources[i].itemsize()));
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        if (reads[i] == Read::flat) {
+          point_at(in_tiles[i], static_cast<char*>(inputs[i].desc()->data_ptr) +
+                                    start * static_cast<int64_t>(inputs[i].itemsize()));
+        } else if (reads[i] == Read::gathered) {
+          gather_range(gathered[i], inputs[i].itemsize(), start, len, in_tiles[i].desc()->data_ptr);
         }
       }
       point_at(values.back(), out_data + start * static_cast<int64_t>(out.itemsize()));
