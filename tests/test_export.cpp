@@ -257,6 +257,45 @@ TEST(Export, ShapelessTracesServeOtherShapes) {
   std::remove(path.c_str());
 }
 
+// Convolutions infer their output shape (MLX's test_export_conv_shapeless): 1-, 2- and 3-d,
+// strided, padded, grouped, on inputs of other batch and spatial sizes.
+TEST(Export, ShapelessConvolutionsServeOtherShapes) {
+  std::string path = temp_file("conv_shapeless");
+  struct Case {
+    Shape weight;
+    int groups;
+    std::vector<Shape> inputs;
+  };
+  const std::vector<Case> cases = {
+      {{8, 3, 3}, 1, {{4, 64, 3}, {1, 33, 3}, {2, 128, 3}}},
+      {{6, 3, 3, 3}, 1, {{2, 32, 32, 3}, {1, 31, 31, 3}, {4, 64, 48, 3}}},
+      {{6, 3, 3, 2}, 2, {{2, 32, 32, 4}, {3, 15, 20, 4}}},
+      {{4, 3, 3, 3, 2}, 1, {{1, 8, 8, 8, 2}, {2, 7, 8, 9, 2}}},
+  };
+  for (const auto& c : cases) {
+    array w = random::normal(c.weight, float32, 0, 1, random::key(1));
+    eval(w);
+    const int dims = static_cast<int>(c.weight.size()) - 2;
+    auto fun = [&](const Args& in) -> std::vector<array> {
+      return {conv_general(in[0], w, std::vector<int>(dims, 2), std::vector<int>(dims, 1),
+                           std::vector<int>(dims, 1), std::vector<int>(dims, 1), std::vector<int>(dims, 1),
+                           c.groups)};
+    };
+    export_function(path, fun, {random::normal(c.inputs[0])}, /*shapeless=*/true);
+    auto imported = import_function(path);
+    for (const auto& shape : c.inputs) {
+      array x = random::normal(shape, float32, 0, 1, random::key(2));
+      expect_same(imported({x}), fun({x}), 1e-4);
+    }
+  }
+  // A new shape the fixed weight does not fit (another channel count) is the call's error.
+  array w = random::normal({8, 3, 3});
+  auto fun = [&](const Args& in) -> std::vector<array> { return {conv1d(in[0], w, 2, 1)}; };
+  export_function(path, fun, {random::normal({4, 64, 3})}, true);
+  EXPECT_THROW(import_function(path)({random::normal({4, 64, 5})}), std::invalid_argument);
+  std::remove(path.c_str());
+}
+
 TEST(Export, CapturedArraysAreStoredOnce) {
   std::string path = temp_file("constants");
   array big = zeros({16, 2048});

@@ -43,7 +43,9 @@ void check_feature_array(const std::string& op, const char* what, const array& x
 Dtype accumulation_type(Dtype out_type) { return out_type == float64 ? float64 : float32; }
 
 // The score of a masked-out key: -inf, as MLX, so a row with every key masked gives NaN.
-array masked_score(Dtype dtype) { return array(-std::numeric_limits<float>::infinity(), dtype); }
+// A key that a bool mask (or the causal mask) hides scores the dtype's lowest finite value, as
+// MLX's since it stopped producing NaN: a query that sees no key averages the values evenly.
+array masked_score(Dtype dtype) { return array(finfo(dtype).min, dtype); }
 
 }  // namespace
 

@@ -27,6 +27,7 @@ class Convolution : public UnaryPrimitive {
         flip_(flip) {}
   BRAID_PRIMITIVE_EVALS
   BRAID_PRIMITIVE_GRADS
+  BRAID_PRIMITIVE_OUTPUT_SHAPES
   const char* name() const override { return "Convolution"; }
   bool is_equivalent(const Primitive& other) const override {
     const auto* o = dynamic_cast<const Convolution*>(&other);

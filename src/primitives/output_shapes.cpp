@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "backend/common/conv.h"
 #include "graph/trace.h"
 #include "ops/utils.h"
 #include "primitives/primitives.h"
@@ -163,6 +164,26 @@ std::vector<Shape> Matmul::output_shapes(const std::vector<array>& inputs) {
   }
   Shape out(a.begin(), a.end() - 1);
   out.push_back(b.back());
+  return {out};
+}
+
+// [batch, spatial..., channels] by [out channels, kernel..., channels / groups]: each spatial
+// size from the input's, the kernel's and the fixed stride, padding and dilations (as the op).
+std::vector<Shape> Convolution::output_shapes(const std::vector<array>& inputs) {
+  const Shape &in = inputs.at(0).shape(), &wt = inputs.at(1).shape();
+  const size_t dims = stride_.size();
+  if (in.size() != dims + 2 || wt.size() != dims + 2 ||
+      in.back() != static_cast<int64_t>(wt.back()) * groups_ || wt[0] % groups_ != 0) {
+    unfit(*this);
+  }
+  Shape out = in;
+  out.back() = wt[0];
+  for (size_t d = 0; d < dims; ++d) {
+    const int64_t size = common::conv_out_size(in[d + 1], wt[d + 1], stride_[d], padding_lo_[d],
+                                               padding_hi_[d], kernel_dilation_[d], input_dilation_[d]);
+    if (size <= 0 || size > INT32_MAX) unfit(*this);
+    out[d + 1] = static_cast<int32_t>(size);
+  }
   return {out};
 }
 

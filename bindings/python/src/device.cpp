@@ -116,16 +116,21 @@ BRAID_PYTHON_INIT(kInitDevice) {
         "already submitted still runs.");
   m.def(
       "synchronize",
-      [](std::optional<Stream> s) {
+      [](py::object s) {
+        // A stream, a device (its default stream on this thread) or None (the default device's).
+        const StreamOrDevice target = to_stream_or_device(s);
         py::gil_scoped_release release;
-        if (s) {
-          synchronize(*s);
+        if (const auto* stream = std::get_if<Stream>(&target)) {
+          synchronize(*stream);
+        } else if (const auto* device = std::get_if<Device>(&target)) {
+          synchronize(default_stream(*device));
         } else {
           synchronize();
         }
       },
       "stream"_a = py::none(),
-      "Waits until the work queued on `stream` (default: this thread's default stream) has finished.");
+      "Waits until the work queued on `stream` (a stream or a device, whose default stream is meant; "
+      "default: this thread's default stream) has finished.");
 
   py::class_<PyStreamContext>(m, "StreamContext", "The context manager that braid.core.stream returns.")
       .def(py::init([](py::object s) { return PyStreamContext(to_stream_or_device(s)); }), "s"_a)

@@ -64,9 +64,16 @@ BRAID_PYTHON_INIT(kInitFunctions) {
                     "`a` with the slice start:stop:strides replaced by its minimum with update.");
   m.def(
       "depends",
-      [](py::object inputs, py::object dependencies) {
-        return depends(arg_array_list(inputs, "depends", "inputs"),
-                       arg_array_list(dependencies, "depends", "dependencies"));
+      [](py::object inputs, py::object dependencies) -> py::object {
+        // An array alone (inputs or dependencies) stands for a list of one; a single input
+        // comes back as an array.
+        auto list = [](py::object o, const char* name) {
+          return py::isinstance<array>(o) ? std::vector<array>{o.cast<array>()}
+                                          : arg_array_list(o, "depends", name);
+        };
+        std::vector<array> out = depends(list(inputs, "inputs"), list(dependencies, "dependencies"));
+        if (py::isinstance<array>(inputs)) return py::cast(out.at(0));
+        return py::cast(out);
       },
       "inputs"_a, "dependencies"_a,
       "The inputs, unchanged, but computed only after every one of the dependencies.");

@@ -146,3 +146,14 @@ def test_masked_scatter_fills_true_positions_in_order():
     ref = x.copy()
     ref[row_mask] = src[:3]
     check(mx.masked_scatter(mx.array(x), mx.array(row_mask), mx.array(src)), ref)
+
+
+def test_depends_takes_arrays_or_lists():
+    a = mx.array([1.0, 2.0, 3.0])
+    b, c = mx.exp(a), mx.log(a)
+    (out,) = mx.depends([b], [c])
+    assert mx.array_equal(out, b).item()
+    out = mx.depends(b, c)
+    assert isinstance(out, mx.array) and mx.array_equal(out, b).item()
+    out = mx.depends([b, c], a)
+    assert len(out) == 2 and mx.array_equal(out[1], c).item()

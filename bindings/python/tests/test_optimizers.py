@@ -122,6 +122,14 @@ def test_adam_matches_numpy(bias_correction):
     check(optim.Adam(0.05, betas=[0.8, 0.99], eps=1e-6), adam_update(0.05, 0.8, 0.99, 1e-6, False))
 
 
+def test_adam_keeps_half_parameters_half():
+    params = {"w": mx.ones((3,), dtype=mx.float16)}
+    grads = {"w": mx.full((3,), 0.5, dtype=mx.float16)}
+    for bias_correction in (False, True):
+        out = optim.Adam(1e-2, bias_correction=bias_correction).apply_gradients(grads, params)
+        assert out["w"].dtype == mx.float16
+
+
 def test_adamw_matches_numpy():
     check(optim.AdamW(0.01), adam_update(0.01, 0.9, 0.999, 1e-8, False, weight_decay=0.01))
     check(optim.AdamW(0.01, weight_decay=0.1, bias_correction=True),

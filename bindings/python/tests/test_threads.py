@@ -203,3 +203,12 @@ def test_eval_releases_the_gil():
         t.join(TIMEOUT)
     print(f"eval took {elapsed:.3f}s; the counter advanced {during} times (free rate {rate:.0f}/s)")
     assert during > 0.1 * rate * elapsed
+
+
+def test_synchronize_takes_a_stream_a_device_or_nothing():
+    x = mx.exp(mx.ones((4,)), stream=mx.cpu)
+    mx.async_eval(x)
+    mx.synchronize(mx.cpu)
+    mx.synchronize(mx.default_stream(mx.cpu))
+    mx.synchronize()
+    assert x.tolist() == [pytest.approx(2.718281828)] * 4

@@ -329,10 +329,11 @@ class Adam(Optimizer):
         state["m"] = m
         state["v"] = v
         if self.bias_correction:
+            # The corrections in the gradient's dtype, so a float16 parameter stays float16.
             step = self.step
-            numerator = lr / (1 - b1**step) * m
-            denominator = mx.sqrt(v) / mx.sqrt(1 - b2**step) + self.eps
-            return parameter - numerator / denominator
+            c1 = (lr / (1 - b1**step)).astype(gradient.dtype)
+            c2 = mx.rsqrt(1 - b2**step).astype(gradient.dtype)
+            return parameter - c1 * m / (mx.sqrt(v) * c2 + self.eps)
         return parameter - lr * m / (mx.sqrt(v) + self.eps)
 
 
