@@ -189,6 +189,8 @@ TEST(OpsShapeCreation, EyeAndIdentityPlaceOnesOnDiagonalK) {
     }
     EXPECT_EQ(eye(2, 3, d).shape(), (Shape{2, 3}));
     EXPECT_EQ(eye(4, d).shape(), (Shape{4, 4}));
+    EXPECT_EQ(eye(0, 0, d).shape(), (Shape{0, 0}));  // MLX's newer rule: empty, not an error
+    EXPECT_EQ(eye(0, 3, d).shape(), (Shape{0, 3}));
     EXPECT_EQ(values(identity(2, int8, d)), (std::vector<double>{1, 0, 0, 1}));
     EXPECT_EQ(identity(2, d).dtype(), float32);
   }
@@ -936,8 +938,10 @@ TEST(OpsShapeTileRepeat, MatchNumPy) {
     array a({1, 2});
     EXPECT_EQ(repeat(a, 1, 0, d).id(), a.id());
     array z = repeat(zeros({2, 3}, int16), 0, 1, d);
-    EXPECT_EQ(z.shape(), (Shape{0}));
+    EXPECT_EQ(z.shape(), (Shape{2, 0}));  // MLX's newer rule: the axis becomes empty
     EXPECT_EQ(z.dtype(), int16);
+    EXPECT_EQ(repeat(zeros({2, 3}, int16), 0, 0, d).shape(), (Shape{0, 3}));
+    EXPECT_EQ(repeat(zeros({2, 3}, int16), 0, d).shape(), (Shape{0}));
     EXPECT_EQ(values(repeat(array(5), 3, d)), (std::vector<double>{5, 5, 5}));
   }
 }
@@ -1179,7 +1183,7 @@ namespace {
 TEST(OpsShapeBadInput, EachInvalidCallNamesItsOp) {
   array m = zeros({2, 3}), v = zeros({4}), s = zeros({}), f = zeros({2, 3}, int32);
   EXPECT_OP_THROWS("[linspace]", linspace(0, 1, -1));
-  EXPECT_OP_THROWS("[eye]", eye(0));
+  EXPECT_OP_THROWS("[eye]", eye(-1));
   EXPECT_OP_THROWS("[eye]", eye(2, -1));
   EXPECT_OP_THROWS("[tril]", tril(v));
   EXPECT_OP_THROWS("[triu]", triu(s));
@@ -1204,7 +1208,7 @@ TEST(OpsShapeBadInput, EachInvalidCallNamesItsOp) {
   EXPECT_OP_THROWS("[tile]", tile(m, {-1}));
   EXPECT_OP_THROWS("[repeat]", repeat(m, -1, 0));
   EXPECT_OP_THROWS("[repeat]", repeat(m, 2, 2));
-  EXPECT_OP_THROWS("[pad]", pad(m, 1, array(0), "reflect"));
+  EXPECT_OP_THROWS("[pad]", pad(m, 1, array(0), "wrap"));
   EXPECT_OP_THROWS("[pad]", pad(m, -1));
   EXPECT_OP_THROWS("[pad]", pad(m, std::vector<std::pair<int, int>>{{1, 1}}));
   EXPECT_OP_THROWS("[pad]", pad(m, std::vector<int>{0}, Shape{1, 1}, Shape{1}));
@@ -1300,4 +1304,66 @@ TEST(OpsShapeBadInput, EveryOpNamesItselfWhenTheDeviceIsUnavailable) {
   EXPECT_OP_THROWS("[split]", split(m, 2, 0, g));
   EXPECT_OP_THROWS("[concatenate]", concatenate({m, m}, 0, g));
   EXPECT_OP_THROWS("[stack]", stack({m, m}, 0, g));
+}
+
+// MLX's flip and unstack (views), and pad's reflect and symmetric modes with NumPy's repeated
+// reflection for pads longer than the axis; each against NumPy's values, on every device.
+TEST(OpsShapeViews, FlipUnstackAndMirrorPadding) {
+  for (Device d : test_devices()) {
+    SCOPED_TRACE(test::device_name(d));
+    array x = array({0, 1, 2, 3, 4, 5}, {2, 3});
+    EXPECT_EQ(values(flip(x, d)), (std::vector<double>{5, 4, 3, 2, 1, 0}));
+    EXPECT_EQ(values(flip(x, 0, d)), (std::vector<double>{3, 4, 5, 0, 1, 2}));
+    EXPECT_EQ(values(flip(x, -1, d)), (std::vector<double>{2, 1, 0, 5, 4, 3}));
+    EXPECT_EQ(values(flip(x, std::vector<int>{0, 1}, d)), (std::vector<double>{5, 4, 3, 2, 1, 0}));
+    EXPECT_EQ(values(flip(array({1, 2, 3, 4}), d)), (std::vector<double>{4, 3, 2, 1}));
+    EXPECT_OP_THROWS("[flip]", flip(x, 2, d));
+    EXPECT_OP_THROWS("[flip]", flip(x, std::vector<int>{1, -1}, d));
+
+    auto rows = unstack(x, 0, d);
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[1].shape(), (Shape{3}));
+    EXPECT_EQ(values(rows[1]), (std::vector<double>{3, 4, 5}));
+    auto cols = unstack(x, 1, d);
+    ASSERT_EQ(cols.size(), 3u);
+    EXPECT_EQ(values(cols[2]), (std::vector<double>{2, 5}));
+    EXPECT_TRUE(array_equal(stack(cols, 1, d), x).item<bool>());
+    EXPECT_TRUE(unstack(zeros({0, 2}), 0, d).empty());
+    EXPECT_OP_THROWS("[unstack]", unstack(x, 2, d));
+    EXPECT_OP_THROWS("[unstack]", unstack(array(1.0f), 0, d));
+
+    array v = array({1.0f, 2.0f, 3.0f, 4.0f, 5.0f});
+    auto padded = [&](int lo, int hi, const char* mode) {
+      return values(pad(v, {{lo, hi}}, array(0.0f), mode, d));
+    };
+    EXPECT_EQ(padded(2, 2, "reflect"), (std::vector<double>{3, 2, 1, 2, 3, 4, 5, 4, 3}));
+    EXPECT_EQ(padded(0, 3, "reflect"), (std::vector<double>{1, 2, 3, 4, 5, 4, 3, 2}));
+    EXPECT_EQ(padded(2, 2, "symmetric"), (std::vector<double>{2, 1, 1, 2, 3, 4, 5, 5, 4}));
+    EXPECT_EQ(padded(3, 0, "symmetric"), (std::vector<double>{3, 2, 1, 1, 2, 3, 4, 5}));
+    EXPECT_EQ(values(pad(array({1.0f, 2.0f, 3.0f}), {{5, 5}}, array(0.0f), "reflect", d)),
+              (std::vector<double>{2, 1, 2, 3, 2, 1, 2, 3, 2, 1, 2, 3, 2}));  // NumPy's np.pad
+    EXPECT_EQ(values(pad(array({1.0f, 2.0f}), {{3, 4}}, array(0.0f), "symmetric", d)),
+              (std::vector<double>{2, 2, 1, 1, 2, 2, 1, 1, 2}));
+    EXPECT_EQ(values(pad(array({7.0f}), {{2, 1}}, array(0.0f), "reflect", d)),
+              (std::vector<double>{7, 7, 7, 7}));
+    // Two axes, each mirrored in turn.
+    EXPECT_EQ(values(pad(x, {{1, 0}, {0, 2}}, array(0), "reflect", d)),
+              (std::vector<double>{3, 4, 5, 4, 3, 0, 1, 2, 1, 0, 3, 4, 5, 4, 3}));
+    EXPECT_OP_THROWS("[pad]", pad(zeros({0}), {{1, 1}}, array(0.0f), "reflect", d));
+    EXPECT_OP_THROWS("[pad]", pad(v, {{1, 1}}, array(0.0f), "wrap", d));
+  }
+}
+
+TEST(OpsShapeCreation, LinspaceWithoutItsEndpointIsNumpys) {
+  for (Device d : test_devices()) {
+    EXPECT_EQ(values(linspace(0, 10, 5, false, float32, d)), (std::vector<double>{0, 2, 4, 6, 8}));
+    EXPECT_EQ(values(linspace(0, 10, 5, true, int32, d)), (std::vector<double>{0, 2, 5, 7, 10}));
+    EXPECT_EQ(linspace(0, 10, 5, false, int32, d).dtype(), int32);
+    EXPECT_EQ(values(linspace(1, 10, 1, false, float32, d)), (std::vector<double>{1}));
+    EXPECT_EQ(linspace(0, 1, 0, false, float32, d).shape(), (Shape{0}));
+    test::expect_close(values(linspace(-2.7, -0.7, 7, false, float32, d)),
+                       {-2.7, -2.4142857, -2.1285714, -1.8428571, -1.5571429, -1.2714286, -0.9857143}, 1e-6,
+                       1e-6, "negative range");
+    EXPECT_OP_THROWS("[linspace]", linspace(0, 1, -1, false, float32, d));
+  }
 }

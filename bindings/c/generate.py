@@ -51,6 +51,8 @@ OPS_VARIANTS = {
         "int,int": None,
         "int": None,
     },
+    "linspace": {"double,double,int,Dtype": "", "double,double,int,bool,Dtype": "endpoint"},
+    "flip": {"array,std::vector<int>": "axes", "array,int": "axis", "array": ""},
     "full_like": {"array,array,Dtype": "", "array,array": None},
     "eye": {"int,int,int,Dtype": "", "int,Dtype": None, "int,int": None, "int,int,int": None, "int": None},
     "identity": {"int,Dtype": "", "int": None},

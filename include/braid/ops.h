@@ -60,6 +60,9 @@ array full_like(const array& a, T val, StreamOrDevice s = {}) {
 /// `num` evenly spaced values from start to stop inclusive, computed in float32 (float64 for a
 /// float64 dtype) as start * (1 - t) + stop * t, then converted to `dtype`.
 array linspace(double start, double stop, int num = 50, Dtype dtype = float32, StreamOrDevice s = {});
+/// With `endpoint` false, stop is left out: `num` values start + i (stop - start) / num (NumPy's).
+array linspace(double start, double stop, int num, bool endpoint, Dtype dtype = float32,
+               StreamOrDevice s = {});
 /// An n x m array with ones on diagonal k (k > 0 above the main one), zeros elsewhere.
 array eye(int n, int m, int k, Dtype dtype, StreamOrDevice s = {});
 array eye(int n, Dtype dtype, StreamOrDevice s = {});
@@ -220,6 +223,13 @@ array concatenate(std::vector<array> arrays, StreamOrDevice s = {});
 /// Equal-shaped inputs along a new axis.
 array stack(const std::vector<array>& arrays, int axis, StreamOrDevice s = {});
 array stack(const std::vector<array>& arrays, StreamOrDevice s = {});
+/// The slices of `a` along `axis`, that axis removed (views; the inverse of stack).
+std::vector<array> unstack(const array& a, int axis = 0, StreamOrDevice s = {});
+/// The elements in reverse order along `axes` (a view: a slice with stride -1 on each).
+array flip(const array& a, const std::vector<int>& axes, StreamOrDevice s = {});
+array flip(const array& a, int axis, StreamOrDevice s = {});
+/// Reversed along every axis.
+array flip(const array& a, StreamOrDevice s = {});
 
 // (slicing: ops above this line)
 

@@ -118,6 +118,18 @@ array full_like(const array& a, array vals, StreamOrDevice s) {
   return full_like(a, std::move(vals), a.dtype(), std::move(s));
 }
 
+array linspace(double start, double stop, int num, bool endpoint, Dtype dtype, StreamOrDevice s) {
+  if (endpoint) return linspace(start, stop, num, dtype, std::move(s));
+  if (num < 0) {
+    throw_invalid("linspace", "number of samples, " + std::to_string(num) + ", must be non-negative.");
+  }
+  Stream st = detail::op_stream(std::move(s), "linspace");
+  const Dtype c = dtype == float64 ? float64 : float32;
+  const double step = num > 0 ? (stop - start) / num : 0.0;
+  array steps = multiply(arange(0.0, static_cast<double>(num), 1.0, c, st), array(step, c), st);
+  return astype(add(steps, array(start, c), st), dtype, st);
+}
+
 array linspace(double start, double stop, int num, Dtype dtype, StreamOrDevice s) {
   if (num < 0) {
     throw_invalid("linspace", "number of samples, " + std::to_string(num) + ", must be non-negative.");
@@ -142,7 +154,7 @@ array lower_mask(int n, int m, int64_t k, const Stream& st) {
 }  // namespace
 
 array eye(int n, int m, int k, Dtype dtype, StreamOrDevice s) {
-  if (n <= 0 || m <= 0) throw_invalid("eye", "N and M must be positive integers.");
+  if (n < 0 || m < 0) throw_invalid("eye", "N and M must be non-negative integers.");
   detail::checked_size({n, m}, dtype, "eye");
   Stream st = detail::op_stream(std::move(s), "eye");
   array rows = reshape(arange(0.0, n, 1.0, int64, st), {n, 1}, st);

@@ -358,7 +358,6 @@ array repeat(const array& arr, int repeats, int axis, StreamOrDevice s) {
   if (int64_t{repeats} * arr.shape()[ax] > INT32_MAX)
     throw_invalid("repeat", "The repeated axis is too large.");
   Stream st = detail::op_stream(std::move(s), "repeat");
-  if (repeats == 0) return zeros({0}, arr.dtype(), st);
   if (repeats == 1) return arr;
   Shape shape = arr.shape();
   shape.insert(shape.begin() + ax + 1, repeats);

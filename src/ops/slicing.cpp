@@ -294,6 +294,39 @@ array stack(const std::vector<array>& arrays, int axis, StreamOrDevice s) {
 
 array stack(const std::vector<array>& arrays, StreamOrDevice s) { return stack(arrays, 0, std::move(s)); }
 
+std::vector<array> unstack(const array& a, int axis, StreamOrDevice s) {
+  if (a.ndim() == 0) throw_invalid("unstack", "Cannot unstack a 0-dimensional array.");
+  const int ax = detail::normalize_axis(axis, static_cast<int>(a.ndim()), "unstack");
+  Stream st = detail::op_stream(std::move(s), "unstack");
+  std::vector<array> out;
+  if (a.shape()[ax] == 0) return out;
+  for (const array& piece : split(a, a.shape()[ax], ax, st)) out.push_back(squeeze(piece, ax, st));
+  return out;
+}
+
+array flip(const array& a, const std::vector<int>& axes, StreamOrDevice s) {
+  const int nd = static_cast<int>(a.ndim());
+  Shape start(nd, 0), stop = a.shape(), strides(nd, 1);
+  for (int axis : axes) {
+    const int i = detail::normalize_axis(axis, nd, "flip");
+    if (strides[i] == -1) throw_invalid("flip", "Received duplicate axis " + std::to_string(axis) + ".");
+    start[i] = -1;  // the last element; the stop lies before the first
+    stop[i] = -a.shape()[i] - 1;
+    strides[i] = -1;
+  }
+  return slice(a, std::move(start), std::move(stop), std::move(strides), std::move(s));
+}
+
+array flip(const array& a, int axis, StreamOrDevice s) {
+  return flip(a, std::vector<int>{axis}, std::move(s));
+}
+
+array flip(const array& a, StreamOrDevice s) {
+  std::vector<int> axes(a.ndim());
+  for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int>(i);
+  return flip(a, axes, std::move(s));
+}
+
 namespace {
 
 // Edge padding: each padded axis gets copies of its first and last slices.
@@ -324,6 +357,33 @@ array edge_pad(const array& a, const std::vector<int>& axes, const Shape& low, c
   return out;
 }
 
+// Reflect and symmetric padding (NumPy's): each position of a padded axis reads the element its
+// mirror images map it to, the reflection repeating for pads longer than the axis. Reflect
+// mirrors about the edge elements (period 2(n - 1)), symmetric about the edges (period 2n).
+array mirror_pad(const array& a, const std::vector<int>& axes, const Shape& low, const Shape& high,
+                 bool symmetric, const Stream& st) {
+  array out = a;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (low[i] == 0 && high[i] == 0) continue;
+    const int64_t n = out.shape()[axes[i]];
+    const int64_t period = symmetric ? 2 * n : 2 * (n - 1);
+    std::vector<int32_t> index;
+    index.reserve(static_cast<size_t>(n + low[i] + high[i]));
+    for (int64_t p = -int64_t{low[i]}; p < n + high[i]; ++p) {
+      int64_t j = 0;  // an axis of one element reflects onto itself
+      if (period > 0) {
+        j = p % period;
+        if (j < 0) j += period;
+        if (j >= n) j = symmetric ? period - 1 - j : period - j;
+      }
+      index.push_back(static_cast<int32_t>(j));
+    }
+    const auto count = static_cast<int32_t>(index.size());
+    out = take(out, array(index.begin(), Shape{count}, int32), axes[i], st);
+  }
+  return out;
+}
+
 }  // namespace
 
 array pad(const array& a, const std::vector<int>& axes, const Shape& low_pad_size, const Shape& high_pad_size,
@@ -332,8 +392,9 @@ array pad(const array& a, const std::vector<int>& axes, const Shape& low_pad_siz
     throw_invalid("pad", "Invalid number of padding sizes passed to pad with axes of size " +
                              std::to_string(axes.size()) + ".");
   }
-  if (mode != "constant" && mode != "edge") {
-    throw_invalid("pad", "Invalid padding mode (" + mode + ") passed to pad; use \"constant\" or \"edge\".");
+  if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "symmetric") {
+    throw_invalid("pad", "Invalid padding mode (" + mode +
+                             ") passed to pad; use \"constant\", \"edge\", \"reflect\" or \"symmetric\".");
   }
   const int nd = static_cast<int>(a.ndim());
   detail::normalize_axes(axes, nd, "pad");
@@ -347,8 +408,8 @@ array pad(const array& a, const std::vector<int>& axes, const Shape& low_pad_siz
     if (n > std::numeric_limits<int32_t>::max()) throw_invalid("pad", "The padded dimensions are too large.");
     shape[ax[i]] = static_cast<int32_t>(n);
     low[ax[i]] = low_pad_size[i];
-    if (mode == "edge" && a.shape()[ax[i]] == 0 && n > 0) {
-      throw_invalid("pad", "Cannot pad an empty axis with its edge values.");
+    if (mode != "constant" && a.shape()[ax[i]] == 0 && n > 0) {
+      throw_invalid("pad", "Cannot pad an empty axis with " + mode + " padding.");
     }
   }
   if (pad_value.size() != 1) throw_invalid("pad", "The pad value must be a single value.");
@@ -356,6 +417,9 @@ array pad(const array& a, const std::vector<int>& axes, const Shape& low_pad_siz
   Stream st = detail::op_stream(std::move(s), "pad");
   if (shape == a.shape()) return a;
   if (mode == "edge") return edge_pad(a, ax, low_pad_size, high_pad_size, st);
+  if (mode == "reflect" || mode == "symmetric") {
+    return mirror_pad(a, ax, low_pad_size, high_pad_size, mode == "symmetric", st);
+  }
   array value = pad_value.ndim() == 0 ? pad_value : reshape(pad_value, {}, st);
   return array(std::move(shape), a.dtype(), detail::make_pooled<Pad>(std::move(st), std::move(low)),
                {a, value});

@@ -125,13 +125,26 @@ void def_ranges(py::module_& m) {
       "stop"_a, "step"_a = py::none(), "dtype"_a = py::none(), py::kw_only(), "stream"_a = py::none());
   m.def(
       "linspace",
-      [](py::handle start, py::handle stop, int num, std::optional<Dtype> dtype, py::handle s) {
+      [](py::handle start, py::handle stop, int num, py::handle endpoint, std::optional<Dtype> dtype,
+         py::handle s) {
+        // endpoint comes before dtype (NumPy's order); a dtype in its place is taken as the dtype,
+        // as braid's earlier (start, stop, num, dtype) order had it.
+        bool include_stop = true;
+        if (py::isinstance<Dtype>(endpoint)) {
+          dtype = endpoint.cast<Dtype>();
+        } else if (endpoint.is_none()) {
+          // braid's earlier order: a None dtype in fourth place
+        } else if (py::isinstance<py::bool_>(endpoint)) {
+          include_stop = endpoint.cast<bool>();
+        } else {
+          throw py::type_error("[linspace] endpoint must be a bool.");
+        }
         return linspace(range_scalar(start, "linspace", "start").value,
-                        range_scalar(stop, "linspace", "stop").value, num, dtype.value_or(float32),
-                        to_stream_or_device(s));
+                        range_scalar(stop, "linspace", "stop").value, num, include_stop,
+                        dtype.value_or(float32), to_stream_or_device(s));
       },
-      "start"_a, "stop"_a, "num"_a = 50, "dtype"_a = float32, "stream"_a = py::none(),
-      "`num` evenly spaced values from start to stop, both included.");
+      "start"_a, "stop"_a, "num"_a = 50, "endpoint"_a = true, "dtype"_a = float32, "stream"_a = py::none(),
+      "`num` evenly spaced values from start to stop (stop left out when endpoint is False, as NumPy).");
 }
 
 void def_matrices(py::module_& m) {

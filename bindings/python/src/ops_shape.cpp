@@ -18,46 +18,11 @@ array transpose_axes(const array& a, py::handle axes, StreamOrDevice s) {
   return transpose(a, arg_ints(axes, "transpose", "axes"), s);
 }
 
-/// `axis` in [-ndim, ndim) made non-negative, or "[op] Axis ... is out of bounds ...".
-int checked_axis(int axis, int ndim, const char* op) {
-  if (axis < -ndim || axis >= ndim) {
-    throw std::invalid_argument(std::string("[") + op + "] Axis " + std::to_string(axis) +
-                                " is out of bounds for an array with " + std::to_string(ndim) + " dimensions.");
-  }
-  return axis < 0 ? axis + ndim : axis;
-}
-
-/// The elements of `a` in reverse order along the axes (all of them when None): a slice with
-/// stride -1 on each, as a[::-1].
+/// The elements of `a` in reverse order along the axes (all of them when None).
 array flip_axes(const array& a, py::handle axis, StreamOrDevice s) {
-  const int ndim = static_cast<int>(a.ndim());
-  std::vector<int> axes;
-  if (axis.is_none()) {
-    for (int i = 0; i < ndim; ++i) axes.push_back(i);
-  } else if (is_int_like(axis)) {
-    axes.push_back(axis.cast<int>());
-  } else {
-    axes = arg_ints(axis, "flip", "axis");
-  }
-  Shape start(ndim, 0), stop(a.shape().begin(), a.shape().end()), strides(ndim, 1);
-  for (int ax : axes) {
-    const int i = checked_axis(ax, ndim, "flip");
-    if (strides[i] == -1) throw std::invalid_argument("[flip] Received duplicate axis " + std::to_string(ax) + ".");
-    start[i] = -1;  // the last element; the stop lies before the first
-    stop[i] = -a.shape(i) - 1;
-    strides[i] = -1;
-  }
-  return slice(a, start, stop, strides, s);
-}
-
-/// The slices of `a` along `axis`, that axis removed (the inverse of stack).
-std::vector<array> unstack_axis(const array& a, int axis, StreamOrDevice s) {
-  if (a.ndim() == 0) throw std::invalid_argument("[unstack] Cannot unstack a 0-dimensional array.");
-  const int i = checked_axis(axis, static_cast<int>(a.ndim()), "unstack");
-  std::vector<array> out;
-  if (a.shape(i) == 0) return out;
-  for (const array& piece : split(a, a.shape(i), i, s)) out.push_back(squeeze(piece, i, s));
-  return out;
+  if (axis.is_none()) return flip(a, std::move(s));
+  if (is_int_like(axis)) return flip(a, axis.cast<int>(), std::move(s));
+  return flip(a, arg_ints(axis, "flip", "axis"), std::move(s));
 }
 
 std::vector<array> split_by(const array& a, py::handle indices_or_sections, int axis, StreamOrDevice s) {
@@ -237,7 +202,7 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "A list of pieces: that many equal ones for an int, or split at each of the given indices.");
   m.def(
       "unstack",
-      [](py::object a, int axis, StreamOrDevice s) { return unstack_axis(arg_array(a, "unstack", "a"), axis, s); },
+      [](py::object a, int axis, StreamOrDevice s) { return unstack(arg_array(a, "unstack", "a"), axis, s); },
       "a"_a, py::pos_only(), py::kw_only(), "axis"_a = 0, "stream"_a = py::none(),
       "The slices of `a` along `axis`, as a list, with that axis removed (the inverse of stack).");
   m.def(

@@ -290,6 +290,7 @@ def test_dlpack_capsule_describes_every_dtype(mx_dtype):
 
 @pytest.mark.parametrize("mx_dtype,np_dtype", [d for d in NUMPY_DTYPES if d[0] != mx.bool_],
                          ids=[str(d) for d, _ in NUMPY_DTYPES if d != mx.bool_])
+@pytest.mark.usefixtures("on_cpu")
 def test_from_dlpack_round_trips_in_place(mx_dtype, np_dtype):
     rng = np.random.default_rng(SEED + 1)
     x = sample(np_dtype, rng, (4, 5))
@@ -424,6 +425,7 @@ def test_array_consumes_versioned_capsules_of_every_braid_dtype():
     assert z.dtype == mx.complex64 and z.tolist() == [[1 + 2j, 3 - 4j]]
 
 
+@pytest.mark.usefixtures("on_cpu")
 def test_array_of_a_dlpack_producer_and_its_release():
     class Producer:  # DLPack only: no buffer protocol, no __array__
         def __init__(self, x):

@@ -421,6 +421,7 @@ def test_transformed_functions_keep_the_wrapped_functions_attributes():
         assert inspect.signature(transformed) == inspect.signature(inner)
 
 
+@pytest.mark.usefixtures("on_cpu")  # fusion is the CPU's
 def test_element_wise_steps_fuse_into_one_compiled_node():
     # MLX's test_shared_broadcast: the broadcast is read by the fused node and by the sum.
     def fun(x, y, z):

@@ -117,6 +117,27 @@ def test_linspace():
         mx.linspace(0, 1, -1)
 
 
+def test_linspace_without_its_endpoint():
+    for num in (0, 1, 2, 5, 50):
+        check(mx.linspace(0, 10, num, endpoint=False), np.linspace(0, 10, num, endpoint=False), mx.float32)
+    check(mx.linspace(-2.7, -0.7, 7, endpoint=False), np.linspace(-2.7, -0.7, 7, endpoint=False), rtol=1e-5)
+    check(mx.linspace(0, 10, 5, False), np.linspace(0, 10, 5, False))  # NumPy's positional order
+    check(mx.linspace(0, 10, 5, False, mx.int32), np.linspace(0, 10, 5, False).astype(np.int32), mx.int32)
+    check(mx.linspace(0, 10, 5, mx.int32), np.linspace(0, 10, 5).astype(np.int32), mx.int32)  # braid's older order
+    with pytest.raises(TypeError):
+        mx.linspace(0, 1, 5, "no")
+
+
+def test_empty_eye_and_zero_repeats():
+    assert mx.eye(0).shape == (0, 0) and mx.eye(0, 3).shape == (0, 3)
+    with pytest.raises(ValueError):
+        mx.eye(-1)
+    x = mx.zeros((3, 2))
+    assert mx.repeat(x, 0, axis=0).shape == (0, 2)
+    assert mx.repeat(x, 0, axis=1).shape == (3, 0)
+    assert mx.repeat(x, 0).shape == (0,)
+
+
 def test_eye_identity_tri():
     check(mx.eye(3), np.eye(3), mx.float32)
     check(mx.eye(3, 4), np.eye(3, 4))

@@ -199,6 +199,17 @@ def test_pad_width_forms(pad_width):
     check(mx.pad(a, pad_width, mode="edge"), np.pad(x, width, mode="edge"))
 
 
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+def test_pad_mirror_modes_match_numpy(mode):
+    x = arange(3, 4)
+    for width in [1, (2, 3), [(0, 2), (3, 1)], ((5, 7), (9, 0))]:  # longer than an axis: repeated
+        check(mx.pad(mx.array(x), width, mode=mode), np.pad(x, width, mode=mode))
+    one = np.array([7.0], np.float32)
+    check(mx.pad(mx.array(one), 3, mode=mode), np.pad(one, 3, mode=mode))
+    with pytest.raises(ValueError):
+        mx.pad(mx.zeros((0,)), 1, mode=mode)
+
+
 def test_pad_keeps_dtype_and_takes_array_values():
     x = arange(3, dtype=np.int32)
     out = mx.pad(mx.array(x), 2, constant_values=7)
