@@ -1367,3 +1367,22 @@ TEST(OpsShapeCreation, LinspaceWithoutItsEndpointIsNumpys) {
     EXPECT_OP_THROWS("[linspace]", linspace(0, 1, -1, false, float32, d));
   }
 }
+
+// A reversed axis reaches memory before the data pointer: not dense in MLX's sense, however
+// many elements it covers (MLX's as_strided check).
+TEST(OpsShapeViews, ReversedViewsAreNotFlaggedContiguous) {
+  array x = arange(10.0f);
+  eval(x);
+  array r = as_strided(x, {10}, {-1}, 9);
+  eval(r);
+  EXPECT_FALSE(r.flags().contiguous);
+  EXPECT_FALSE(r.flags().row_contiguous);
+  EXPECT_EQ(values(r), (std::vector<double>{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}));
+  array f = flip(reshape(x, {2, 5}), 1);
+  eval(f);
+  EXPECT_FALSE(f.flags().contiguous);
+  EXPECT_EQ(values(add(f, array(1.0f))), (std::vector<double>{5, 4, 3, 2, 1, 10, 9, 8, 7, 6}));
+  array t = transpose(reshape(x, {2, 5}));
+  eval(t);
+  EXPECT_TRUE(t.flags().contiguous);  // a transpose still is
+}

@@ -91,12 +91,16 @@ ArrayFlags flags_for(const Shape& shape, const Strides& strides, size_t data_siz
   }
   // Dense, as MLX's flag: the elements the axes that are not broadcast (stride 0) address fill
   // the data_size elements of the buffer without gaps, in whatever order (a transpose or a
-  // broadcast of a dense array is; a slice with steps is not).
+  // broadcast of a dense array is; a slice with steps is not), walking forward from the data
+  // pointer: a reversed axis (negative stride) reaches elements before it, so kernels that
+  // read the data_size elements flat must not take it as dense.
   size_t addressed = 1;
+  bool forward = true;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (strides[i] != 0) addressed *= static_cast<size_t>(shape[i]);
+    if (strides[i] < 0 && shape[i] > 1) forward = false;
   }
-  f.contiguous = addressed == data_size;
+  f.contiguous = forward && addressed == data_size;
   if (size == 0) f.contiguous = f.row_contiguous = f.col_contiguous = true;
   return f;
 }
