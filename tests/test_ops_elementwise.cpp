@@ -1064,6 +1064,18 @@ TEST(OpsElementwise, ComplexPartsAndConjugate) {
   }
 }
 
+// exp(-inf + i y) is 0 for every y, also an infinite or NaN one (C99's cexp, NumPy; MLX's test).
+TEST(OpsElementwise, ComplexExpOfMinusInfinityIsZero) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (const Device& dev : test::test_devices()) {
+    const array z = make_complex({-inf, -inf, -inf, -inf}, {-inf, inf, nan, 2.0f}, {4});
+    for (const auto& c : test::complex_values(exp(z, dev))) {
+      EXPECT_EQ(c.real(), 0.0f) << c;
+      EXPECT_EQ(c.imag(), 0.0f) << c;
+    }
+  }
+}
+
 TEST(OpsElementwise, StopGradientIsTheIdentity) {
   for (const Device& dev : test::test_devices()) {
     for (Dtype dt : every()) {

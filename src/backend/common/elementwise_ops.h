@@ -168,6 +168,8 @@ template <typename Z>
 BRAID_HD Z cexp(Z z) {
   const float e = m::exp(re(z));
   if (im(z) == 0) return cx<Z>(e, im(z));  // exact for reals, and no inf * 0
+  // exp(-inf + i y) for an infinite or NaN y is 0 (C99's cexp, NumPy), not 0 * NaN.
+  if (e == 0 && !(im(z) - im(z) == 0)) return cx<Z>(0.0f, 0.0f);
   return cx<Z>(e * m::cos(im(z)), e * m::sin(im(z)));
 }
 template <typename Z>
