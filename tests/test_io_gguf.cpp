@@ -221,6 +221,7 @@ TEST(IoGguf, UnsupportedTensorTypesAndMalformedFilesFailWithLoadGgufErrors) {
       {"an offset past the end", one_tensor(0, {4}, 1ull << 62, 64)},
       {"a dimension past int32", one_tensor(0, {1ull << 40}, 0, 64)},
       {"dims whose product overflows", one_tensor(0, {1ull << 30, 1ull << 30, 1ull << 30}, 0, 64)},
+      {"more than 8 dimensions (gguflib's limit)", one_tensor(0, std::vector<uint64_t>(32, 1), 0, 64)},
       {"a bad magic", "GGUX" + le<uint32_t>(3) + le<uint64_t>(0) + le<uint64_t>(0)},
       {"version 1", "GGUF" + le<uint32_t>(1) + le<uint64_t>(0) + le<uint64_t>(0)},
       {"a huge tensor count", "GGUF" + le<uint32_t>(3) + le<uint64_t>(~0ull) + le<uint64_t>(0)},
@@ -268,6 +269,7 @@ TEST(IoGguf, SaveRejectsWhatGgufCannotHoldBeforeWriting) {
   refuses({{"w", zeros({2}, uint8)}}, {}, "a uint8 tensor");
   refuses({{"w", zeros({2}, bool_)}}, {}, "a bool tensor");
   refuses({{"w", zeros({2}, complex64)}}, {}, "a complex tensor");
+  refuses({{"w", zeros(Shape(9, 1))}}, {}, "a tensor of 9 dimensions, which no GGUF reader takes");
   refuses({}, {{"m", GGUFMetaData{}}}, "an empty metadata value");
   refuses({}, {{"m", zeros({2, 2})}}, "a 2-d metadata array");
   refuses({}, {{"m", zeros({0})}}, "an empty metadata array");

@@ -21,7 +21,7 @@ namespace {
 
 constexpr char kMagic[] = "GGUF";
 constexpr uint32_t kDefaultAlignment = 32;
-constexpr uint32_t kMaxDims = 64;
+constexpr uint32_t kMaxDims = 8;  // gguflib's GGUF_TENSOR_MAX_DIM, which MLX reads through
 constexpr char kAlignmentKey[] = "general.alignment";
 
 // Metadata value types.
@@ -226,7 +226,10 @@ Header read_header(Cursor& c) {
     TensorInfo t;
     t.name = c.string("tensor name");
     const uint32_t ndim = c.scalar<uint32_t>("tensor dimension count");
-    if (ndim > kMaxDims) bad_file(c.label(), "tensor '" + t.name + "' has more than 64 dimensions");
+    if (ndim > kMaxDims) {
+      bad_file(c.label(),
+               "tensor '" + t.name + "' has more than " + std::to_string(kMaxDims) + " dimensions");
+    }
     t.shape.resize(ndim);
     for (uint32_t d = 0; d < ndim; ++d) {
       const uint64_t n = c.scalar<uint64_t>("tensor dimensions");
@@ -421,6 +424,10 @@ void save_gguf(std::string file, std::unordered_map<std::string, array> array_ma
   for (auto& [name, a] : array_map) {
     names.push_back(name);
     tensor_type_of(a, name);
+    if (a.ndim() > kMaxDims) {  // a file that load_gguf (and MLX's reader) would refuse
+      throw std::invalid_argument("[save_gguf] '" + name + "' has more than " + std::to_string(kMaxDims) +
+                                  " dimensions.");
+    }
   }
   std::sort(keys.begin(), keys.end());
   std::sort(names.begin(), names.end());
