@@ -118,7 +118,9 @@ struct Codec {
     [[maybe_unused]] const auto& p = static_cast<const P&>(primitive);
     (Field<Type<Getters>>::put(w, (p.*Getters)()), ...);
   }
-  static void state(std::vector<StateT>& out, const Primitive& primitive) {
+  /// The state an export callback reports: the same arguments (the output's shape and dtype
+  /// are for the primitives whose MLX counterpart keeps them, below).
+  static void state(std::vector<StateT>& out, const Primitive& primitive, const Shape&, Dtype) {
     [[maybe_unused]] const auto& p = static_cast<const P&>(primitive);
     (out.push_back(Field<Type<Getters>>::value((p.*Getters)())), ...);
   }
@@ -138,7 +140,7 @@ struct NotExportable {
   static std::shared_ptr<Primitive> read(ByteReader&, Stream) {
     ByteReader::fail("a primitive that cannot be exported");
   }
-  static void state(std::vector<StateT>&, const Primitive& p) {
+  static void state(std::vector<StateT>&, const Primitive& p, const Shape&, Dtype) {
     ByteWriter unused;
     write(unused, p);
   }
@@ -152,8 +154,23 @@ struct Fields;
   template <>                \
   struct Fields<P> : Codec<P __VA_OPT__(, ) __VA_ARGS__> {};
 
-BRAID_FIELDS(Unary, &Unary::op)
-BRAID_FIELDS(Binary, &Binary::op)
+// Where MLX has a class per element-wise op (its name says the op), the callback's state is
+// MLX's: none, but a Log's base (two, ten, e).
+template <>
+struct Fields<Unary> : Codec<Unary, &Unary::op> {
+  static void state(std::vector<StateT>& out, const Primitive& primitive, const Shape&, Dtype) {
+    switch (static_cast<const Unary&>(primitive).op()) {
+      case Unary::Op::log2: return out.push_back(0);
+      case Unary::Op::log10: return out.push_back(1);
+      case Unary::Op::log: return out.push_back(2);
+      default: return;
+    }
+  }
+};
+template <>
+struct Fields<Binary> : Codec<Binary, &Binary::op> {
+  static void state(std::vector<StateT>&, const Primitive&, const Shape&, Dtype) {}
+};
 BRAID_FIELDS(Select)
 BRAID_FIELDS(StopGradient)
 BRAID_FIELDS(ScaledUnary, &ScaledUnary::op)
@@ -169,10 +186,21 @@ BRAID_FIELDS(Convolution, &Convolution::stride, &Convolution::padding_lo, &Convo
              &Convolution::kernel_dilation, &Convolution::input_dilation, &Convolution::groups,
              &Convolution::flip)
 
-BRAID_FIELDS(AsType)
+// AsType's dtype and Broadcast's shape are their outputs' in braid, their state in MLX.
+template <>
+struct Fields<AsType> : Codec<AsType> {
+  static void state(std::vector<StateT>& out, const Primitive&, const Shape&, Dtype dtype) {
+    out.push_back(dtype);
+  }
+};
 BRAID_FIELDS(Full)
 BRAID_FIELDS(Arange, &Arange::start, &Arange::step)
-BRAID_FIELDS(Broadcast)
+template <>
+struct Fields<Broadcast> : Codec<Broadcast> {
+  static void state(std::vector<StateT>& out, const Primitive&, const Shape& shape, Dtype) {
+    out.push_back(shape);
+  }
+};
 // Reshape: the shape asked for in a shapeless trace, when it has one; a file without it (one
 // written before braid kept it) reads as a Reshape without one.
 template <>
@@ -181,9 +209,8 @@ struct Fields<Reshape> {
     const auto& requested = static_cast<const Reshape&>(primitive).requested();
     if (requested) Field<Shape>::put(w, *requested);
   }
-  static void state(std::vector<StateT>& out, const Primitive& primitive) {
-    const auto& requested = static_cast<const Reshape&>(primitive).requested();
-    if (requested) out.push_back(*requested);
+  static void state(std::vector<StateT>& out, const Primitive&, const Shape& shape, Dtype) {
+    out.push_back(shape);  // MLX's Reshape keeps the shape it makes
   }
   static std::shared_ptr<Primitive> read(ByteReader& r, Stream s) {
     if (r.left() == 0) return make_pooled<Reshape>(std::move(s));
@@ -253,7 +280,7 @@ struct Entry {
   const std::type_info* type;
   void (*write)(ByteWriter&, const Primitive&);
   std::shared_ptr<Primitive> (*read)(ByteReader&, Stream);
-  void (*state)(std::vector<StateT>&, const Primitive&);
+  void (*state)(std::vector<StateT>&, const Primitive&, const Shape&, Dtype);
 };
 
 // Every primitive class but CustomTransforms (it holds the user's callbacks, and is not in
@@ -293,29 +320,14 @@ void write_primitive(ByteWriter& w, const Primitive& p) {
 }
 
 std::vector<StateT> primitive_state(const Primitive& p, const Shape& shape, Dtype dtype) {
-  // Where MLX's primitive holds what braid's takes from its output (AsType's dtype, a
-  // Broadcast's or Reshape's shape) or from its op (MLX has a class per element-wise op), the
-  // state is MLX's.
-  if (typeid(p) == typeid(AsType)) return {dtype};
-  if (typeid(p) == typeid(Broadcast) || typeid(p) == typeid(Reshape)) return {shape};
-  if (const auto* u = dynamic_cast<const Unary*>(&p)) {
-    switch (u->op()) {  // MLX's Log holds its base: two, ten, e
-      case Unary::Op::log2: return {0};
-      case Unary::Op::log10: return {1};
-      case Unary::Op::log: return {2};
-      default: return {};
-    }
-  }
-  if (typeid(p) == typeid(Binary)) return {};
+  std::vector<StateT> out;
   for (const Entry& e : kEntries) {
     if (*e.type != typeid(p)) continue;
-    std::vector<StateT> out;
-    e.state(out, p);
+    e.state(out, p, shape, dtype);
     return out;
   }
-  std::vector<StateT> none;
-  NotExportable::state(none, p);
-  return none;
+  NotExportable::state(out, p, shape, dtype);
+  return out;
 }
 
 std::shared_ptr<Primitive> read_primitive(ByteReader& r, Stream s) {

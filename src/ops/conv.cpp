@@ -148,20 +148,16 @@ array conv_general(array in, array wt, std::vector<int> stride, std::vector<int>
   check_positive(stride, "Stride sizes");
 
   // Negative padding crops the (dilated) input; the kernels take it as it is.
-  Shape out_shape = in.shape();
-  out_shape.back() = wt.shape(0);
-  for (int d = 0; d < dims; ++d) {
-    const int64_t size = common::conv_out_size(in.shape(d + 1), wt.shape(d + 1), stride[d], padding_lo[d],
-                                               padding_hi[d], kernel_dilation[d], input_dilation[d]);
-    if (size <= 0 || size > INT32_MAX) {
-      throw_invalid(kOp,
-                    "The spatial dimensions of the input after dilation and padding cannot be smaller than "
-                    "the dilated weight's. Got axis " +
-                        std::to_string(d + 1) + " of input shape " + shape_str(in.shape()) +
-                        " with padding low " + list_str(padding_lo) + ", padding high " +
-                        list_str(padding_hi) + ", and weight of shape " + shape_str(wt.shape()) + ".");
-    }
-    out_shape[d + 1] = static_cast<int32_t>(size);
+  int bad_axis = 0;
+  Shape out_shape = common::conv_out_shape(in.shape(), wt.shape(), stride, padding_lo, padding_hi,
+                                           kernel_dilation, input_dilation, bad_axis);
+  if (bad_axis != 0) {
+    throw_invalid(kOp,
+                  "The spatial dimensions of the input after dilation and padding cannot be smaller than "
+                  "the dilated weight's. Got axis " +
+                      std::to_string(bad_axis) + " of input shape " + shape_str(in.shape()) +
+                      " with padding low " + list_str(padding_lo) + ", padding high " + list_str(padding_hi) +
+                      ", and weight of shape " + shape_str(wt.shape()) + ".");
   }
   detail::checked_size(out_shape, t, kOp);
   Stream st = detail::op_stream(std::move(s), kOp);

@@ -176,14 +176,10 @@ std::vector<Shape> Convolution::output_shapes(const std::vector<array>& inputs) 
       in.back() != static_cast<int64_t>(wt.back()) * groups_ || wt[0] % groups_ != 0) {
     unfit(*this);
   }
-  Shape out = in;
-  out.back() = wt[0];
-  for (size_t d = 0; d < dims; ++d) {
-    const int64_t size = common::conv_out_size(in[d + 1], wt[d + 1], stride_[d], padding_lo_[d],
-                                               padding_hi_[d], kernel_dilation_[d], input_dilation_[d]);
-    if (size <= 0 || size > INT32_MAX) unfit(*this);
-    out[d + 1] = static_cast<int32_t>(size);
-  }
+  int bad_axis = 0;
+  Shape out = common::conv_out_shape(in, wt, stride_, padding_lo_, padding_hi_, kernel_dilation_,
+                                     input_dilation_, bad_axis);
+  if (bad_axis != 0) unfit(*this);
   return {out};
 }
 

@@ -94,12 +94,6 @@ std::function<std::vector<array>(const Args&, const Kwargs&)> wrap(py::function 
   };
 }
 
-py::list shape_list(const Shape& shape) {
-  py::list out;
-  for (auto d : shape) out.append(d);
-  return out;
-}
-
 template <typename Ints>
 py::list int_list(const Ints& values) {
   py::list out;
@@ -143,7 +137,7 @@ py::dict record_dict(const ExportCallbackInput& record) {
           } else if constexpr (std::is_same_v<T, std::vector<std::tuple<std::string, Shape, Dtype>>>) {
             py::list specs;
             for (const auto& [name, shape, dtype] : x)
-              specs.append(py::make_tuple(name, shape_list(shape), dtype));
+              specs.append(py::make_tuple(name, int_list(shape), dtype));
             return std::move(specs);
           } else if constexpr (std::is_same_v<T, std::vector<StateT>>) {
             py::list values;

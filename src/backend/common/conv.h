@@ -10,6 +10,7 @@
 // columns_g [rows, patch] times weight_g [O / groups, patch] transposed.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -36,6 +37,26 @@ inline int64_t conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t
   const int64_t span =
       dilated_size(in, input_dilation) + pad_lo + pad_hi - dilated_size(kernel, kernel_dilation);
   return span < 0 ? 0 : span / stride + 1;
+}
+
+/// The output shape of a convolution of `in` [batch, spatial..., channels] by `wt` [out
+/// channels, kernel..., channels / groups]: the input's with each spatial size from
+/// conv_out_size and the weight's out channels last. `bad_axis` is the first spatial axis (of
+/// `in`, from 1) whose size falls outside [1, INT32_MAX], or 0 when none does.
+inline Shape conv_out_shape(const Shape& in, const Shape& wt, const std::vector<int>& stride,
+                            const std::vector<int>& pad_lo, const std::vector<int>& pad_hi,
+                            const std::vector<int>& kernel_dilation, const std::vector<int>& input_dilation,
+                            int& bad_axis) {
+  Shape out = in;
+  out.back() = wt[0];
+  bad_axis = 0;
+  for (size_t d = 0; d < stride.size(); ++d) {
+    const int64_t size = conv_out_size(in[d + 1], wt[d + 1], stride[d], pad_lo[d], pad_hi[d],
+                                       kernel_dilation[d], input_dilation[d]);
+    if ((size <= 0 || size > INT32_MAX) && bad_axis == 0) bad_axis = static_cast<int>(d) + 1;
+    out[d + 1] = static_cast<int32_t>(std::clamp<int64_t>(size, 0, INT32_MAX));
+  }
+  return out;
 }
 
 /// Everything a kernel needs to map a column-matrix element to an input element. Passed by

@@ -2,12 +2,12 @@
 // kernel (elementwise_into.h, copy_into) on arrays that point into per-thread tile buffers, so
 // an intermediate never leaves the cache and the values are those of the unfused graph.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <typeinfo>
 
-#include "backend/common/layout.h"
 #include "backend/cpu/convert.h"
 #include "backend/cpu/dispatch.h"
 #include "backend/cpu/elementwise_into.h"
@@ -46,52 +46,27 @@ struct Scratch {
 // An input read through its strides (broadcast along some axes, transposed, sliced): each
 // tile gathers its part into a buffer of its own, so no copy at the output's size is made.
 struct Gathered {
-  common::Layout<1> layout;  // over the output's index space
+  cpu::StridedLayout<1> layout;  // over the output's index space
   const char* base;
 };
-
-template <typename T>
-void gather_run(const T* src, int64_t stride, int64_t n, T* dst) {
-  if (stride == 1) {
-    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
-  } else if (stride == 0) {
-    std::fill_n(dst, n, *src);
-  } else {
-    for (int64_t j = 0; j < n; ++j) dst[j] = src[j * stride];
-  }
-}
 
 // Copies the elements at flat positions [start, start + len) of g's index space to `dst`, in
 // order, a run along the innermost dimension at a time.
 template <typename T>
 void gather_range(const Gathered& g, int64_t start, int64_t len, T* dst) {
-  const auto& shape = g.layout.shape;
-  const auto& strides = g.layout.strides[0];
   const T* base = reinterpret_cast<const T*>(g.base);
-  const int last = g.layout.ndim() - 1;
-  if (last < 0) {
-    std::fill_n(dst, len, *base);
-    return;
-  }
-  common::Extents idx(shape.size(), 0);
-  int64_t off = 0;
-  for (int64_t d = last, rest = start; d >= 0; --d) {
-    idx[d] = rest % shape[d];
-    rest /= shape[d];
-    off += idx[d] * strides[d];
-  }
-  for (int64_t done = 0; done < len;) {
-    const int64_t run = std::min(shape[last] - idx[last], len - done);
-    gather_run(base + off, strides[last], run, dst + done);
-    done += run;
-    off += run * strides[last];
-    idx[last] += run;
-    for (int d = last; d > 0 && idx[d] == shape[d]; --d) {
-      off += strides[d - 1] - shape[d] * strides[d];
-      idx[d] = 0;
-      ++idx[d - 1];
+  const int64_t stride = g.layout.inner_stride(0);
+  g.layout.for_each_run(start, start + len, [&](const std::array<int64_t, 1>& off, int64_t n) {
+    const T* src = base + off[0];
+    if (stride == 1) {
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
+    } else if (stride == 0) {
+      std::fill_n(dst, n, *src);
+    } else {
+      for (int64_t j = 0; j < n; ++j) dst[j] = src[j * stride];
     }
-  }
+    dst += n;
+  });
 }
 
 void gather_range(const Gathered& g, size_t item, int64_t start, int64_t len, void* dst) {
@@ -151,7 +126,7 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
       reads.push_back(Read::flat);
     } else {
       reads.push_back(Read::gathered);
-      gathered[i] = {common::Layout<1>(out.shape(), {common::broadcast_strides(in, out.shape())}),
+      gathered[i] = {cpu::StridedLayout<1>(out.shape(), {cpu::broadcast_strides(in, out.shape())}),
                      static_cast<const char*>(in.desc()->data_ptr)};
     }
   }
