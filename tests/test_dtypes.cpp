@@ -152,6 +152,9 @@ TEST(Dtypes, ComplexToRealKeepsTheRealPartAndBoolIsNonzero) {
   EXPECT_FALSE(astype(array(complex64_t{0.0f, 0.0f}), bool_).item<bool>());
   auto back = test::complex_values(astype(array({1.0f, -2.0f}), complex64));
   EXPECT_EQ(back[1], std::complex<float>(-2.0f, 0.0f));
+  // complex64_t converts to its real part, as MLX's does.
+  const float re = c.item<complex64_t>();
+  EXPECT_EQ(re, 2.5f);
 }
 
 TEST(Dtypes, Float64KeepsDoublePrecision) {

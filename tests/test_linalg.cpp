@@ -531,7 +531,16 @@ TEST(Linalg, DeterminantsMatchTheirDefinitions) {
     test::expect_close(values(linalg::slogdet(huge).second), {200 * std::log(1e3)}, 1e-5, 0, "no overflow");
   });
   StreamContext cpu(Device::cpu);
-  expect_invalid([] { linalg::det(array({1, 2, 3, 4}, {2, 2})); }, "[linalg::det] Arrays must have type", "int");
+  // Integer and bool matrices are promoted to float32, as MLX's.
+  const array int_det = linalg::det(array({1, 2, 3, 4}, {2, 2}));
+  EXPECT_EQ(int_det.dtype(), float32);
+  test::expect_close(values(int_det), {-2}, 1e-6, 0, "int32");
+  EXPECT_EQ(linalg::slogdet(array({true, false, false, true}, {2, 2})).first.dtype(), float32);
+  expect_invalid(
+      [] {
+        linalg::det(array({1.0f, 2.0f, 3.0f, 4.0f}, {2, 2}, float16));
+      },
+      "[linalg::det] Arrays must have type", "float16");
   expect_invalid([] { linalg::slogdet(ones({2, 3})); }, "[linalg::slogdet] Determinants are only defined", "2x3");
   expect_invalid([] { linalg::det(ones({3})); }, "[linalg::det] Arrays must have >= 2 dimensions", "1-d");
 }

@@ -57,7 +57,7 @@ OPS_VARIANTS = {
     "eye": {"int,int,int,Dtype": "", "int,Dtype": None, "int,int": None, "int,int,int": None, "int": None},
     "identity": {"int,Dtype": "", "int": None},
     "tri": {"int,int,int,Dtype": "", "int,Dtype": None},
-    "transpose": {"array,std::vector<int>": "axes", "array": ""},
+    "transpose": {"array,std::vector<int>": "axes", "array,std::initializer_list<int>": None, "array": ""},
     "squeeze": {"array,std::vector<int>": "axes", "array,int": "axis", "array": ""},
     "expand_dims": {"array,std::vector<int>": "axes", "array,int": ""},
     "flatten": {"array,int,int": "", "array": None},

@@ -100,6 +100,8 @@ struct complex64_t : std::complex<float> {
   constexpr complex64_t(T re) : std::complex<float>(static_cast<float>(re), 0.0f) {}  // NOLINT
   complex64_t(float16_t re) : std::complex<float>(static_cast<float>(re), 0.0f) {}  // NOLINT
   complex64_t(bfloat16_t re) : std::complex<float>(static_cast<float>(re), 0.0f) {}  // NOLINT
+  /// The real part, as MLX's complex64_t converts.
+  constexpr operator float() const { return real(); }  // NOLINT(google-explicit-constructor)
 };
 
 /// An element type (MLX's Dtype): usable in a switch through its Val, compared by value.

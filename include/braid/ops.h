@@ -97,6 +97,11 @@ array astype(array a, Dtype dtype, StreamOrDevice s = {});
 array reshape(const array& a, Shape shape, StreamOrDevice s = {});
 /// Permutes the axes (a view, no copy). Without axes, reverses them.
 array transpose(const array& a, std::vector<int> axes, StreamOrDevice s = {});
+/// MLX's overload for a braced list of axes, so that `transpose(a, {})` (no axes: a scalar) and
+/// `transpose(a, {1, 0})` pick the axes form.
+inline array transpose(const array& a, std::initializer_list<int> axes, StreamOrDevice s = {}) {
+  return transpose(a, std::vector<int>(axes), std::move(s));
+}
 array transpose(const array& a, StreamOrDevice s = {});
 /// Broadcasts with NumPy rules (a view with zero strides).
 array broadcast_to(const array& a, const Shape& shape, StreamOrDevice s = {});

@@ -271,7 +271,9 @@ namespace {
 
 // The factors of a determinant from the LU factorization of square matrices: the diagonal of U
 // [..., n] and the permutation's sign [...] (-1 for an odd number of row swaps), in a's dtype.
-std::pair<array, array> determinant_factors(const array& a, const char* op, const Stream& st) {
+std::pair<array, array> determinant_factors(const array& input, const char* op, const Stream& st) {
+  // Integer and bool matrices are promoted to float32, as MLX's det and slogdet do.
+  const array a = is_integral(input.dtype()) ? astype(input, float32, st) : input;
   check_float(a.dtype(), op);
   check_matrices(a, op);
   check_square(a, op, "Determinants are only defined for square matrices.");

@@ -241,18 +241,20 @@ array var(const array& a, const std::vector<int>& axes, bool keepdims, int ddof,
   const Dtype t = float_dtype(a.dtype());
   array mu = mean(a, ax, true, st);
   array d = subtract(astype(a, t, st), mu, st);
-  array v = mean(multiply(d, d, st), ax, keepdims, st);
+  // A complex input's variance is the mean of |x - mean|^2, a real number (MLX, NumPy).
+  const bool is_complex = t == complex64;
+  array v = mean(is_complex ? square(abs(d, st), st) : multiply(d, d, st), ax, keepdims, st);
   if (ddof != 0 && detail::in_dynamic_tracing()) {
     // The count and N / max(N - ddof, 0) in float32 at least (a 16-bit count overflows).
     const Dtype ct = t == float64 ? float64 : float32;
     array n = number_of_elements(a, ax, false, ct, st);
     array factor = divide(n, maximum(subtract(n, array(static_cast<double>(ddof), ct), st), array(0.0, ct), st), st);
-    v = multiply(v, astype(factor, t, st), st);
+    v = multiply(v, astype(factor, v.dtype(), st), st);
   } else if (ddof != 0) {
     // N / max(N - ddof, 0): inf (or NaN for N = 0) when ddof leaves no degrees of freedom.
     const double n = count_over(a, ax);
     const double factor = n / std::max(n - ddof, 0.0);
-    v = multiply(v, array(factor, t), st);
+    v = multiply(v, array(factor, v.dtype()), st);
   }
   return v;
 }

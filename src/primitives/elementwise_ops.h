@@ -68,7 +68,7 @@
   X(power, Power, all)                      \
   X(maximum, Maximum, all)                  \
   X(minimum, Minimum, all)                  \
-  X(logaddexp, LogAddExp, floating)         \
+  X(logaddexp, LogAddExp, inexact)          \
   X(arctan2, ArcTan2, floating)             \
   X(equal, Equal, all)                      \
   X(not_equal, NotEqual, all)               \

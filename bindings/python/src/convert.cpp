@@ -409,20 +409,35 @@ std::vector<int> to_axes(py::handle obj) {
                               py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>() + ".");
 }
 
+namespace {
+
+// One dimension of a shape: an int within int32's range. A larger one is Python's
+// OverflowError, as MLX's binding raises for a C int argument out of range.
+int32_t shape_dim(py::handle obj) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+  if (v == -1 && overflow == 0 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow != 0 || v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
+    PyErr_SetString(PyExc_OverflowError, ("[shape] The dimension " + py::repr(obj).cast<std::string>() +
+                                          " does not fit in a 32-bit int.")
+                                             .c_str());
+    throw py::error_already_set();
+  }
+  return static_cast<int32_t>(v);
+}
+
+}  // namespace
+
 Shape to_shape(py::handle obj) {
   Shape out;
   if (is_int(obj)) {
-    out.push_back(obj.cast<int32_t>());
+    out.push_back(shape_dim(obj));
     return out;
   }
   if (is_sequence(obj)) {
     for (auto item : py::reinterpret_borrow<py::sequence>(obj)) {
       if (!is_int(item)) throw std::invalid_argument("[shape] Expected an int or a sequence of ints.");
-      const int64_t v = int_value(item);
-      if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
-        throw std::invalid_argument("[shape] A dimension does not fit in 32 bits.");
-      }
-      out.push_back(static_cast<int32_t>(v));
+      out.push_back(shape_dim(item));
     }
     return out;
   }

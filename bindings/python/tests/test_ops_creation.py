@@ -27,6 +27,9 @@ def test_zeros_and_ones():
         mx.zeros((-1, 2))
     with pytest.raises(TypeError):
         mx.zeros((2,), mx.float32, mx.cpu)  # stream is keyword-only
+    for shape in (2**31, (3, 2**31), -(2**31) - 1, 2**70):  # a dimension is a 32-bit int
+        with pytest.raises(OverflowError, match="does not fit in a 32-bit int"):
+            mx.zeros(shape)
     check(mx.zeros((2,), stream=mx.cpu), np.zeros(2))
 
 

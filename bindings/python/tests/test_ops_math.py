@@ -175,6 +175,21 @@ def test_binary_functions_broadcast_like_numpy(name, ref):
     check(fn(x.tolist(), y), ref(x, y), rtol=1e-5, atol=1e-5)
 
 
+def test_complex_logaddexp_is_the_log_of_the_sum_of_exps():
+    # MLX's definition: the lexicographically larger operand factored out; exp of the result
+    # is exp(a) + exp(b) whatever branch of the log that picks.
+    a = (RNG.uniform(-3, 3, size=6) + 1j * RNG.uniform(-3, 3, size=6)).astype(np.complex64)
+    b = (RNG.uniform(-3, 3, size=6) + 1j * RNG.uniform(-3, 3, size=6)).astype(np.complex64)
+    out = mx.logaddexp(mx.array(a), mx.array(b))
+    assert out.dtype == mx.complex64
+    np.testing.assert_allclose(np.exp(np.array(out)), np.exp(a) + np.exp(b), rtol=1e-4, atol=1e-5)
+    hi = np.where((a.real > b.real) | ((a.real == b.real) & (a.imag > b.imag)), a, b)
+    lo = np.where(hi == a, b, a)
+    np.testing.assert_allclose(np.array(out), hi + np.log1p(np.exp(lo - hi)), rtol=1e-5, atol=1e-5)
+    inf = mx.logaddexp(mx.array([complex(-np.inf, 0)]), mx.array([1 + 2j]))
+    assert inf.tolist() == [1 + 2j]
+
+
 def test_python_scalars_are_weak():
     i8 = mx.array([1, 2], mx.int8)
     f16 = mx.array([1, 2], mx.float16)

@@ -96,6 +96,17 @@ def test_var_and_std_with_ddof(name):
                 check(getattr(a, name)(axis=axis, ddof=ddof, keepdims=keepdims), expected)
 
 
+def test_var_and_std_of_complex_are_real():
+    z = (RNG.normal(size=(3, 4)) + 1j * RNG.normal(size=(3, 4))).astype(np.complex64)
+    a = mx.array(z)
+    for name in ("var", "std"):
+        ref = getattr(np, name)
+        for axis, ddof in [(None, 0), (1, 0), (0, 1)]:
+            out = getattr(mx, name)(a, axis=axis, ddof=ddof)
+            assert out.dtype == mx.float32
+            check(out, ref(z, axis=axis, ddof=ddof))
+
+
 @pytest.mark.parametrize("name", ["argmin", "argmax"])
 def test_argmin_argmax(name):
     ref = getattr(np, name)

@@ -677,12 +677,9 @@ struct Power {
     } else if constexpr (is_bool_v<C>) {
       return x || !y;
     } else {
+      // A negative integer exponent gives 0 for every base, as MLX's kernels define it.
       if constexpr (is_signed_int_v<C>) {
-        if (y < 0) {
-          if (x == C(1)) return C(1);
-          if (x == C(-1)) return (y & 1) ? C(-1) : C(1);
-          return C(0);
-        }
+        if (y < 0) return C(0);
       }
       C r = C(1), b = x;
       for (std::make_unsigned_t<C> e = static_cast<std::make_unsigned_t<C>>(y); e != 0; e >>= 1) {
@@ -711,14 +708,23 @@ struct Minimum {
   }
 };
 // log(e^x + e^y) = max + log1p(e^(min - max)); infinities of the same sign give themselves.
+// Complex: the larger in MLX's (lexicographic) order is factored out; with an infinite real
+// part it is the result, as for reals.
 struct LogAddExp {
   template <typename C>
   BRAID_HD C operator()(C x, C y) const {
     if (is_nan(x)) return x;
     if (is_nan(y)) return y;
-    const C hi = x > y ? x : y, lo = x > y ? y : x;
-    if (m::fabs(hi) > m::max_finite<C>()) return hi;
-    return hi + m::log1p(m::exp(lo - hi));
+    if constexpr (is_complex_v<C>) {
+      const bool x_hi = lt(y, x);
+      const C hi = x_hi ? x : y, lo = x_hi ? y : x;
+      if (m::fabs(re(hi)) > m::max_finite<float>() || m::fabs(re(lo)) > m::max_finite<float>()) return hi;
+      return hi + clog(one_<C>() + cexp(lo - hi));
+    } else {
+      const C hi = x > y ? x : y, lo = x > y ? y : x;
+      if (m::fabs(hi) > m::max_finite<C>()) return hi;
+      return hi + m::log1p(m::exp(lo - hi));
+    }
   }
 };
 struct ArcTan2 {
