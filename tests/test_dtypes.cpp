@@ -152,9 +152,26 @@ TEST(Dtypes, ComplexToRealKeepsTheRealPartAndBoolIsNonzero) {
   EXPECT_FALSE(astype(array(complex64_t{0.0f, 0.0f}), bool_).item<bool>());
   auto back = test::complex_values(astype(array({1.0f, -2.0f}), complex64));
   EXPECT_EQ(back[1], std::complex<float>(-2.0f, 0.0f));
-  // complex64_t converts to its real part, as MLX's does.
-  const float re = c.item<complex64_t>();
+  // complex64_t converts to its real part, as MLX's does; arithmetic with real numbers and
+  // comparisons stay complex (MLX's lexicographic order), and it is true when either part is
+  // nonzero.
+  const complex64_t z = c.item<complex64_t>();
+  const float re = z;
   EXPECT_EQ(re, 2.5f);
+  static_assert(std::is_same_v<decltype(z + 1), complex64_t>);
+  static_assert(std::is_same_v<decltype(2.0 * z), complex64_t>);
+  EXPECT_EQ(z + 1, complex64_t(3.5f, -1.0f));
+  EXPECT_EQ(2.0 * z, complex64_t(5.0f, -2.0f));
+  EXPECT_EQ(z - 1, complex64_t(1.5f, -1.0f));
+  EXPECT_EQ(z / 2, complex64_t(1.25f, -0.5f));
+  EXPECT_EQ(1.0f / complex64_t(0.0f, 1.0f), complex64_t(0.0f, -1.0f));
+  EXPECT_TRUE(complex64_t(1, 1) < complex64_t(1, 2));
+  EXPECT_FALSE(complex64_t(1, 2) < complex64_t(1, 1));
+  EXPECT_TRUE(complex64_t(2, -5) > complex64_t(1, 9));
+  EXPECT_TRUE(complex64_t(1, 1) <= complex64_t(1, 1) && complex64_t(1, 1) >= complex64_t(1, 1));
+  EXPECT_TRUE(static_cast<bool>(complex64_t(0, 5)));
+  EXPECT_FALSE(static_cast<bool>(complex64_t(0, 0)));
+  EXPECT_EQ(array(z * 2).dtype(), complex64);
 }
 
 TEST(Dtypes, Float64KeepsDoublePrecision) {

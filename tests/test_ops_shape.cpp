@@ -818,10 +818,6 @@ TEST(OpsShapeConcatenate, WideAndShortRowsAlongTheLastAxis) {
   }
 }
 
-// Transposes made contiguous, of every element size, whole or read from a wider (sliced)
-// array: the GPU copies these by tiles, whole tiles a vector at a time where both sides are
-// aligned (the pitch of columns [4, cols + 4) of a [rows, cols + 8] array keeps them so for
-// cols a multiple of 4; columns [3, cols + 3) do not), edge tiles element by element.
 // MLX's braced-list overload: `transpose(a, {})` is a scalar's (empty) permutation, not the
 // stream argument.
 TEST(OpsShapeTranspose, BracedAxesListsAsMlx) {
@@ -831,8 +827,15 @@ TEST(OpsShapeTranspose, BracedAxesListsAsMlx) {
   EXPECT_EQ(transpose(x, {1, 0}).shape(), (Shape{3, 2}));
   EXPECT_TRUE(array_equal(transpose(x, {1, 0}), transpose(x)).item<bool>());
   EXPECT_THROW(transpose(x, {}), std::invalid_argument);
+  const Stream s = default_stream(Device::cpu);
+  EXPECT_EQ(transpose(x, {1, 0}, s).shape(), (Shape{3, 2}));
+  EXPECT_EQ(transpose(array(2.0f), {}, s).item<float>(), 2.0f);
 }
 
+// Transposes made contiguous, of every element size, whole or read from a wider (sliced)
+// array: the GPU copies these by tiles, whole tiles a vector at a time where both sides are
+// aligned (the pitch of columns [4, cols + 4) of a [rows, cols + 8] array keeps them so for
+// cols a multiple of 4; columns [3, cols + 3) do not), edge tiles element by element.
 TEST(OpsShapeTranspose, ContiguousTransposesOfEveryElementSize) {
   for (Device d : test_devices()) {
     for (Dtype dt : {uint8, bfloat16, float32, int64}) {

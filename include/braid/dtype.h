@@ -100,9 +100,37 @@ struct complex64_t : std::complex<float> {
   constexpr complex64_t(T re) : std::complex<float>(static_cast<float>(re), 0.0f) {}  // NOLINT
   complex64_t(float16_t re) : std::complex<float>(static_cast<float>(re), 0.0f) {}  // NOLINT
   complex64_t(bfloat16_t re) : std::complex<float>(static_cast<float>(re), 0.0f) {}  // NOLINT
-  /// The real part, as MLX's complex64_t converts.
+  /// The real part, as MLX's complex64_t converts. The operators below keep arithmetic and
+  /// comparisons complex, so the conversion applies only where a float is asked for.
   constexpr operator float() const { return real(); }  // NOLINT(google-explicit-constructor)
+  /// Nonzero when either part is, as MLX's.
+  constexpr explicit operator bool() const { return real() != 0 || imag() != 0; }
 };
+
+/// MLX's order of complex64_t: lexicographic (the real parts, then the imaginary parts).
+constexpr bool operator<(const complex64_t& a, const complex64_t& b) {
+  return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
+}
+constexpr bool operator>(const complex64_t& a, const complex64_t& b) { return b < a; }
+constexpr bool operator<=(const complex64_t& a, const complex64_t& b) { return !(b < a); }
+constexpr bool operator>=(const complex64_t& a, const complex64_t& b) { return !(a < b); }
+
+/// complex64_t with a real number of any arithmetic type is complex64_t (not the float that
+/// the conversion above would give).
+#define BRAID_COMPLEX_SCALAR_OP(op)                                             \
+  template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>   \
+  complex64_t operator op(const complex64_t& a, T b) {                          \
+    return static_cast<const std::complex<float>&>(a) op static_cast<float>(b); \
+  }                                                                             \
+  template <typename T, typename = std::enable_if_t<std::is_arithmetic_v<T>>>   \
+  complex64_t operator op(T a, const complex64_t& b) {                          \
+    return static_cast<float>(a) op static_cast<const std::complex<float>&>(b); \
+  }
+BRAID_COMPLEX_SCALAR_OP(+)
+BRAID_COMPLEX_SCALAR_OP(-)
+BRAID_COMPLEX_SCALAR_OP(*)
+BRAID_COMPLEX_SCALAR_OP(/)
+#undef BRAID_COMPLEX_SCALAR_OP
 
 /// An element type (MLX's Dtype): usable in a switch through its Val, compared by value.
 struct Dtype {

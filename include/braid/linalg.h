@@ -87,11 +87,13 @@ std::vector<array> lu(const array& a, StreamOrDevice s = {});
 /// pivots [..., k] (uint32, 0-based: row i was swapped with row pivots[i], in order)}.
 std::pair<array, array> lu_factor(const array& a, StreamOrDevice s = {});
 
-/// The determinants of square matrices [..., n, n] (float32 or float64), from their LU
-/// factorization: [...]. A singular matrix gives 0.
+/// The determinants of square matrices [..., n, n] (float32 or float64; integer and bool
+/// matrices are promoted to float32, as MLX's), from their LU factorization: [...]. A singular
+/// matrix gives 0.
 array det(const array& a, StreamOrDevice s = {});
 
-/// {sign, log |det|} of square matrices [..., n, n] (float32 or float64), as NumPy's slogdet:
+/// {sign, log |det|} of square matrices [..., n, n] (float32 or float64; integer and bool
+/// matrices are promoted to float32), as NumPy's slogdet:
 /// sign is -1, 0 or 1 (0 and -inf for a singular matrix), and det = sign * exp(logabsdet)
 /// without the product's overflow or underflow.
 std::pair<array, array> slogdet(const array& a, StreamOrDevice s = {});

@@ -16,9 +16,6 @@ array scan(const array& a, int axis, bool reverse, bool inclusive, Scan::Op op, 
     detail::throw_invalid(name, "Axis " + std::to_string(axis) + " is out of bounds for array with " +
                                     std::to_string(ndim) + " dimensions.");
   }
-  if (op == Scan::Op::logaddexp && a.dtype() == complex64) {
-    detail::throw_invalid(name, "complex64 is not supported.");
-  }
   Stream st = detail::op_stream(std::move(s), name);
   const int ax = axis < 0 ? axis + ndim : axis;
   const Dtype out = (op == Scan::Op::sum && a.dtype() == bool_) ? int32 : a.dtype();
@@ -27,9 +24,6 @@ array scan(const array& a, int axis, bool reverse, bool inclusive, Scan::Op op, 
 
 array scan_flat(const array& a, bool reverse, bool inclusive, Scan::Op op, const char* name,
                 StreamOrDevice s) {
-  if (op == Scan::Op::logaddexp && a.dtype() == complex64) {
-    detail::throw_invalid(name, "complex64 is not supported.");
-  }
   Stream st = detail::op_stream(std::move(s), name);
   return scan(reshape(a, {-1}, st), 0, reverse, inclusive, op, name, st);
 }

@@ -409,35 +409,29 @@ std::vector<int> to_axes(py::handle obj) {
                               py::str(py::type::handle_of(obj).attr("__name__")).cast<std::string>() + ".");
 }
 
-namespace {
-
-// One dimension of a shape: an int within int32's range. A larger one is Python's
-// OverflowError, as MLX's binding raises for a C int argument out of range.
-int32_t shape_dim(py::handle obj) {
+int32_t shape_dim(py::handle obj, const char* fn) {
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
   if (v == -1 && overflow == 0 && PyErr_Occurred()) throw py::error_already_set();
   if (overflow != 0 || v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
-    PyErr_SetString(PyExc_OverflowError, ("[shape] The dimension " + py::repr(obj).cast<std::string>() +
-                                          " does not fit in a 32-bit int.")
-                                             .c_str());
-    throw py::error_already_set();
+    throw std::invalid_argument(std::string("[") + fn + "] Shape dimension " +
+                                py::str(obj).cast<std::string>() + " is outside the supported range [" +
+                                std::to_string(std::numeric_limits<int32_t>::min()) + ", " +
+                                std::to_string(std::numeric_limits<int32_t>::max()) + "].");
   }
   return static_cast<int32_t>(v);
 }
 
-}  // namespace
-
 Shape to_shape(py::handle obj) {
   Shape out;
   if (is_int(obj)) {
-    out.push_back(shape_dim(obj));
+    out.push_back(shape_dim(obj, "shape"));
     return out;
   }
   if (is_sequence(obj)) {
     for (auto item : py::reinterpret_borrow<py::sequence>(obj)) {
       if (!is_int(item)) throw std::invalid_argument("[shape] Expected an int or a sequence of ints.");
-      out.push_back(shape_dim(item));
+      out.push_back(shape_dim(item, "shape"));
     }
     return out;
   }

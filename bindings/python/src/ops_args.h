@@ -97,12 +97,9 @@ inline Shape arg_shape(py::handle obj, const char* fn, const char* name) {
   std::vector<int32_t> dims;
   auto add = [&](py::handle item) {
     if (!is_int_like(item)) throw_arg_type(fn, name, "a sequence of ints", obj);
-    const auto v = item.cast<int64_t>();
-    if (v > std::numeric_limits<int32_t>::max() || v < std::numeric_limits<int32_t>::min()) {
-      throw std::invalid_argument(std::string("[") + fn + "] A dimension of `" + name +
-                                  "` does not fit in 32 bits.");
-    }
-    dims.push_back(static_cast<int32_t>(v));
+    const auto index = py::reinterpret_steal<py::object>(PyNumber_Index(item.ptr()));
+    if (!index) throw py::error_already_set();
+    dims.push_back(shape_dim(index, fn));
   };
   if (is_int_like(obj)) {
     add(obj);

@@ -73,6 +73,9 @@ std::pair<array, array> to_arrays(py::handle a, py::handle b);
 std::vector<int> to_axes(py::handle obj);
 /// A Python int or a sequence of ints as a shape.
 Shape to_shape(py::handle obj);
+/// One dimension of a shape: a Python int within int32's range, else std::invalid_argument
+/// (ValueError) naming the dimension, as MLX's binding reports it.
+int32_t shape_dim(py::handle obj, const char* fn);
 
 // --- Arrays to Python values ----------------------------------------------------------------
 

@@ -28,8 +28,12 @@ def test_zeros_and_ones():
     with pytest.raises(TypeError):
         mx.zeros((2,), mx.float32, mx.cpu)  # stream is keyword-only
     for shape in (2**31, (3, 2**31), -(2**31) - 1, 2**70):  # a dimension is a 32-bit int
-        with pytest.raises(OverflowError, match="does not fit in a 32-bit int"):
+        with pytest.raises(ValueError, match="Shape dimension .* is outside the supported range"):
             mx.zeros(shape)
+    x = mx.zeros((2,))
+    for fn in (lambda: mx.reshape(x, (2**31,)), lambda: mx.broadcast_to(x, (2**70, 2))):
+        with pytest.raises(ValueError, match="Shape dimension .* is outside the supported range"):
+            fn()
     check(mx.zeros((2,), stream=mx.cpu), np.zeros(2))
 
 

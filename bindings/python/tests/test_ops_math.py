@@ -188,6 +188,15 @@ def test_complex_logaddexp_is_the_log_of_the_sum_of_exps():
     np.testing.assert_allclose(np.array(out), hi + np.log1p(np.exp(lo - hi)), rtol=1e-5, atol=1e-5)
     inf = mx.logaddexp(mx.array([complex(-np.inf, 0)]), mx.array([1 + 2j]))
     assert inf.tolist() == [1 + 2j]
+    # Equal real parts order by the imaginary part; a far smaller operand still counts (the
+    # log1p of a tiny exp is not lost to 1 + tiny).
+    tie = mx.logaddexp(mx.array([1 - 1j]), mx.array([1 + 2j])).item()
+    np.testing.assert_allclose(np.exp(tie), np.exp(1 - 1j) + np.exp(1 + 2j), rtol=1e-5)
+    assert abs(tie.imag - 2) < np.pi / 2
+    tiny = mx.logaddexp(mx.array([0j]), mx.array([-20 + 0j])).item()
+    np.testing.assert_allclose(tiny.real, np.logaddexp(0.0, -20.0), rtol=1e-5)
+    assert mx.log1p(mx.array([1e-8 + 0j])).item().real == pytest.approx(1e-8, rel=1e-6)
+    np.testing.assert_allclose(np.array(mx.log1p(mx.array(a))), np.log1p(a.astype(np.complex128)), rtol=1e-5, atol=1e-6)
 
 
 def test_python_scalars_are_weak():

@@ -107,6 +107,17 @@ def test_var_and_std_of_complex_are_real():
             check(out, ref(z, axis=axis, ddof=ddof))
 
 
+def test_logcumsumexp_of_complex_is_the_log_of_the_running_sum():
+    z = (RNG.uniform(-1, 1, size=(4, 6)) + 1j * RNG.uniform(-0.5, 0.5, size=(4, 6))).astype(np.complex64)
+    for axis in (0, 1):
+        out = mx.logcumsumexp(mx.array(z), axis=axis)
+        assert out.dtype == mx.complex64
+        np.testing.assert_allclose(np.exp(np.array(out)), np.cumsum(np.exp(z), axis=axis), rtol=1e-5, atol=1e-5)
+    back = mx.logcumsumexp(mx.array(z), axis=1, reverse=True)
+    want = np.cumsum(np.exp(z)[:, ::-1], axis=1)[:, ::-1]
+    np.testing.assert_allclose(np.exp(np.array(back)), want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("name", ["argmin", "argmax"])
 def test_argmin_argmax(name):
     ref = getattr(np, name)

@@ -176,6 +176,19 @@ template <typename Z>
 BRAID_HD Z clog(Z z) {
   return cx<Z>(m::log(cabs(z)), m::atan2(im(z), re(z)));
 }
+// log(1 + z) without the cancellation of forming 1 + z: log|1 + z| = log1p(r) / 2 with
+// r = x (2 + x) + y^2 near z = 0 (r underflowing to 0 leaves x, the first-order term).
+template <typename Z>
+BRAID_HD Z clog1p(Z z) {
+  const float x = re(z), y = im(z);
+  const float theta = m::atan2(y, x + 1.0f);
+  if (cabs(z) < 0.5f) {
+    const float r = x * (2.0f + x) + y * y;
+    if (r == 0) return cx<Z>(x, theta);
+    return cx<Z>(0.5f * m::log1p(r), theta);
+  }
+  return cx<Z>(m::log(m::hypot(x + 1.0f, y)), theta);
+}
 template <typename Z>
 BRAID_HD Z csqrt(Z z) {
   const float x = re(z), y = im(z);
@@ -430,7 +443,7 @@ BRAID_EW_INEXACT(Expm1, m::expm1(x), cexp(x) - one_<C>())
 BRAID_EW_INEXACT(Log, m::log(x), clog(x))
 BRAID_EW_INEXACT(Log2, m::log2(x), cscale(clog(x), 1.44269504088896341f))
 BRAID_EW_INEXACT(Log10, m::log10(x), cscale(clog(x), 0.434294481903251828f))
-BRAID_EW_INEXACT(Log1p, m::log1p(x), clog(one_<C>() + x))
+BRAID_EW_INEXACT(Log1p, m::log1p(x), clog1p(x))
 BRAID_EW_INEXACT(Sqrt, m::sqrt(x), csqrt(x))
 BRAID_EW_INEXACT(Rsqrt, C(1) / m::sqrt(x), one_<C>() / csqrt(x))
 BRAID_EW_INEXACT(Reciprocal, C(1) / x, one_<C>() / x)
@@ -665,8 +678,7 @@ struct Remainder {
     }
   }
 };
-// Integer powers stay integers (by squaring, wrapping); a negative integer exponent gives 0
-// unless the base is 1 or -1.
+// Integer powers stay integers (by squaring, wrapping); a negative integer exponent gives 0.
 struct Power {
   template <typename C>
   BRAID_HD C operator()(C x, C y) const {
@@ -719,7 +731,7 @@ struct LogAddExp {
       const bool x_hi = lt(y, x);
       const C hi = x_hi ? x : y, lo = x_hi ? y : x;
       if (m::fabs(re(hi)) > m::max_finite<float>() || m::fabs(re(lo)) > m::max_finite<float>()) return hi;
-      return hi + clog(one_<C>() + cexp(lo - hi));
+      return hi + clog1p(cexp(lo - hi));
     } else {
       const C hi = x > y ? x : y, lo = x > y ? y : x;
       if (m::fabs(hi) > m::max_finite<C>()) return hi;

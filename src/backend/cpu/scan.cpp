@@ -77,17 +77,30 @@ struct ExtremeScan {
   }
 };
 
-// log(exp(a) + exp(b)) without overflow; -inf is the identity.
+// log(exp(a) + exp(b)) without overflow; -inf is the identity. complex64 steps with the
+// element-wise logaddexp (MLX's: the lexicographically larger operand factored out).
 template <typename In>
 struct LogAddExpScan {
-  using Acc = std::conditional_t<std::is_same_v<In, double>, double, float>;
-  static Acc init() { return -std::numeric_limits<Acc>::infinity(); }
+  using Acc = std::conditional_t<cpu::is_complex_v<In>, compute_t<In>,
+                                 std::conditional_t<std::is_same_v<In, double>, double, float>>;
+  static Acc init() {
+    if constexpr (cpu::is_complex_v<In>) {
+      return Acc(-std::numeric_limits<float>::infinity(), 0.0f);
+    } else {
+      return -std::numeric_limits<Acc>::infinity();
+    }
+  }
   static Acc step(Acc a, In in) {
     const Acc x = static_cast<Acc>(in);
-    if (a != a || x != x) return a + x;
-    const Acc hi = std::max(a, x), lo = std::min(a, x);
-    if (lo == -std::numeric_limits<Acc>::infinity() || hi == std::numeric_limits<Acc>::infinity()) return hi;
-    return hi + std::log1p(std::exp(lo - hi));
+    if constexpr (cpu::is_complex_v<In>) {
+      return ew::LogAddExp{}(a, x);
+    } else {
+      if (a != a || x != x) return a + x;
+      const Acc hi = std::max(a, x), lo = std::min(a, x);
+      if (lo == -std::numeric_limits<Acc>::infinity() || hi == std::numeric_limits<Acc>::infinity())
+        return hi;
+      return hi + std::log1p(std::exp(lo - hi));
+    }
   }
 };
 
@@ -205,12 +218,7 @@ void Scan::eval_cpu(const std::vector<array>& inputs, array& out) {
       case Op::prod: return scan_typed<ProdScan<In>, In, In>(in, out, axis_, reverse_, inclusive_);
       case Op::max: return scan_typed<ExtremeScan<In, true>, In, In>(in, out, axis_, reverse_, inclusive_);
       case Op::min: return scan_typed<ExtremeScan<In, false>, In, In>(in, out, axis_, reverse_, inclusive_);
-      case Op::logaddexp:
-        if constexpr (cpu::is_complex_v<In>) {
-          throw std::invalid_argument("[logcumsumexp] complex64 is not supported.");
-        } else {
-          return scan_typed<LogAddExpScan<In>, In, In>(in, out, axis_, reverse_, inclusive_);
-        }
+      case Op::logaddexp: return scan_typed<LogAddExpScan<In>, In, In>(in, out, axis_, reverse_, inclusive_);
     }
   });
 }

@@ -11,6 +11,7 @@
 
 #include "backend/common/reduce_plan.h"
 #include "backend/cuda/copy.h"
+#include "backend/cuda/elementwise_kernels.cuh"  // the element-wise functors, complex64 included
 #include "backend/cuda/kernel_utils.cuh"
 #include "primitives/primitives.h"
 
@@ -83,17 +84,29 @@ struct ExtremeScan {
   }
 };
 
-// log(exp(a) + exp(b)) without overflow; -inf is the identity.
+// log(exp(a) + exp(b)) without overflow; -inf is the identity. complex64 steps with the
+// element-wise logaddexp (MLX's: the lexicographically larger operand factored out).
 template <typename In>
 struct LogAddExpScan {
-  using Acc = std::conditional_t<std::is_same_v<In, double>, double, float>;
-  __device__ static Acc init() { return static_cast<Acc>(-INFINITY); }
+  using Acc = std::conditional_t<is_complex_v<compute_t<In>>, compute_t<In>,
+                                 std::conditional_t<std::is_same_v<In, double>, double, float>>;
+  __device__ static Acc init() {
+    if constexpr (is_complex_v<Acc>) {
+      return Acc(-INFINITY, 0.0f);
+    } else {
+      return static_cast<Acc>(-INFINITY);
+    }
+  }
   __device__ Acc operator()(Acc a, Acc b) const {
-    if (a != a || b != b) return a + b;
-    const Acc hi = a > b ? a : b, lo = a > b ? b : a;
-    if (isinf(lo) && lo < 0) return hi;
-    if (isinf(hi) && hi > 0) return hi;
-    return hi + log1p(exp(lo - hi));
+    if constexpr (is_complex_v<Acc>) {
+      return ew::LogAddExp{}(a, b);
+    } else {
+      if (a != a || b != b) return a + b;
+      const Acc hi = a > b ? a : b, lo = a > b ? b : a;
+      if (isinf(lo) && lo < 0) return hi;
+      if (isinf(hi) && hi > 0) return hi;
+      return hi + log1p(exp(lo - hi));
+    }
   }
 };
 
@@ -232,12 +245,8 @@ void Scan::eval_gpu(const std::vector<array>& inputs, array& out) {
         return cuda::scan_typed<cuda::ExtremeScan<In, false>>(s, static_cast<In*>(d), sp, reverse_,
                                                               inclusive_, cs);
       case Op::logaddexp:
-        if constexpr (cuda::is_complex_v<In>) {
-          throw std::invalid_argument("[logcumsumexp] complex64 is not supported.");
-        } else {
-          return cuda::scan_typed<cuda::LogAddExpScan<In>>(s, static_cast<In*>(d), sp, reverse_, inclusive_,
-                                                           cs);
-        }
+        return cuda::scan_typed<cuda::LogAddExpScan<In>>(s, static_cast<In*>(d), sp, reverse_, inclusive_,
+                                                         cs);
     }
   });
 }
