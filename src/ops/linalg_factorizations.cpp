@@ -274,10 +274,11 @@ namespace {
 std::pair<array, array> determinant_factors(const array& input, const char* op, const Stream& st) {
   // Integer and bool matrices are promoted to float32, as MLX's det and slogdet do; every
   // check comes before the cast's node.
-  check_float(is_integral(input.dtype()) ? float32 : input.dtype(), op);
+  const Dtype t = is_integral(input.dtype()) ? float32 : input.dtype();
+  check_float(t, op);
   check_matrices(input, op);
   check_square(input, op, "Determinants are only defined for square matrices.");
-  const array a = is_integral(input.dtype()) ? astype(input, float32, st) : input;
+  const array a = t == input.dtype() ? input : astype(input, t, st);
   auto [lu, pivots] = lu_factor(a, st);
   const int n = a.shape(-1);
   array swaps = sum(astype(not_equal(pivots, arange(0.0, static_cast<double>(n), 1.0, uint32, st), st), int32, st),

@@ -77,31 +77,14 @@ struct ExtremeScan {
   }
 };
 
-// log(exp(a) + exp(b)) without overflow; -inf is the identity. complex64 steps with the
-// element-wise logaddexp (MLX's: the lexicographically larger operand factored out).
+// log(exp(a) + exp(b)) without overflow, each step the element-wise logaddexp (for complex64,
+// MLX's: the lexicographically larger operand factored out); -inf is the identity.
 template <typename In>
 struct LogAddExpScan {
   using Acc = std::conditional_t<cpu::is_complex_v<In>, compute_t<In>,
                                  std::conditional_t<std::is_same_v<In, double>, double, float>>;
-  static Acc init() {
-    if constexpr (cpu::is_complex_v<In>) {
-      return Acc(-std::numeric_limits<float>::infinity(), 0.0f);
-    } else {
-      return -std::numeric_limits<Acc>::infinity();
-    }
-  }
-  static Acc step(Acc a, In in) {
-    const Acc x = static_cast<Acc>(in);
-    if constexpr (cpu::is_complex_v<In>) {
-      return ew::LogAddExp{}(a, x);
-    } else {
-      if (a != a || x != x) return a + x;
-      const Acc hi = std::max(a, x), lo = std::min(a, x);
-      if (lo == -std::numeric_limits<Acc>::infinity() || hi == std::numeric_limits<Acc>::infinity())
-        return hi;
-      return hi + std::log1p(std::exp(lo - hi));
-    }
-  }
+  static Acc init() { return Acc(-std::numeric_limits<float>::infinity()); }
+  static Acc step(Acc a, In in) { return ew::LogAddExp{}(a, static_cast<Acc>(in)); }
 };
 
 // The conversion to the output; a logcumsumexp of integers stores its infinities as the

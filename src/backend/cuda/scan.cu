@@ -84,30 +84,14 @@ struct ExtremeScan {
   }
 };
 
-// log(exp(a) + exp(b)) without overflow; -inf is the identity. complex64 steps with the
-// element-wise logaddexp (MLX's: the lexicographically larger operand factored out).
+// log(exp(a) + exp(b)) without overflow, each step the element-wise logaddexp (for complex64,
+// MLX's: the lexicographically larger operand factored out); -inf is the identity.
 template <typename In>
 struct LogAddExpScan {
   using Acc = std::conditional_t<is_complex_v<compute_t<In>>, compute_t<In>,
                                  std::conditional_t<std::is_same_v<In, double>, double, float>>;
-  __device__ static Acc init() {
-    if constexpr (is_complex_v<Acc>) {
-      return Acc(-INFINITY, 0.0f);
-    } else {
-      return static_cast<Acc>(-INFINITY);
-    }
-  }
-  __device__ Acc operator()(Acc a, Acc b) const {
-    if constexpr (is_complex_v<Acc>) {
-      return ew::LogAddExp{}(a, b);
-    } else {
-      if (a != a || b != b) return a + b;
-      const Acc hi = a > b ? a : b, lo = a > b ? b : a;
-      if (isinf(lo) && lo < 0) return hi;
-      if (isinf(hi) && hi > 0) return hi;
-      return hi + log1p(exp(lo - hi));
-    }
-  }
+  __device__ static Acc init() { return Acc(-INFINITY); }
+  __device__ Acc operator()(Acc a, Acc b) const { return ew::LogAddExp{}(a, b); }
 };
 
 // The conversion to the output; integer outputs of a float scan store infinities as the
