@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <variant>
@@ -179,4 +181,50 @@ TEST(Smoke, ArrayBufferSizeCountsDistinctBuffers) {
   array c({1.0f, 2.0f});
   eval(c);
   EXPECT_EQ(get_array_buffer_size({c}), c.nbytes());
+}
+
+// MLX's C++ API pieces that programs reach for: the umbrella header brings fast::, a const
+// array's item, untyped data, shapes and complex numbers printed as MLX prints them, Device's
+// order and comparison with a bare type, get_stream, and io's file classes.
+TEST(Smoke, MlxApiSurfaceCompilesAndBehaves) {
+  const array x = fast::rms_norm(ones({2, 4}), std::nullopt, 1e-5f);
+  EXPECT_NEAR(sum(x).item<float>(), 8.0f, 1e-4f);
+  const array c(3.5f);
+  EXPECT_EQ(c.item<float>(), 3.5f);
+  array ints = array({1, 2, 3});
+  const void* raw = ints.data<void>();
+  EXPECT_EQ(static_cast<const int32_t*>(raw)[2], 3);
+
+  std::ostringstream os;
+  os << Shape{2, 3} << " " << std::vector<int>{4} << " " << complex64_t(1.0f, 2.0f) << " "
+     << complex64_t(0.5f, -1.0f);
+  EXPECT_EQ(os.str(), "(2,3) (4) 1+2j 0.5-1j");
+  ShapeElem dim = ones({5}).shape(0);
+  EXPECT_EQ(dim, 5);
+
+  EXPECT_TRUE(Device(Device::gpu, 1) == Device::gpu);
+  EXPECT_TRUE(Device::cpu != Device(Device::gpu));
+  EXPECT_FALSE(Device(Device::gpu, 1) == Device(Device::gpu, 0));
+  std::set<Device> devices{Device(Device::gpu), Device(Device::cpu), Device(Device::cpu)};
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices.begin()->type, Device::cpu);
+  const Device& d = default_device();
+  EXPECT_EQ(d, default_device());
+
+  Stream s = new_stream(Device::cpu);
+  EXPECT_EQ(get_stream(s.index), s);
+  EXPECT_EQ(get_stream(s.index).device, Device::cpu);
+  EXPECT_THROW(get_stream(-7), std::invalid_argument);
+
+  const std::string path = ::testing::TempDir() + "braid_smoke_writer.npy";
+  {
+    auto w = std::make_shared<io::FileWriter>(path);
+    ASSERT_TRUE(w->is_open());
+    save(w, arange(4.0f));
+  }
+  auto r = std::make_shared<io::ParallelFileReader>(path);
+  ASSERT_TRUE(r->is_open());
+  EXPECT_TRUE(array_equal(load(r), arange(4.0f)).item<bool>());
+  EXPECT_FALSE(io::ParallelFileReader(path + ".missing").is_open());
+  std::remove(path.c_str());
 }

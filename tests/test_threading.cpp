@@ -1022,14 +1022,40 @@ TEST_P(ThreadingFailingNode, EveryWaiterGetsTheError) {
 
 INSTANTIATE_TEST_SUITE_P(ThreadingCounts, ThreadingFailingNode, ::testing::Values(2, 4, 16), threads_name);
 
-TEST(Threading, SynchronizeDoesNotRethrowKernelErrors) {
+// As MLX's synchronize raises a stream's errors: a kernel failure that no eval, wait or item
+// has reported comes out of the next synchronize of the stream it failed on, once, on
+// whichever thread synchronizes. One already reported through an array does not come again.
+TEST(Threading, SynchronizeRethrowsAnUnreportedKernelErrorOnce) {
   Watchdog wd;
   Stream s = new_stream(kCpu);
+  Stream other = new_stream(kCpu);
   array bad = custom({array(1.0f)}, {}, s, throws("kernel failed: synchronize"));
-  async_eval(bad);
+  array downstream = custom({bad}, {}, other, then_add([] {}));
+  async_eval(downstream);
+  EXPECT_NO_THROW(synchronize(other));  // it failed on s; other only passed it on
+  std::thread([&] { expect_kernel_error([&] { synchronize(s); }, "kernel failed: synchronize"); }).join();
   EXPECT_NO_THROW(synchronize(s));
-  EXPECT_TRUE(detail::is_complete(bad.desc()));
-  expect_kernel_error([&] { eval(bad); }, "kernel failed: synchronize");
+  expect_kernel_error([&] { eval(bad); }, "kernel failed: synchronize");  // the array keeps it
+  expect_kernel_error([&] { eval(downstream); }, "kernel failed: synchronize");
+
+  // Reported by eval (here through a dependent on another stream): synchronize stays quiet.
+  array bad2 = custom({array(1.0f)}, {}, s, throws("kernel failed: reported"));
+  array after2 = custom({bad2}, {}, other, then_add([] {}));
+  EvalHandle h = async_eval(after2);
+  expect_kernel_error([&] { h.wait(); }, "kernel failed: reported");
+  EXPECT_NO_THROW(synchronize(s));
+  EXPECT_NO_THROW(synchronize(other));
+
+  // Only the first unreported failure is kept; the stream keeps working.
+  array first = custom({array(1.0f)}, {}, s, throws("kernel failed: first"));
+  array second = custom({array(1.0f)}, {}, s, throws("kernel failed: second"));
+  async_eval(first);
+  async_eval(second);
+  expect_kernel_error([&] { synchronize(s); }, "kernel failed: first");
+  EXPECT_NO_THROW(synchronize(s));
+  array fine = custom({array(1.0f)}, {}, s, then_add([] {}, 1.0f));
+  EXPECT_EQ(values(fine), std::vector<float>{2.0f});
+  EXPECT_NO_THROW(synchronize(s));
 }
 
 // ======================= 9. Memory =======================

@@ -980,6 +980,22 @@ TEST(Transforms, IndicesHaveNoGradientAndAskingForOneThrows) {
           return std::vector<array>{put_along_axis(in[0], in[1], in[2], 0)};
         },
         {x, idx, upd}, ones({4}), "put_along_axis");
+    // The same for a jvp with a tangent for the indices (MLX throws; the tangent is not dropped).
+    auto expect_jvp_error = [&](const VecFn& f, const std::vector<array>& primals, const std::string& what) {
+      std::vector<array> tangents;
+      for (const auto& p : primals) tangents.push_back(ones_like(p));
+      expect_index_error([&] { jvp(f, primals, tangents); }, what + " (jvp)");
+    };
+    expect_jvp_error([](const std::vector<array>& in) { return std::vector<array>{take(in[0], in[1])}; },
+                     {x, idx}, "take");
+    expect_jvp_error(
+        [](const std::vector<array>& in) { return std::vector<array>{take_along_axis(in[0], in[1], 0)}; },
+        {x, idx}, "take_along_axis");
+    expect_jvp_error(
+        [](const std::vector<array>& in) { return std::vector<array>{scatter_add(in[0], in[1], in[2], 0)}; },
+        {x, idx, reshape(upd, {2, 1})}, "scatter_add");
+    auto [jout, jt] = jvp([&](const array& a) { return take(a, idx); }, x, array({1.0f, 2.0f, 3.0f, 4.0f}));
+    test::expect_close(values(jt), {2, 4}, 0, 0, "take's data (jvp)");
     // Indices computed from the differentiated input: an error unless stopped.
     auto smallest_two = [](const array& w, bool stop) {
       array order = slice(argsort(w), {0}, {2});

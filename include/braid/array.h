@@ -12,6 +12,7 @@
 #include <memory>
 #include <ostream>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "braid/dtype.h"
@@ -22,7 +23,8 @@
 namespace braid {
 
 /// Dimensions and element strides. Up to 6 dimensions live inline (no heap allocation).
-using Shape = SmallVector<int32_t, 6>;
+using ShapeElem = int32_t;  // MLX's name for a dimension's type
+using Shape = SmallVector<ShapeElem, 6>;
 using Strides = SmallVector<int64_t, 6>;
 
 class Primitive;
@@ -118,22 +120,23 @@ class array {
     init_values(&val, 1);
   }
 
-  /// A 1-d array holding the listed values.
+  /// A 1-d array holding the listed values. Explicit, as MLX's list constructors: a braced
+  /// list passed where an array is expected does not become one silently.
   template <typename T>
-  array(std::initializer_list<T> data, Dtype dtype = TypeToDtype<T>())  // NOLINT
+  explicit array(std::initializer_list<T> data, Dtype dtype = TypeToDtype<T>())
       : array(Shape{static_cast<int32_t>(data.size())}, dtype) {
     init_values(data.begin(), data.size());
   }
 
   /// A 1-d float32 array of the listed values (MLX's special case): `array({})` is an empty
   /// float32 array, and a list mixing integer and floating literals is float32.
-  array(std::initializer_list<float> data);  // NOLINT
+  explicit array(std::initializer_list<float> data);
   /// A 1-d array of `dtype` from listed ints: `array({}, int32)` is an empty int32 array.
-  array(std::initializer_list<int> data, Dtype dtype);
+  explicit array(std::initializer_list<int> data, Dtype dtype);
 
   /// An array of `shape` filled from the listed values (count must match).
   template <typename T>
-  array(std::initializer_list<T> data, Shape shape, Dtype dtype = TypeToDtype<T>())
+  explicit array(std::initializer_list<T> data, Shape shape, Dtype dtype = TypeToDtype<T>())
       : array(std::move(shape), dtype) {
     check_count(data.size());
     init_values(data.begin(), data.size());
@@ -142,7 +145,8 @@ class array {
   /// An array of `shape` copied from the shape's count of elements read from `data` (any
   /// input iterator, std::vector<bool>'s included).
   template <typename It>
-  array(It data, Shape shape, Dtype dtype = TypeToDtype<typename std::iterator_traits<It>::value_type>())
+  explicit array(It data, Shape shape,
+                 Dtype dtype = TypeToDtype<typename std::iterator_traits<It>::value_type>())
       : array(std::move(shape), dtype) {
     using T = typename std::iterator_traits<It>::value_type;
     const size_t n = desc_->size;
@@ -189,11 +193,17 @@ class array {
   /// The single element, converted to T. Evaluates first. Throws if size() != 1.
   template <typename T>
   T item();
+  /// The same on a const array (it evaluates too: evaluating changes no value).
+  template <typename T>
+  T item() const {
+    return const_cast<array*>(this)->item<T>();
+  }
 
-  /// Pointer to element 0 of the (possibly strided) data. Evaluates first. T must match dtype.
+  /// Pointer to element 0 of the (possibly strided) data. Evaluates first. T must match
+  /// dtype, or be void (untyped bytes, as custom kernels read them).
   template <typename T>
   T* data() {
-    check_data_type(detail::storage_dtype<T>(), sizeof(T));
+    if constexpr (!std::is_void_v<T>) check_data_type(detail::storage_dtype<T>(), sizeof(T));
     eval();
     return static_cast<T*>(host_data());
   }

@@ -9,6 +9,7 @@
 #include "braid/dtype.h"
 #include "braid/einsum.h"
 #include "braid/export.h"
+#include "braid/fast.h"
 #include "braid/fft.h"
 #include "braid/graph_utils.h"
 #include "braid/io.h"

@@ -229,6 +229,8 @@ Dtype dtype_from_array_protocol(std::string_view s);
 /// The dtype's name ("float32").
 std::string dtype_name(Dtype d);
 std::ostream& operator<<(std::ostream& os, const Dtype& d);
+/// As MLX prints one: `1+2j`, `0.5-1j`.
+std::ostream& operator<<(std::ostream& os, const complex64_t& v);
 std::ostream& operator<<(std::ostream& os, const Dtype::Kind& k);
 
 /// Limits of a floating dtype (MLX's finfo): width, lowest, largest, machine epsilon and the

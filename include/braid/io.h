@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <ios>
 #include <memory>
 #include <mutex>
@@ -52,6 +53,47 @@ class Writer {
   virtual void seek(int64_t offset, std::ios_base::seekdir way = std::ios_base::beg) = 0;
   virtual void write(const char* data, size_t n) = 0;
   virtual std::string label() const = 0;
+};
+
+/// A file opened for binary reading (MLX's class of this name). Positional reads (pread) leave
+/// the position alone, so any number of threads may make them at once. is_open() tells
+/// whether the file could be opened.
+class ParallelFileReader : public Reader {
+ public:
+  explicit ParallelFileReader(std::string file_path);
+  ~ParallelFileReader() override;
+  ParallelFileReader(const ParallelFileReader&) = delete;
+  ParallelFileReader& operator=(const ParallelFileReader&) = delete;
+  bool is_open() const override;
+  bool good() const override;
+  size_t tell() override;
+  void seek(int64_t offset, std::ios_base::seekdir way = std::ios_base::beg) override;
+  void read(char* data, size_t n) override;
+  void read(char* data, size_t n, size_t offset) override;
+  std::string label() const override;
+
+ private:
+  std::string path_;
+  std::FILE* f_;
+};
+
+/// A file created (or truncated) for binary writing (MLX's class of this name).
+class FileWriter : public Writer {
+ public:
+  explicit FileWriter(std::string file_path);
+  ~FileWriter() override;
+  FileWriter(const FileWriter&) = delete;
+  FileWriter& operator=(const FileWriter&) = delete;
+  bool is_open() const override;
+  bool good() const override;
+  size_t tell() override;
+  void seek(int64_t offset, std::ios_base::seekdir way = std::ios_base::beg) override;
+  void write(const char* data, size_t n) override;
+  std::string label() const override;
+
+ private:
+  std::string path_;
+  std::FILE* f_;
 };
 
 /// A file opened for binary reading.

@@ -85,12 +85,17 @@ Stream stream_from_thread_local_stream(Stream s);
 /// use from any number of threads without a caller-side lock.
 Stream new_thread_unsafe_stream(Device d);
 
-/// Blocks until all work submitted to `s` before the call has finished; rethrows nothing
-/// (errors stay on the arrays that failed). Callable from any thread.
+/// Blocks until all work submitted to `s` before the call has finished, then rethrows the
+/// first failure of a kernel on `s` that no eval, wait, item or data has rethrown yet (once;
+/// it also stays on the arrays that failed). Callable from any thread.
 void synchronize(Stream s);
 
 /// synchronize(default_stream(default_device())), as in MLX.
 void synchronize();
+
+/// The live stream with this index, on whichever device (MLX's get_stream). Throws
+/// std::invalid_argument if no live stream has it. Thread-safe.
+Stream get_stream(int index);
 
 /// Every live stream (made by new_stream or as some thread's default), in index order (MLX).
 /// Thread-safe.

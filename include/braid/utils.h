@@ -2,6 +2,7 @@
 // helpers. (Print options, also in MLX's utils.h, are in array.h with operator<<.)
 #pragma once
 
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,6 +27,20 @@ Shape broadcast_shapes(const Shape& s1, const Shape& s2);
 /// end). Throws std::invalid_argument, its message starting with `msg_prefix`, when it is out
 /// of bounds.
 int normalize_axis_index(int axis, int ndim, const std::string& msg_prefix = "");
+
+/// Shapes, strides and vectors print as MLX prints them: `(2,3)`.
+template <typename T, size_t N>
+std::ostream& operator<<(std::ostream& os, const SmallVector<T, N>& v) {
+  os << "(";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
+  return os << ")";
+}
+template <typename T>
+std::ostream& operator<<(std::ostream& os, const std::vector<T>& v) {
+  os << "(";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
+  return os << ")";
+}
 
 inline bool is_power_of_2(int n) { return n > 0 && (n & (n - 1)) == 0; }
 /// The smallest power of two at least `n` (1 for n <= 1). Throws std::invalid_argument above

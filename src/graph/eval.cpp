@@ -270,6 +270,7 @@ void wait_for(const array& node, const std::vector<std::shared_ptr<Strand>>& tou
 void rethrow_if_failed(const std::vector<array>& outputs) {
   for (const auto& o : outputs) {
     if (o.desc()->status.load(std::memory_order_acquire) == Status::failed) {
+      forget_stream_failure(o.desc()->error);  // told here, so synchronize will not repeat it
       std::rethrow_exception(o.desc()->error);
     }
   }
@@ -355,6 +356,7 @@ bool execute_node(array& node) noexcept {
       if (!refused) run_kernel(node, outputs);
     } catch (...) {
       err = std::current_exception();
+      note_stream_failure(*d.primitive->stream().state(), err);  // for synchronize, if no eval reports it
     }
     outputs.clear();
     ThreadOutputs::give_back(std::move(outputs));

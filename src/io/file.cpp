@@ -23,61 +23,54 @@ int whence(std::ios_base::seekdir way) {
   return SEEK_SET;
 }
 
-class FileReader final : public Reader {
- public:
-  explicit FileReader(std::string path) : path_(std::move(path)), f_(std::fopen(path_.c_str(), "rb")) {}
-  ~FileReader() override {
-    if (f_) std::fclose(f_);
-  }
-  bool is_open() const override { return f_ != nullptr; }
-  bool good() const override { return f_ && !std::ferror(f_); }
-  size_t tell() override { return static_cast<size_t>(std::ftell(f_)); }
-  void seek(int64_t offset, std::ios_base::seekdir way) override { std::fseek(f_, offset, whence(way)); }
-  void read(char* data, size_t n) override {
-    if (std::fread(data, 1, n, f_) != n) throw std::runtime_error("[load] Unexpected end of file " + path_ + ".");
-  }
-  // pread leaves the stream's position alone, so threads may read at once.
-  void read(char* data, size_t n, size_t offset) override {
-    const int fd = ::fileno(f_);
-    while (n > 0) {
-      const ssize_t got = ::pread(fd, data, n, static_cast<off_t>(offset));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) throw std::runtime_error("[load] Unexpected end of file " + path_ + ".");
-      data += got;
-      n -= static_cast<size_t>(got);
-      offset += static_cast<size_t>(got);
-    }
-  }
-  std::string label() const override { return "file " + path_; }
-
- private:
-  std::string path_;
-  std::FILE* f_;
-};
-
-class FileWriter final : public Writer {
- public:
-  explicit FileWriter(std::string path) : path_(std::move(path)), f_(std::fopen(path_.c_str(), "wb")) {}
-  ~FileWriter() override {
-    if (f_) std::fclose(f_);
-  }
-  bool is_open() const override { return f_ != nullptr; }
-  bool good() const override { return f_ && !std::ferror(f_); }
-  size_t tell() override { return static_cast<size_t>(std::ftell(f_)); }
-  void seek(int64_t offset, std::ios_base::seekdir way) override { std::fseek(f_, offset, whence(way)); }
-  void write(const char* data, size_t n) override {
-    if (std::fwrite(data, 1, n, f_) != n) throw std::runtime_error("[save] Could not write to " + path_ + ".");
-  }
-  std::string label() const override { return "file " + path_; }
-
- private:
-  std::string path_;
-  std::FILE* f_;
-};
-
 }  // namespace
 
-std::shared_ptr<Reader> file_reader(const std::string& path) { return std::make_shared<FileReader>(path); }
+ParallelFileReader::ParallelFileReader(std::string file_path)
+    : path_(std::move(file_path)), f_(std::fopen(path_.c_str(), "rb")) {}
+ParallelFileReader::~ParallelFileReader() {
+  if (f_) std::fclose(f_);
+}
+bool ParallelFileReader::is_open() const { return f_ != nullptr; }
+bool ParallelFileReader::good() const { return f_ && !std::ferror(f_); }
+size_t ParallelFileReader::tell() { return static_cast<size_t>(std::ftell(f_)); }
+void ParallelFileReader::seek(int64_t offset, std::ios_base::seekdir way) {
+  std::fseek(f_, offset, whence(way));
+}
+void ParallelFileReader::read(char* data, size_t n) {
+  if (std::fread(data, 1, n, f_) != n)
+    throw std::runtime_error("[load] Unexpected end of file " + path_ + ".");
+}
+// pread leaves the stream's position alone, so threads may read at once.
+void ParallelFileReader::read(char* data, size_t n, size_t offset) {
+  const int fd = ::fileno(f_);
+  while (n > 0) {
+    const ssize_t got = ::pread(fd, data, n, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) throw std::runtime_error("[load] Unexpected end of file " + path_ + ".");
+    data += got;
+    n -= static_cast<size_t>(got);
+    offset += static_cast<size_t>(got);
+  }
+}
+std::string ParallelFileReader::label() const { return "file " + path_; }
+
+FileWriter::FileWriter(std::string file_path)
+    : path_(std::move(file_path)), f_(std::fopen(path_.c_str(), "wb")) {}
+FileWriter::~FileWriter() {
+  if (f_) std::fclose(f_);
+}
+bool FileWriter::is_open() const { return f_ != nullptr; }
+bool FileWriter::good() const { return f_ && !std::ferror(f_); }
+size_t FileWriter::tell() { return static_cast<size_t>(std::ftell(f_)); }
+void FileWriter::seek(int64_t offset, std::ios_base::seekdir way) { std::fseek(f_, offset, whence(way)); }
+void FileWriter::write(const char* data, size_t n) {
+  if (std::fwrite(data, 1, n, f_) != n) throw std::runtime_error("[save] Could not write to " + path_ + ".");
+}
+std::string FileWriter::label() const { return "file " + path_; }
+
+std::shared_ptr<Reader> file_reader(const std::string& path) {
+  return std::make_shared<ParallelFileReader>(path);
+}
 std::shared_ptr<Writer> file_writer(const std::string& path) { return std::make_shared<FileWriter>(path); }
 
 }  // namespace braid::io

@@ -52,6 +52,19 @@ ProdParts scatter_prod_parts(const array& a, const std::vector<array>& idx, cons
                               "stop_gradient to indices computed from differentiated inputs.");
 }
 
+// The same for a jvp: an index with a tangent (an input of the transform, or computed from
+// one) is an error, as MLX's, not a tangent silently dropped.
+void check_no_index_jvp(const char* primitive, const std::vector<int>& argnums, size_t first_index,
+                        size_t end_index) {
+  for (int arg : argnums) {
+    if (static_cast<size_t>(arg) >= first_index && static_cast<size_t>(arg) < end_index) {
+      throw std::invalid_argument(std::string("[") + primitive +
+                                  "] Cannot calculate the JVP with respect to the indices; apply "
+                                  "stop_gradient to indices computed from differentiated inputs.");
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<array> Gather::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -68,8 +81,8 @@ std::vector<array> Gather::vjp(const std::vector<array>& primals, const std::vec
 }
 
 std::vector<array> Gather::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
-                               const std::vector<int>& argnums, const std::vector<array>& outputs) {
-  if (argnums[0] != 0) return {zeros_like(outputs[0], stream())};
+                               const std::vector<int>& argnums, const std::vector<array>&) {
+  check_no_index_jvp(name(), argnums, 1, primals.size());
   return {gather(tangents[0], index_inputs(primals, 1, primals.size() - 1), axes_, slice_sizes_, stream())};
 }
 
@@ -85,8 +98,8 @@ std::vector<array> GatherAxis::vjp(const std::vector<array>& primals, const std:
 }
 
 std::vector<array> GatherAxis::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
-                                   const std::vector<int>& argnums, const std::vector<array>& outputs) {
-  if (argnums[0] != 0) return {zeros_like(outputs[0], stream())};
+                                   const std::vector<int>& argnums, const std::vector<array>&) {
+  check_no_index_jvp(name(), argnums, 1, primals.size());
   return {take_along_axis(tangents[0], primals[1], axis_, stream())};
 }
 
@@ -145,6 +158,7 @@ std::vector<array> Scatter::jvp(const std::vector<array>& primals, const std::ve
                                 const std::vector<int>& argnums, const std::vector<array>& outputs) {
   const Stream& s = stream();
   const size_t n_idx = primals.size() - 2;
+  check_no_index_jvp(name(), argnums, 1, primals.size() - 1);
   array ta = zeros_like(primals[0], s);
   array tu = zeros_like(primals.back(), s);
   for (size_t i = 0; i < argnums.size(); ++i) {

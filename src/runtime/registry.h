@@ -27,6 +27,8 @@ class StreamRegistry {
   Stream create(Device d) EXCLUDES(mu_);
   /// The live stream with this index, or throws std::invalid_argument.
   Stream find(int index, Device d) EXCLUDES(mu_);
+  /// The live stream with this index on any device, or throws std::invalid_argument.
+  Stream find(int index) EXCLUDES(mu_);
   /// Every live stream.
   std::vector<std::shared_ptr<StreamState>> all() EXCLUDES(mu_);
   /// Called by ~StreamState. Never allocates.

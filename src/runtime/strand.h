@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <vector>
 
@@ -136,6 +137,18 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
   std::shared_ptr<Strand> strand;
   std::shared_ptr<void> backend;  // the GPU backend's state (its CUDA stream) on GPU streams
 };
+
+// Failures that nobody has been told of, for synchronize (MLX's synchronize raises a stream's
+// errors): at most one per stream, its first, kept until synchronize takes it, an eval or a
+// wait rethrows it, or the stream dies. None of these throws; only noting one may allocate
+// (without memory it is not kept).
+
+/// A kernel on `s` failed with `e`.
+void note_stream_failure(const StreamState& s, const std::exception_ptr& e) noexcept;
+/// The failure kept for `s`, now forgotten (null if none).
+std::exception_ptr take_stream_failure(const StreamState& s) noexcept;
+/// Forgets `e` wherever it is kept: it has reached a caller through an array.
+void forget_stream_failure(const std::exception_ptr& e) noexcept;
 
 /// Runs one claimed node whose inputs have all completed: computes it (or propagates an
 /// input's error), publishes the result, wakes waiters, detaches inputs. Never throws.

@@ -3,14 +3,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <limits>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "backend/backend.h"
 #include "runtime/registry.h"
@@ -95,6 +98,20 @@ Stream StreamRegistry::find(int index, Device d) {
   return Stream(index, d, std::move(state));
 }
 
+Stream StreamRegistry::find(int index) {
+  std::shared_ptr<StreamState> state;
+  {
+    MutexLock lock(mu_);
+    auto it = streams_.find(index);
+    if (it != streams_.end()) state = it->second.lock();
+  }
+  if (!state) {
+    throw std::invalid_argument("[get_stream] No live stream with index " + std::to_string(index) + ".");
+  }
+  const Device d = state->device;
+  return Stream(index, d, std::move(state));
+}
+
 std::vector<std::shared_ptr<StreamState>> StreamRegistry::all() {
   // Locked outside mu_: dropping the last reference there would run ~StreamState under it.
   std::vector<std::weak_ptr<StreamState>> weak;
@@ -155,7 +172,76 @@ void StreamRegistry::start_handle_indices_at(int64_t cursor) {
 StreamState::StreamState(int index, Device device)
     : index(index), device(device), strand(std::make_shared<Strand>()) {}
 
-StreamState::~StreamState() { StreamRegistry::instance().remove(index); }
+StreamState::~StreamState() {
+  take_stream_failure(*this);  // no one can synchronize it any more
+  StreamRegistry::instance().remove(index);
+}
+
+namespace {
+
+struct UnreportedFailure {
+  const StreamState* stream;  // removed from the table before the stream dies
+  std::exception_ptr error;
+};
+
+struct FailureTable {
+  Mutex mu;
+  std::vector<UnreportedFailure> entries GUARDED_BY(mu);
+  std::atomic<size_t> count{0};  // entries.size(), read without the lock to skip an empty table
+};
+
+FailureTable& failure_table() {
+  static FailureTable* table = new FailureTable();  // deliberate leak: used until exit
+  return *table;
+}
+
+}  // namespace
+
+void note_stream_failure(const StreamState& s, const std::exception_ptr& e) noexcept {
+  FailureTable& t = failure_table();
+  MutexLock lock(t.mu);
+  for (const auto& f : t.entries) {
+    if (f.stream == &s) return;  // its first failure is already kept
+  }
+  try {
+    t.entries.push_back({&s, e});
+  } catch (...) {
+    return;  // no memory: synchronize will not report this one
+  }
+  t.count.store(t.entries.size());
+}
+
+std::exception_ptr take_stream_failure(const StreamState& s) noexcept {
+  FailureTable& t = failure_table();
+  if (t.count.load() == 0) return nullptr;
+  MutexLock lock(t.mu);
+  for (size_t i = 0; i < t.entries.size(); ++i) {
+    if (t.entries[i].stream != &s) continue;
+    std::exception_ptr e = std::move(t.entries[i].error);
+    t.entries[i] = std::move(t.entries.back());
+    t.entries.pop_back();
+    t.count.store(t.entries.size());
+    return e;
+  }
+  return nullptr;
+}
+
+void forget_stream_failure(const std::exception_ptr& e) noexcept {
+  FailureTable& t = failure_table();
+  if (t.count.load() == 0) return;
+  std::exception_ptr last;  // released after the lock, should it be the last reference
+  MutexLock lock(t.mu);
+  for (size_t i = 0; i < t.entries.size();) {
+    if (t.entries[i].error != e) {
+      ++i;
+      continue;
+    }
+    last = std::move(t.entries[i].error);
+    t.entries[i] = std::move(t.entries.back());
+    t.entries.pop_back();
+  }
+  t.count.store(t.entries.size());
+}
 
 namespace {
 
@@ -279,11 +365,15 @@ using detail::thread_defaults;
 
 Stream::Stream(int index, Device device) : Stream(StreamRegistry::instance().find(index, device)) {}
 
-Device default_device() {
-  // Reads, never creates: a thread without defaults has no override.
+const Device& default_device() {
+  // Reads, never creates: a thread without defaults has no override. The answer is copied
+  // into a slot of the calling thread (trivially destructible, so readable at exit too),
+  // which the reference names until this thread's next call.
+  thread_local Device answer(Device::cpu);
   const detail::ThreadDefaults* t = detail::t_defaults;
-  if (t != nullptr && t->device_override) return *t->device_override;
-  return detail::default_device_slot().load(std::memory_order_relaxed);
+  answer = t != nullptr && t->device_override ? *t->device_override
+                                              : detail::default_device_slot().load(std::memory_order_relaxed);
+  return answer;
 }
 
 void set_default_device(const Device& d) {
@@ -438,9 +528,12 @@ void synchronize(Stream s) {
   s = stream_from_thread_local_stream(s);
   s.state()->strand->synchronize();
   if (s.device.type == Device::gpu) detail::gpu::synchronize(*s.state());
+  if (std::exception_ptr failure = detail::take_stream_failure(*s.state())) std::rethrow_exception(failure);
 }
 
 void synchronize() { synchronize(default_stream(default_device())); }
+
+Stream get_stream(int index) { return detail::StreamRegistry::instance().find(index); }
 
 struct StreamContext::Saved {
   std::optional<Device> device_override;

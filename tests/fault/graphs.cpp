@@ -184,4 +184,17 @@ std::string describe(const std::exception_ptr& e) {
   }
 }
 
+std::string synchronize_all(const std::vector<braid::Stream>& streams) {
+  std::string unexpected;
+  for (const auto& s : streams) {
+    try {
+      braid::synchronize(s);
+    } catch (...) {
+      const std::exception_ptr e = std::current_exception();
+      if (!caused_by_bad_alloc(e) && unexpected.empty()) unexpected = describe(e);
+    }
+  }
+  return unexpected;
+}
+
 }  // namespace fault

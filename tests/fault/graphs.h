@@ -40,4 +40,9 @@ bool caused_by_bad_alloc(const std::exception_ptr& e);
 /// The exception's type name and what().
 std::string describe(const std::exception_ptr& e);
 
+/// Synchronizes every stream, each even when another reported a failure. synchronize rethrows
+/// a kernel's failure that no eval reported: here those must be the injected allocation
+/// failures. Empty when they all are; otherwise the first other failure, described.
+std::string synchronize_all(const std::vector<braid::Stream>& streams);
+
 }  // namespace fault

@@ -179,8 +179,12 @@ class Storm {
     after_storm();
     if (wrong_.load() > 0) return 1;
     set_phase("after the storm: synchronize every stream");
-    for (const auto& s : shared_) synchronize(s);
-    for (const auto& s : own_) synchronize(s);
+    std::vector<Stream> every = shared_;
+    every.insert(every.end(), own_.begin(), own_.end());
+    if (std::string other = synchronize_all(every); !other.empty()) {
+      add_note("synchronize reported a failure that is not an allocation failure: %s", other.c_str());
+      return 1;
+    }
     if (get_active_memory() != base_memory) {
       add_note("buffers leaked: active memory %zu bytes after the storm's graphs are gone, %zu before",
                get_active_memory(), base_memory);

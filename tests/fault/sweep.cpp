@@ -198,10 +198,12 @@ int sweep_child(Injector inj, Mode mode, int64_t n) {
   {
     std::vector<Stream> fresh = {new_stream(Device::cpu), new_stream(Device::cpu), streams[0]};
     if (evaluate_fresh(fresh, "a fresh graph on new streams") != 0) return 1;
-    for (const auto& s : fresh) synchronize(s);
+    if (std::string other = synchronize_all(fresh); !other.empty())
+      return fail("synchronize reported", other);
   }
   set_phase("synchronize every stream");
-  for (const auto& s : streams) synchronize(s);
+  if (std::string other = synchronize_all(streams); !other.empty())
+    return fail("synchronize reported", other);
   if (get_active_memory() != base_memory) {
     add_note("buffers leaked: active memory %zu bytes after the graphs are gone, %zu before",
              get_active_memory(), base_memory);

@@ -113,7 +113,8 @@ int thread_child(int pool, int k, bool and_later) {
     }
   }
   set_phase("synchronize");
-  for (const auto& s : streams) synchronize(s);
+  if (std::string other = synchronize_all(streams); !other.empty())
+    return fail("synchronize reported", other);
   return 0;
 }
 

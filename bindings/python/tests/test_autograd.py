@@ -626,3 +626,22 @@ def test_checkpoint_with_integer_inputs():
     f = mx.checkpoint(lambda b, i: (mx.take(b, i) ** 2).sum())
     g = mx.grad(lambda a: f(a, idx))(mx.array([1.0, 2.0, 3.0, 4.0]))
     assert g.tolist() == [0.0, 4.0, 0.0, 8.0]
+
+
+def test_jvp_with_respect_to_indices_raises():
+    x = mx.array([1.0, 2.0, 3.0])
+    i = mx.array([0, 2])
+    gathers = [
+        lambda x, i: mx.take(x, i),
+        lambda x, i: mx.take_along_axis(x, i, 0),
+        lambda x, i: x[i],
+        lambda x, i: x.at[i].add(mx.array([5.0, 6.0])),
+    ]
+    for f in gathers:
+        with pytest.raises(ValueError, match="indices"):
+            mx.jvp(f, [x, i], [mx.ones(3), mx.ones(2, dtype=mx.int32)])
+    # With respect to the values alone, as before.
+    _, (t,) = mx.jvp(lambda x: mx.take(x, i), [x], [mx.array([1.0, 2.0, 3.0])])
+    assert t.tolist() == [1.0, 3.0]
+    _, (t,) = mx.jvp(lambda u: x.at[i].add(u), [mx.array([5.0, 6.0])], [mx.array([1.0, 2.0])])
+    assert t.tolist() == [1.0, 0.0, 2.0]

@@ -212,3 +212,29 @@ def test_synchronize_takes_a_stream_a_device_or_nothing():
     mx.synchronize(mx.default_stream(mx.cpu))
     mx.synchronize()
     assert x.tolist() == [pytest.approx(2.718281828)] * 4
+
+
+def test_synchronize_raises_an_async_failure_once():
+    singular = mx.array([[1.0, 2.0], [2.0, 4.0]])
+    s = mx.new_stream(mx.cpu)
+    a = mx.linalg.inv(singular, stream=s)
+    mx.async_eval(a)
+    with pytest.raises(RuntimeError, match="singular"):
+        mx.synchronize(s)
+    mx.synchronize(s)  # reported once
+    with pytest.raises(RuntimeError, match="singular"):
+        a.tolist()  # the array keeps its error
+
+    # Reported by eval first: synchronize has nothing more to say.
+    b = mx.linalg.inv(singular, stream=s)
+    mx.async_eval(b)
+    with pytest.raises(RuntimeError):
+        mx.eval(b)
+    mx.synchronize(s)
+
+    # MLX's own case: the default CPU stream, synchronized through its device.
+    c = mx.linalg.inv(singular, stream=mx.cpu)
+    mx.async_eval(c)
+    with pytest.raises(RuntimeError):
+        mx.synchronize(mx.cpu)
+    mx.synchronize(mx.cpu)
