@@ -563,6 +563,19 @@ TEST(Linalg, SolveMatchesTheInverseAndBroadcastsBatches) {
     const array xi = linalg::solve(array({2, 0, 0, 4}, {2, 2}), array({2.0f, 2.0f}));
     EXPECT_EQ(xi.dtype(), float32);
     test::expect_close(values(xi), {1, 0.5}, 0, 0, "promoted");
+    // complex64 (LAPACK's cgesv and ctrtrs): a x = b holds, and a real right-hand side
+    // promotes. [[1+i, 2], [0, 3i]] x = [3+i, 3i] has x = [1, 1].
+    const array ac = add(array({1.0f, 2.0f, 0.0f, 0.0f}, {2, 2}),
+                         multiply(array(complex64_t(0.0f, 1.0f)), array({1.0f, 0.0f, 0.0f, 3.0f}, {2, 2})));
+    const array bc = array({complex64_t(3.0f, 1.0f), complex64_t(0.0f, 3.0f)});
+    const array xc = linalg::solve(ac, bc);
+    EXPECT_EQ(xc.dtype(), complex64);
+    expect_near_arrays(real(xc), ones({2}), 1e-6, "complex solve, real parts");
+    expect_near_arrays(imag(xc), zeros({2}), 1e-6, "complex solve, imaginary parts");
+    const array xt = linalg::solve_triangular(ac, bc, /*upper=*/true);
+    expect_near_arrays(real(xt), ones({2}), 1e-6, "complex upper triangle, real parts");
+    expect_near_arrays(imag(xt), zeros({2}), 1e-6, "complex upper triangle, imaginary parts");
+    EXPECT_EQ(linalg::solve(ac, array({1.0f, 0.0f})).dtype(), complex64);
   });
 }
 

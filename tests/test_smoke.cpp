@@ -197,13 +197,15 @@ TEST(Smoke, MlxApiSurfaceCompilesAndBehaves) {
 
   std::ostringstream os;
   os << Shape{2, 3} << " " << std::vector<int>{4} << " " << complex64_t(1.0f, 2.0f) << " "
-     << complex64_t(0.5f, -1.0f);
-  EXPECT_EQ(os.str(), "(2,3) (4) 1+2j 0.5-1j");
+     << complex64_t(0.5f, -1.0f) << " " << float16_t(1.5f) << " " << bfloat16_t(-2.0f);
+  EXPECT_EQ(os.str(), "(2,3) (4) 1+2j 0.5-1j 1.5 -2");
   ShapeElem dim = ones({5}).shape(0);
   EXPECT_EQ(dim, 5);
 
   EXPECT_TRUE(Device(Device::gpu, 1) == Device::gpu);
   EXPECT_TRUE(Device::cpu != Device(Device::gpu));
+  EXPECT_TRUE(Device::gpu == Device(Device::gpu, 1));
+  EXPECT_TRUE(Device(Device::cpu) != Device::gpu);
   EXPECT_FALSE(Device(Device::gpu, 1) == Device(Device::gpu, 0));
   std::set<Device> devices{Device(Device::gpu), Device(Device::cpu), Device(Device::cpu)};
   ASSERT_EQ(devices.size(), 2u);
@@ -225,6 +227,10 @@ TEST(Smoke, MlxApiSurfaceCompilesAndBehaves) {
   auto r = std::make_shared<io::ParallelFileReader>(path);
   ASSERT_TRUE(r->is_open());
   EXPECT_TRUE(array_equal(load(r), arange(4.0f)).item<bool>());
-  EXPECT_FALSE(io::ParallelFileReader(path + ".missing").is_open());
+  io::ParallelFileReader missing(path + ".missing");
+  EXPECT_FALSE(missing.is_open());
+  char byte = 0;
+  EXPECT_THROW(missing.read(&byte, 1), std::runtime_error);
+  EXPECT_THROW(missing.read(&byte, 1, 0), std::runtime_error);
   std::remove(path.c_str());
 }

@@ -1046,12 +1046,20 @@ TEST(Threading, SynchronizeRethrowsAnUnreportedKernelErrorOnce) {
   EXPECT_NO_THROW(synchronize(s));
   EXPECT_NO_THROW(synchronize(other));
 
-  // Only the first unreported failure is kept; the stream keeps working.
+  // synchronize reports the oldest unreported failure, and the later ones on the stream with
+  // it; one an eval reported leaves the next for synchronize. The stream keeps working.
   array first = custom({array(1.0f)}, {}, s, throws("kernel failed: first"));
   array second = custom({array(1.0f)}, {}, s, throws("kernel failed: second"));
   async_eval(first);
   async_eval(second);
   expect_kernel_error([&] { synchronize(s); }, "kernel failed: first");
+  EXPECT_NO_THROW(synchronize(s));
+  array third = custom({array(1.0f)}, {}, s, throws("kernel failed: third"));
+  array fourth = custom({array(1.0f)}, {}, s, throws("kernel failed: fourth"));
+  async_eval(third);
+  async_eval(fourth);
+  expect_kernel_error([&] { eval(third); }, "kernel failed: third");
+  expect_kernel_error([&] { synchronize(s); }, "kernel failed: fourth");
   EXPECT_NO_THROW(synchronize(s));
   array fine = custom({array(1.0f)}, {}, s, then_add([] {}, 1.0f));
   EXPECT_EQ(values(fine), std::vector<float>{2.0f});

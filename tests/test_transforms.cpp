@@ -1694,5 +1694,13 @@ TEST(Transforms, CheckpointWithIntegerInputs) {
     const array idx({1, 3});
     const array g = grad([&](const array& a) { return f({a, idx})[0]; })(array({1.0f, 2.0f, 3.0f, 4.0f}));
     test::expect_close(values(g), {0, 4, 0, 8}, 0, 0, "checkpoint with indices");
+    // Forward mode through it: only the differentiated input carries a tangent, so the
+    // gather is never asked for one of its indices.
+    auto [out, tan] = jvp(
+        [&](const array& a) {
+          return f({a, idx})[0];
+        },
+        array({1.0f, 2.0f, 3.0f, 4.0f}), array({1.0f, 1.0f, 1.0f, 1.0f}));
+    test::expect_close(values(tan), {12}, 0, 0, "jvp of checkpoint with indices");
   }
 }

@@ -18,15 +18,14 @@ struct Device {
   int index;
 
   constexpr Device(DeviceType type, int index = 0) : type(type), index(index) {}  // NOLINT
+  // != and the reversed forms come from C++20's rewriting of ==.
   constexpr bool operator==(const Device& o) const { return type == o.type && index == o.index; }
-  constexpr bool operator!=(const Device& o) const { return !(*this == o); }
   /// An order for maps and sets: by type (cpu first), then index.
   constexpr bool operator<(const Device& o) const { return type != o.type ? type < o.type : index < o.index; }
 };
 
 /// As MLX: a device equals a bare type when its type is that type, whatever its index.
 constexpr bool operator==(const Device& d, Device::DeviceType t) { return d.type == t; }
-constexpr bool operator!=(const Device& d, Device::DeviceType t) { return d.type != t; }
 
 /// The calling thread's default device: a StreamContext's device if one is active on this
 /// thread, otherwise the process-wide default. Thread-safe. As MLX's, a reference: it names

@@ -231,6 +231,10 @@ std::string dtype_name(Dtype d);
 std::ostream& operator<<(std::ostream& os, const Dtype& d);
 /// As MLX prints one: `1+2j`, `0.5-1j`.
 std::ostream& operator<<(std::ostream& os, const complex64_t& v);
+/// The half-precision types print their value as a float does (and need their own operators:
+/// both convert to float and to complex64_t).
+std::ostream& operator<<(std::ostream& os, const float16_t& v);
+std::ostream& operator<<(std::ostream& os, const bfloat16_t& v);
 std::ostream& operator<<(std::ostream& os, const Dtype::Kind& k);
 
 /// Limits of a floating dtype (MLX's finfo): width, lowest, largest, machine epsilon and the

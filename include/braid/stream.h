@@ -86,8 +86,9 @@ Stream stream_from_thread_local_stream(Stream s);
 Stream new_thread_unsafe_stream(Device d);
 
 /// Blocks until all work submitted to `s` before the call has finished, then rethrows the
-/// first failure of a kernel on `s` that no eval, wait, item or data has rethrown yet (once;
-/// it also stays on the arrays that failed). Callable from any thread.
+/// oldest failure of a kernel on `s` that no eval, wait, item, data or synchronize has
+/// reported yet; the stream's later unreported failures are dropped with it (they stay on the
+/// arrays that failed). Callable from any thread.
 void synchronize(Stream s);
 
 /// synchronize(default_stream(default_device())), as in MLX.

@@ -140,9 +140,10 @@ array solve_impl(const array& a, const array& b, StreamOrDevice s, const char* o
                           detail::shape_str(b.shape()) + ".");
   }
   const Dtype t = promote_types(a.dtype(), b.dtype());
-  if (t != float32 && t != float64) {
-    throw_invalid(op, "Input arrays must promote to float32 or float64. Received arrays with type " +
-                          dtype_name(a.dtype()) + " and " + dtype_name(b.dtype()) + ".");
+  if (t != float32 && t != float64 && t != complex64) {
+    throw_invalid(op,
+                  "Input arrays must promote to float32, float64 or complex64. Received arrays with type " +
+                      dtype_name(a.dtype()) + " and " + dtype_name(b.dtype()) + ".");
   }
   const int n = a.shape(-1);
   const array rhs = vector ? expand_dims(b, -1, st) : b;

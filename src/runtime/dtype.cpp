@@ -199,6 +199,8 @@ std::string dtype_name(Dtype d) {
 
 std::ostream& operator<<(std::ostream& os, const Dtype& d) { return os << dtype_name(d); }
 std::ostream& operator<<(std::ostream& os, const Dtype::Kind& k) { return os << static_cast<char>(k); }
+std::ostream& operator<<(std::ostream& os, const float16_t& v) { return os << static_cast<float>(v); }
+std::ostream& operator<<(std::ostream& os, const bfloat16_t& v) { return os << static_cast<float>(v); }
 std::ostream& operator<<(std::ostream& os, const complex64_t& v) {
   os << v.real();
   if (!std::signbit(v.imag()) || std::isnan(v.imag())) os << "+";

@@ -198,11 +198,13 @@ FailureTable& failure_table() {
 }  // namespace
 
 void note_stream_failure(const StreamState& s, const std::exception_ptr& e) noexcept {
+  // A few per stream, oldest first: one an eval reports leaves the next for synchronize.
+  constexpr size_t kKeptPerStream = 8;
   FailureTable& t = failure_table();
   MutexLock lock(t.mu);
-  for (const auto& f : t.entries) {
-    if (f.stream == &s) return;  // its first failure is already kept
-  }
+  size_t kept = 0;
+  for (const auto& f : t.entries) kept += f.stream == &s;
+  if (kept >= kKeptPerStream) return;
   try {
     t.entries.push_back({&s, e});
   } catch (...) {
@@ -214,32 +216,38 @@ void note_stream_failure(const StreamState& s, const std::exception_ptr& e) noex
 std::exception_ptr take_stream_failure(const StreamState& s) noexcept {
   FailureTable& t = failure_table();
   if (t.count.load() == 0) return nullptr;
+  std::exception_ptr first;
   MutexLock lock(t.mu);
-  for (size_t i = 0; i < t.entries.size(); ++i) {
-    if (t.entries[i].stream != &s) continue;
-    std::exception_ptr e = std::move(t.entries[i].error);
-    t.entries[i] = std::move(t.entries.back());
-    t.entries.pop_back();
-    t.count.store(t.entries.size());
-    return e;
+  // The oldest is reported; the stream's later ones go with it (synchronize reports one).
+  auto keep = t.entries.begin();
+  for (auto it = t.entries.begin(); it != t.entries.end(); ++it) {
+    if (it->stream != &s) {
+      if (keep != it) *keep = std::move(*it);
+      ++keep;
+    } else if (!first) {
+      first = std::move(it->error);
+    } else {
+      it->error = nullptr;
+    }
   }
-  return nullptr;
+  t.entries.erase(keep, t.entries.end());
+  t.count.store(t.entries.size());
+  return first;
 }
 
 void forget_stream_failure(const std::exception_ptr& e) noexcept {
   FailureTable& t = failure_table();
   if (t.count.load() == 0) return;
-  std::exception_ptr last;  // released after the lock, should it be the last reference
   MutexLock lock(t.mu);
-  for (size_t i = 0; i < t.entries.size();) {
-    if (t.entries[i].error != e) {
-      ++i;
-      continue;
-    }
-    last = std::move(t.entries[i].error);
-    t.entries[i] = std::move(t.entries.back());
-    t.entries.pop_back();
+  // Order kept (the oldest is reported first). The caller holds `e`, so no exception object
+  // is destroyed under the lock.
+  auto keep = t.entries.begin();
+  for (auto it = t.entries.begin(); it != t.entries.end(); ++it) {
+    if (it->error == e) continue;
+    if (keep != it) *keep = std::move(*it);
+    ++keep;
   }
+  t.entries.erase(keep, t.entries.end());
   t.count.store(t.entries.size());
 }
 

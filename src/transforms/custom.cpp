@@ -103,15 +103,16 @@ std::function<std::vector<array>(const std::vector<array>&)> custom_function(
   fns->jvp = fun_jvp ? std::move(*fun_jvp)
                      : JvpFun([fun](const std::vector<array>& primals, const std::vector<array>& tangents,
                                     const std::vector<int>& argnums) {
-                         std::vector<array> all;
-                         for (size_t i = 0, j = 0; i < primals.size(); ++i) {
-                           if (j < argnums.size() && static_cast<size_t>(argnums[j]) == i) {
-                             all.push_back(tangents[j++]);
-                           } else {
-                             all.push_back(zeros_like(primals[i]));
-                           }
-                         }
-                         return jvp(fun, primals, all).second;
+                         // Only the inputs with tangents vary; the others (an integer index
+                         // passed through, say) are constants, never asked for a tangent.
+                         std::vector<array> varying;
+                         for (int a : argnums) varying.push_back(primals[a]);
+                         auto with_constants = [&](const std::vector<array>& x) {
+                           std::vector<array> all = primals;
+                           for (size_t k = 0; k < argnums.size(); ++k) all[argnums[k]] = x[k];
+                           return fun(all);
+                         };
+                         return jvp(with_constants, varying, tangents).second;
                        });
   fns->vmap = fun_vmap ? std::move(*fun_vmap)
                        : VmapFun([fun](const std::vector<array>& inputs, const std::vector<int>& axes) {

@@ -63,6 +63,12 @@ lapack_int trtrs(char uplo, int n, int r, const float* a, float* b) {
 lapack_int trtrs(char uplo, int n, int r, const double* a, double* b) {
   return LAPACKE_dtrtrs(kRow, uplo, 'N', 'N', n, r, a, n, b, r);
 }
+lapack_int gesv(int n, int r, cfloat* a, lapack_int* ipiv, cfloat* b) {
+  return LAPACKE_cgesv(kRow, n, r, a, n, ipiv, b, r);
+}
+lapack_int trtrs(char uplo, int n, int r, const cfloat* a, cfloat* b) {
+  return LAPACKE_ctrtrs(kRow, uplo, 'N', 'N', n, r, a, n, b, r);
+}
 // jobz 'A' (u [m, m] and vt [n, n]) or 'N' (values only; u and vt may be null).
 lapack_int gesdd(char jobz, int m, int n, float* a, float* s, float* u, float* vt) {
   return LAPACKE_sgesdd(kRow, jobz, m, n, a, n, s, u, std::max(m, 1), vt, std::max(n, 1));
@@ -455,9 +461,7 @@ void luf(const array& in, array& out) {
 // substitution (trtrs).
 template <typename T>
 void solve(const array& a_in, const array& b_in, array& out, std::optional<bool> triangle) {
-  if constexpr (std::is_same_v<T, cfloat>) {
-    throw std::runtime_error("[linalg::solve] complex64 is not supported.");
-  } else {
+  {
     const char* op = triangle ? "linalg::solve_triangular" : "linalg::solve";
     const int n = a_in.shape(-1), r = b_in.shape(-1);
     const int64_t nn = int64_t{n} * n, nr = int64_t{n} * r;
