@@ -564,17 +564,22 @@ TEST(Linalg, SolveMatchesTheInverseAndBroadcastsBatches) {
     EXPECT_EQ(xi.dtype(), float32);
     test::expect_close(values(xi), {1, 0.5}, 0, 0, "promoted");
     // complex64 (LAPACK's cgesv and ctrtrs): a x = b holds, and a real right-hand side
-    // promotes. [[1+i, 2], [0, 3i]] x = [3+i, 3i] has x = [1, 1].
-    const array ac = add(array({1.0f, 2.0f, 0.0f, 0.0f}, {2, 2}),
+    // promotes. With a = [[1+i, 2], [1, 3i]], x = [1, 1] solves a x = [3+i, 1+3i], its upper
+    // triangle's [3+i, 3i] and its lower triangle's [1+i, 1+3i].
+    const array ac = add(array({1.0f, 2.0f, 1.0f, 0.0f}, {2, 2}),
                          multiply(array(complex64_t(0.0f, 1.0f)), array({1.0f, 0.0f, 0.0f, 3.0f}, {2, 2})));
-    const array bc = array({complex64_t(3.0f, 1.0f), complex64_t(0.0f, 3.0f)});
-    const array xc = linalg::solve(ac, bc);
-    EXPECT_EQ(xc.dtype(), complex64);
-    expect_near_arrays(real(xc), ones({2}), 1e-6, "complex solve, real parts");
-    expect_near_arrays(imag(xc), zeros({2}), 1e-6, "complex solve, imaginary parts");
-    const array xt = linalg::solve_triangular(ac, bc, /*upper=*/true);
-    expect_near_arrays(real(xt), ones({2}), 1e-6, "complex upper triangle, real parts");
-    expect_near_arrays(imag(xt), zeros({2}), 1e-6, "complex upper triangle, imaginary parts");
+    auto expect_ones = [](const array& x, const std::string& what) {
+      EXPECT_EQ(x.dtype(), complex64) << what;
+      expect_near_arrays(real(x), ones({2}), 1e-6, what + ", real parts");
+      expect_near_arrays(imag(x), zeros({2}), 1e-6, what + ", imaginary parts");
+    };
+    expect_ones(linalg::solve(ac, array({complex64_t(3.0f, 1.0f), complex64_t(1.0f, 3.0f)})),
+                "complex solve");
+    expect_ones(linalg::solve_triangular(ac, array({complex64_t(3.0f, 1.0f), complex64_t(0.0f, 3.0f)}), true),
+                "complex upper triangle");
+    expect_ones(
+        linalg::solve_triangular(ac, array({complex64_t(1.0f, 1.0f), complex64_t(1.0f, 3.0f)}), false),
+        "complex lower triangle");
     EXPECT_EQ(linalg::solve(ac, array({1.0f, 0.0f})).dtype(), complex64);
   });
 }

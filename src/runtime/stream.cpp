@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -184,6 +185,9 @@ struct UnreportedFailure {
   std::exception_ptr error;
 };
 
+// A few per stream, oldest first: one an eval reports leaves the next for synchronize.
+constexpr size_t kKeptPerStream = 8;
+
 struct FailureTable {
   Mutex mu;
   std::vector<UnreportedFailure> entries GUARDED_BY(mu);
@@ -198,8 +202,6 @@ FailureTable& failure_table() {
 }  // namespace
 
 void note_stream_failure(const StreamState& s, const std::exception_ptr& e) noexcept {
-  // A few per stream, oldest first: one an eval reports leaves the next for synchronize.
-  constexpr size_t kKeptPerStream = 8;
   FailureTable& t = failure_table();
   MutexLock lock(t.mu);
   size_t kept = 0;
@@ -216,7 +218,11 @@ void note_stream_failure(const StreamState& s, const std::exception_ptr& e) noex
 std::exception_ptr take_stream_failure(const StreamState& s) noexcept {
   FailureTable& t = failure_table();
   if (t.count.load() == 0) return nullptr;
+  // Declared before the lock, so that no exception object is destroyed under it (its
+  // destructor may take locks of its own, a Python exception's the GIL).
   std::exception_ptr first;
+  std::array<std::exception_ptr, kKeptPerStream> later;
+  size_t num_later = 0;
   MutexLock lock(t.mu);
   // The oldest is reported; the stream's later ones go with it (synchronize reports one).
   auto keep = t.entries.begin();
@@ -226,8 +232,8 @@ std::exception_ptr take_stream_failure(const StreamState& s) noexcept {
       ++keep;
     } else if (!first) {
       first = std::move(it->error);
-    } else {
-      it->error = nullptr;
+    } else if (num_later < later.size()) {
+      later[num_later++] = std::move(it->error);
     }
   }
   t.entries.erase(keep, t.entries.end());

@@ -196,8 +196,10 @@ def test_complex_solve_matches_numpy_and_its_gradient_the_conjugate_rule():
     out = mx.linalg.solve(mx.array(a), mx.array(b), stream=cpu)
     assert out.dtype == mx.complex64
     close(out, np.linalg.solve(a, b), tol=1e-4)
-    close(mx.linalg.solve_triangular(mx.array(a), mx.array(b), upper=True, stream=cpu),
-          np.linalg.solve(np.triu(a), b), tol=1e-4)
+    for upper in [False, True]:
+        tri = np.triu(a) if upper else np.tril(a)
+        close(mx.linalg.solve_triangular(mx.array(a), mx.array(b), upper=upper, stream=cpu),
+              np.linalg.solve(tri, b), tol=1e-4)
     # The cotangents follow matmul's rule: b's is solve(a^H, g), a's -(that) x^H.
     g = (rng.standard_normal((2, 3, 2)) + 1j * rng.standard_normal((2, 3, 2))).astype(np.complex64)
     _, (ga, gb) = mx.vjp(lambda a, b: mx.linalg.solve(a, b, stream=cpu), [mx.array(a), mx.array(b)], [mx.array(g)])
