@@ -49,6 +49,9 @@ class StreamRegistry {
   // advances the cursor past it.
   template <typename Live>
   static int take_free(int64_t& cursor, const Live& live);
+  // The live stream with this index, or null. The reference is dropped after the lock, by
+  // the caller (the last one would run ~StreamState, which takes mu_).
+  std::shared_ptr<StreamState> lookup(int index) EXCLUDES(mu_);
 
   Mutex mu_;
   // A reserved index maps to an empty weak_ptr until its stream is built.

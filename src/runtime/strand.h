@@ -139,13 +139,13 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
 };
 
 // Failures that nobody has been told of, for synchronize (MLX's synchronize raises a stream's
-// errors): at most one per stream, its first, kept until synchronize takes it, an eval or a
-// wait rethrows it, or the stream dies. None of these throws; only noting one may allocate
-// (without memory it is not kept).
+// errors): up to 8 per stream, oldest first, each kept until an eval or a wait rethrows it,
+// synchronize takes the stream's (reporting the oldest), or the stream dies. None of these
+// throws; only noting one may allocate (without memory it is not kept).
 
 /// A kernel on `s` failed with `e`.
 void note_stream_failure(const StreamState& s, const std::exception_ptr& e) noexcept;
-/// The failure kept for `s`, now forgotten (null if none).
+/// The oldest failure kept for `s` (null if none); all of the stream's are forgotten.
 std::exception_ptr take_stream_failure(const StreamState& s) noexcept;
 /// Forgets `e` wherever it is kept: it has reached a caller through an array.
 void forget_stream_failure(const std::exception_ptr& e) noexcept;

@@ -84,13 +84,14 @@ Stream StreamRegistry::create(Device d) {
   return Stream(index, d, std::move(state));
 }
 
+std::shared_ptr<StreamState> StreamRegistry::lookup(int index) {
+  MutexLock lock(mu_);
+  auto it = streams_.find(index);
+  return it != streams_.end() ? it->second.lock() : nullptr;
+}
+
 Stream StreamRegistry::find(int index, Device d) {
-  std::shared_ptr<StreamState> state;
-  {
-    MutexLock lock(mu_);
-    auto it = streams_.find(index);
-    if (it != streams_.end()) state = it->second.lock();
-  }
+  std::shared_ptr<StreamState> state = lookup(index);
   if (!state || state->device != d) {
     std::ostringstream msg;
     msg << "[Stream] No live stream with index " << index << " on " << d << ".";
@@ -100,12 +101,7 @@ Stream StreamRegistry::find(int index, Device d) {
 }
 
 Stream StreamRegistry::find(int index) {
-  std::shared_ptr<StreamState> state;
-  {
-    MutexLock lock(mu_);
-    auto it = streams_.find(index);
-    if (it != streams_.end()) state = it->second.lock();
-  }
+  std::shared_ptr<StreamState> state = lookup(index);
   if (!state) {
     throw std::invalid_argument("[get_stream] No live stream with index " + std::to_string(index) + ".");
   }

@@ -91,6 +91,17 @@ class CustomTransforms : public UnaryPrimitive {
   std::shared_ptr<const CustomFunctions> fns_;
 };
 
+// `fun` as a function of the primals at `positions` only; the others are held as constants
+// (never asked for a tangent or a cotangent). The references must outlive the call.
+template <typename Positions>
+auto with_constants(const Fun& fun, const std::vector<array>& primals, const Positions& positions) {
+  return [&fun, &primals, &positions](const std::vector<array>& x) {
+    std::vector<array> all = primals;
+    for (size_t k = 0; k < positions.size(); ++k) all[positions[k]] = x[k];
+    return fun(all);
+  };
+}
+
 }  // namespace
 
 std::function<std::vector<array>(const std::vector<array>&)> custom_function(
@@ -107,12 +118,7 @@ std::function<std::vector<array>(const std::vector<array>&)> custom_function(
                          // passed through, say) are constants, never asked for a tangent.
                          std::vector<array> varying;
                          for (int a : argnums) varying.push_back(primals[a]);
-                         auto with_constants = [&](const std::vector<array>& x) {
-                           std::vector<array> all = primals;
-                           for (size_t k = 0; k < argnums.size(); ++k) all[argnums[k]] = x[k];
-                           return fun(all);
-                         };
-                         return jvp(with_constants, varying, tangents).second;
+                         return jvp(with_constants(fun, primals, argnums), varying, tangents).second;
                        });
   fns->vmap = fun_vmap ? std::move(*fun_vmap)
                        : VmapFun([fun](const std::vector<array>& inputs, const std::vector<int>& axes) {
@@ -157,12 +163,7 @@ std::function<std::vector<array>(const std::vector<array>&)> checkpoint(Fun fun)
     if (inexact.size() == waited.size()) return vjp(fun, waited, cotangents).second;
     std::vector<array> xs;
     for (size_t i : inexact) xs.push_back(waited[i]);
-    auto with_constants = [&](const std::vector<array>& x) {
-      std::vector<array> all = waited;
-      for (size_t k = 0; k < inexact.size(); ++k) all[inexact[k]] = x[k];
-      return fun(all);
-    };
-    std::vector<array> grads = vjp(with_constants, xs, cotangents).second;
+    std::vector<array> grads = vjp(with_constants(fun, waited, inexact), xs, cotangents).second;
     std::vector<array> out;
     out.reserve(waited.size());
     for (const array& w : waited) out.push_back(zeros_like(w));

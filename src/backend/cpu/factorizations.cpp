@@ -461,33 +461,31 @@ void luf(const array& in, array& out) {
 // substitution (trtrs).
 template <typename T>
 void solve(const array& a_in, const array& b_in, array& out, std::optional<bool> triangle) {
-  {
-    const char* op = triangle ? "linalg::solve_triangular" : "linalg::solve";
-    const int n = a_in.shape(-1), r = b_in.shape(-1);
-    const int64_t nn = int64_t{n} * n, nr = int64_t{n} * r;
-    const int64_t count = nr == 0 ? 0 : static_cast<int64_t>(out.size()) / nr;
-    const T* a_src = data_of<T>(a_in);
-    const T* b_src = data_of<T>(b_in);
-    T* x = data_of<T>(out);
-    struct Scratch {
-      std::vector<T> a;
-      std::vector<lapack_int> ipiv;
-    };
-    for_each_matrix<Scratch>(count, matrix_grain(n, std::max(n, r)), [&](int64_t i, Scratch& sc) {
-      T* xi = x + i * nr;
-      std::copy(b_src + i * nr, b_src + (i + 1) * nr, xi);
-      lapack_int info;
-      if (triangle) {
-        info = trtrs(*triangle ? 'U' : 'L', n, r, a_src + i * nn, xi);
-      } else {
-        sc.a.assign(a_src + i * nn, a_src + (i + 1) * nn);
-        sc.ipiv.resize(static_cast<size_t>(n));
-        info = gesv(n, r, sc.a.data(), sc.ipiv.data(), xi);
-      }
-      check_arguments(info, op);
-      if (info > 0) fail(op, "The matrix is singular", i, count);
-    });
-  }
+  const char* op = triangle ? "linalg::solve_triangular" : "linalg::solve";
+  const int n = a_in.shape(-1), r = b_in.shape(-1);
+  const int64_t nn = int64_t{n} * n, nr = int64_t{n} * r;
+  const int64_t count = nr == 0 ? 0 : static_cast<int64_t>(out.size()) / nr;
+  const T* a_src = data_of<T>(a_in);
+  const T* b_src = data_of<T>(b_in);
+  T* x = data_of<T>(out);
+  struct Scratch {
+    std::vector<T> a;
+    std::vector<lapack_int> ipiv;
+  };
+  for_each_matrix<Scratch>(count, matrix_grain(n, std::max(n, r)), [&](int64_t i, Scratch& sc) {
+    T* xi = x + i * nr;
+    std::copy(b_src + i * nr, b_src + (i + 1) * nr, xi);
+    lapack_int info;
+    if (triangle) {
+      info = trtrs(*triangle ? 'U' : 'L', n, r, a_src + i * nn, xi);
+    } else {
+      sc.a.assign(a_src + i * nn, a_src + (i + 1) * nn);
+      sc.ipiv.resize(static_cast<size_t>(n));
+      info = gesv(n, r, sc.a.data(), sc.ipiv.data(), xi);
+    }
+    check_arguments(info, op);
+    if (info > 0) fail(op, "The matrix is singular", i, count);
+  });
 }
 
 }  // namespace
