@@ -347,3 +347,43 @@ TEST_F(CompileFusion, ThreadsCallingOneFusedFunctionGetTheSequentialResults) {
   for (auto& th : threads) th.join();
   for (int t = 0; t < 8; ++t) expect_identical(got[t], want[t], "thread " + std::to_string(t));
 }
+
+// MLX's test_compile_donates_input_buffer: a fused node writes into the buffer of an input
+// nothing else holds, across tiles, with the unfused values.
+TEST_F(CompileFusion, AFusedNodeWritesIntoAnInputNothingElseHolds) {
+  auto c =
+      compile([](const std::vector<array>& in) { return std::vector<array>{add(sin(in[0]), array(1.0f))}; });
+  for (int n : {16, 70001}) {
+    array x = astype(arange(0, n, 1), float32);
+    eval(x);
+    const array want = add(sin(x), array(1.0f));
+    eval(want);
+    const void* buffer = x.desc()->data.get();
+    array out = c({x})[0];
+    EXPECT_TRUE(fused_of(out, {"Sin", "Add"}));
+    x = array(0.0f);  // the fused node's input list holds the only reference now
+    eval(out);
+    EXPECT_EQ(out.desc()->data.get(), buffer) << n;
+    expect_identical(out, want, "donated, " + std::to_string(n) + " elements");
+  }
+  // Held elsewhere: not donated.
+  array x = astype(arange(0, 16, 1), float32);
+  eval(x);
+  array out = c({x})[0];
+  eval(out);
+  EXPECT_NE(out.desc()->data.get(), x.desc()->data.get());
+}
+
+// MLX's "test compile unary fused": the fused nodes of two calls are equivalent; another
+// function's are not.
+TEST_F(CompileFusion, FusedNodesOfTheSameStepsAreEquivalent) {
+  auto c =
+      compile([](const std::vector<array>& in) { return std::vector<array>{abs(negative(exp(in[0])))}; });
+  auto other =
+      compile([](const std::vector<array>& in) { return std::vector<array>{abs(exp(negative(in[0])))}; });
+  const array x({1.0f, 2.0f}), y({3.0f, 4.0f});
+  const array a = c({x})[0], b = c({y})[0], d = other({x})[0];
+  ASSERT_TRUE(fused_of(a, {"Abs", "Negative", "Exp"}));
+  EXPECT_TRUE(a.primitive().is_equivalent(b.primitive()));
+  EXPECT_FALSE(a.primitive().is_equivalent(d.primitive()));
+}

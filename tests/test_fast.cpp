@@ -89,6 +89,25 @@ TEST(Fast, RmsNormMatchesItsFormulaOnEveryDevice) {
   }
 }
 
+TEST(Fast, FusedRmsSiluIsSiluOfTheNorm) {
+  const int d = 8;
+  auto x = draw(3 * d, 11, -3.0, 3.0);
+  auto w = draw(d, 12);
+  for (const auto& dev : test::test_devices()) {
+    for (const bool weighted : {true, false}) {
+      auto want = rms_norm_ref(x, weighted ? w : std::vector<double>(d, 1.0), d, 1e-5);
+      for (double& h : want) h = h / (1.0 + std::exp(-h));
+      const std::optional<array> weight =
+          weighted ? std::optional<array>(make(w, {d}, float32)) : std::nullopt;
+      array y = fast::fused_rms_silu(make(x, {3, d}, float32), weight, 1e-5f, dev);
+      EXPECT_EQ(y.dtype(), float32);
+      expect_close(values(y), want, 1e-5, 1e-6, "fused_rms_silu " + test::device_name(dev));
+    }
+    EXPECT_THROW(fast::fused_rms_silu(make(x, {3, d}, float32), ones({d - 1}), 1e-5f, dev),
+                 std::invalid_argument);
+  }
+}
+
 TEST(Fast, LayerNormMatchesItsFormulaWithAndWithoutAffineArrays) {
   const int d = 6;
   auto x = draw(4 * d, 3, -2.0, 5.0);

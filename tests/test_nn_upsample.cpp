@@ -2,6 +2,7 @@
 // without align_corners, against double-precision formulas written here; bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -62,6 +63,33 @@ std::vector<double> interpolate_ref(const std::vector<double>& x, int H, int W, 
     }
   }
   return y;
+}
+
+// Antialiased weights of the n inputs for output i of m (PyTorch's algorithm): the kernel
+// centred at ratio * (i + 0.5), widened by ratio when it is above 1, taps inside the input only,
+// normalized. Triangle (linear) or Keys' cubic with a = -0.5.
+std::vector<double> antialias_row(int i, int n, double scale, bool cubic) {
+  const double ratio = 1.0 / scale, support = (cubic ? 2.0 : 1.0) * std::max(ratio, 1.0);
+  const double inverse = ratio >= 1 ? 1 / ratio : 1.0, center = ratio * (i + 0.5);
+  std::vector<double> row(n, 0.0);
+  const int first = std::max(static_cast<int>(std::floor(center - support + 0.5)), 0);
+  const int last = std::min(static_cast<int>(std::floor(center + support + 0.5)), n);
+  double total = 0;
+  for (int j = first; j < last; ++j) {
+    const double x = std::abs((j - center + 0.5) * inverse), a = -0.5;
+    double w = 0;
+    if (!cubic) {
+      w = std::max(1 - x, 0.0);
+    } else if (x < 1) {
+      w = ((a + 2) * x - (a + 3)) * x * x + 1;
+    } else if (x < 2) {
+      w = (((x - 5) * x + 8) * x - 4) * a;
+    }
+    row[j] = w;
+    total += w;
+  }
+  for (double& w : row) w /= total;
+  return row;
 }
 
 }  // namespace
@@ -131,4 +159,46 @@ TEST(NnUpsample, BadArgumentsThrow) {
   EXPECT_THROW(nn::Upsample(0.0f), std::invalid_argument);
   EXPECT_THROW(nn::Upsample(2.0f)(zeros({2, 3})), std::invalid_argument);
   EXPECT_THROW(nn::Upsample({2.0f, 2.0f})(zeros({1, 3, 2})), std::invalid_argument);
+}
+
+TEST(NnUpsample, AntialiasWidensTheKernelWhenDownsampling) {
+  const int H = 8, W = 16;
+  auto x = draw(H * W, 7);
+  for (const auto& dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    for (bool cubic : {false, true}) {
+      for (float scale : {0.5f, 0.25f, 2.0f}) {
+        const int MH = static_cast<int>(scale * H), MW = static_cast<int>(scale * W);
+        // Upsampling with the triangle kernel is plain linear interpolation.
+        auto row = [&](int i, int n, int m) {
+          return !cubic && scale >= 1 ? interpolation_row(source_position(i, n, m, scale, false), n, false)
+                                      : antialias_row(i, n, scale, cubic);
+        };
+        std::vector<double> want;
+        for (int i = 0; i < MH; ++i) {
+          auto rh = row(i, H, MH);
+          for (int j = 0; j < MW; ++j) {
+            auto rw = row(j, W, MW);
+            double acc = 0;
+            for (int h = 0; h < H; ++h) {
+              for (int w = 0; w < W; ++w) acc += rh[h] * rw[w] * x[h * W + w];
+            }
+            want.push_back(acc);
+          }
+        }
+        nn::Upsample up(scale, cubic ? "cubic" : "linear", false, /*antialias=*/true);
+        array y = up(make(x, {1, H, W, 1}, float32));
+        EXPECT_EQ(y.shape(), (Shape{1, MH, MW, 1}));
+        expect_close(
+            values(y), want, 1e-5, 1e-5,
+            std::string(cubic ? "cubic " : "linear ") + std::to_string(scale) + " " + test::device_name(dev));
+      }
+    }
+    // Halving along one axis: interior outputs weigh their four nearest inputs 1, 3, 3, 1 (/ 8).
+    const auto got = values(nn::Upsample(0.5f, "linear", false, true)(
+        make(std::vector<double>(x.begin(), x.begin() + W), {1, W, 1}, float32)));
+    for (int i = 1; i + 1 < W / 2; ++i) {
+      EXPECT_NEAR(got[i], (x[2 * i - 1] + 3 * x[2 * i] + 3 * x[2 * i + 1] + x[2 * i + 2]) / 8, 1e-5) << i;
+    }
+  }
 }

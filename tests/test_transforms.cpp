@@ -1121,6 +1121,55 @@ TEST(Transforms, CustomVjpReplacesTheDerivative) {
   }
 }
 
+// MLX's "test simple custom vjp": the vjp of a function with several outputs runs once, with
+// every output's cotangent (a constant vjp is not summed once per output), and so does its jvp.
+TEST(Transforms, CustomFunctionOfSeveralOutputsRunsItsDerivativesOnce) {
+  for (const Device& dev : test::test_devices()) {
+    StreamContext ctx(dev);
+    const array one(1.0f), x(2.0f), y(3.0f);
+    VecFn fn = [](const std::vector<array>& in) { return std::vector<array>{in[0] * in[1], in[0] + in[1]}; };
+    int vjp_calls = 0, jvp_calls = 0;
+    auto custom = custom_function(
+        fn,
+        [&](const std::vector<array>&, const std::vector<array>& c, const std::vector<array>&) {
+          ++vjp_calls;
+          EXPECT_EQ(c.size(), 2u);
+          return std::vector<array>{one, one};
+        },
+        [&](const std::vector<array>& p, const std::vector<array>& t, const std::vector<int>&) {
+          ++jvp_calls;
+          return std::vector<array>{t[0] * p[1], t[0]};
+        });
+    auto [z, g] = vjp(custom, {x, y}, {one, one});
+    EXPECT_EQ(scalar(z[0]), 6.0);
+    EXPECT_EQ(scalar(z[1]), 5.0);
+    EXPECT_EQ(scalar(g[0]), 1.0);
+    EXPECT_EQ(scalar(g[1]), 1.0);
+    EXPECT_EQ(vjp_calls, 1);
+
+    // The outputs reached through separate paths, one of them only through the other's consumer,
+    // and one output with no cotangent at all: still one call, with a zero for the missing one.
+    vjp_calls = 0;
+    VecFn chained = [&](const std::vector<array>& in) {
+      std::vector<array> o = custom(in);
+      return std::vector<array>{o[0] + exp(o[1]) * 0.0f};
+    };
+    auto [z2, g2] = vjp(chained, {x, y}, {one});
+    EXPECT_EQ(scalar(g2[0]), 1.0);
+    EXPECT_EQ(vjp_calls, 1);
+    vjp_calls = 0;
+    VecFn first_only = [&](const std::vector<array>& in) { return std::vector<array>{custom(in)[0]}; };
+    auto [z3, g3] = vjp(first_only, {x, y}, {one});
+    EXPECT_EQ(scalar(g3[1]), 1.0);
+    EXPECT_EQ(vjp_calls, 1);
+
+    auto [jz, jt] = jvp(custom, {x, y}, {array(2.0f), array(0.0f)});
+    EXPECT_EQ(scalar(jt[0]), 6.0);
+    EXPECT_EQ(scalar(jt[1]), 2.0);
+    EXPECT_EQ(jvp_calls, 1);
+  }
+}
+
 TEST(Transforms, CheckpointGivesTheSameGradients) {
   for (const Device& dev : test::test_devices()) {
     StreamContext ctx(dev);

@@ -19,6 +19,10 @@ namespace braid::fast {
 /// multiplied by the weight ([x.shape(-1)]).
 array rms_norm(const array& x, const std::optional<array>& weight, float eps, StreamOrDevice s = {});
 
+/// h * sigmoid(h) for h = rms_norm(x, weight, eps): the normalization followed by SiLU, with
+/// rms_norm's checks and dtypes.
+array fused_rms_silu(const array& x, const std::optional<array>& weight, float eps, StreamOrDevice s = {});
+
 /// (x - mean) * rsqrt(var + eps) * weight + bias over the last axis, the statistics in float32
 /// (float64 for float64 inputs); weight and bias are optional 1-d arrays of x.shape(-1).
 array layer_norm(const array& x, const std::optional<array>& weight, const std::optional<array>& bias,

@@ -63,6 +63,11 @@ array rms_norm(const array& x, const std::optional<array>& weight, float eps, St
   return weight ? multiply(y, astype(*weight, out_type, s), s) : y;
 }
 
+array fused_rms_silu(const array& x, const std::optional<array>& weight, float eps, StreamOrDevice s) {
+  const array h = rms_norm(x, weight, eps, s);
+  return multiply(h, sigmoid(h, s), s);
+}
+
 array layer_norm(const array& x, const std::optional<array>& weight, const std::optional<array>& bias,
                  float eps, StreamOrDevice s) {
   if (x.ndim() == 0)

@@ -1,7 +1,9 @@
 // Upsample (MLX's upsample.py): nearest, linear and cubic interpolation over any number of
 // spatial axes. Each axis gets sampling indices (and weights); the samples are gathered axis
 // by axis and the weighted samples of every combination of neighbours are summed.
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -125,15 +127,67 @@ array interpolate(const array& x, const std::vector<std::vector<Tap>>& taps) {
   return *total;
 }
 
+// The antialiasing kernels at |x|: the triangle (linear) or Keys' cubic with a = -0.5.
+array antialias_filter(const array& x, bool cubic) {
+  array d = abs(x);
+  if (!cubic) return maximum(subtract(array(1.0f), d), array(0.0f));
+  const float a = -0.5f;
+  array near =
+      add(multiply(subtract(multiply(array(a + 2.0f), d), array(a + 3.0f)), multiply(d, d)), array(1.0f));
+  array far = multiply(
+      subtract(multiply(add(multiply(subtract(d, array(5.0f)), d), array(8.0f)), d), array(4.0f)), array(a));
+  return where(less(d, array(1.0f)), near, where(less(d, array(2.0f)), far, array(0.0f)));
+}
+
+// One axis resampled with the kernel centred at ratio * (i + 0.5) and, when ratio (input step
+// per output step) is above 1, widened by it; taps outside the input are left out and the
+// weights of each output normalized (PyTorch's antialiased interpolation).
+array antialias_axis(const array& x, int axis, float scale, bool align_corners, bool cubic) {
+  const int N = x.shape(axis);
+  const int M = static_cast<int>(static_cast<double>(scale) * N);
+  const double ratio = align_corners ? (M > 1 ? static_cast<double>(N - 1) / (M - 1) : 0.0) : 1.0 / scale;
+  const double support = (cubic ? 2.0 : 1.0) * std::max(ratio, 1.0);
+  const float inverse = static_cast<float>(ratio >= 1.0 ? 1.0 / ratio : 1.0);
+  array center = expand_dims(
+      multiply(add(arange(0.0, M, 1.0, float32), array(0.5f)), array(static_cast<float>(ratio))), 1);
+  array first = maximum(floor(add(center, array(static_cast<float>(0.5 - support)))), array(0.0f));
+  array last =
+      minimum(floor(add(center, array(static_cast<float>(0.5 + support)))), array(static_cast<float>(N)));
+  array j = expand_dims(arange(0.0, N, 1.0, float32), 0);
+  array w = antialias_filter(multiply(add(subtract(j, center), array(0.5f)), array(inverse)), cubic);
+  w = where(logical_and(greater_equal(j, first), less(j, last)), w, array(0.0f));
+  array total = sum(w, 1, /*keepdims=*/true);
+  w = divide(w, where(equal(total, array(0.0f)), array(1.0f), total));  // [M, N]
+  array moved = moveaxis(x, axis, -1);
+  return moveaxis(astype(matmul(moved, transpose(w)), x.dtype()), -1, axis);
+}
+
+// The taps of one axis applied to that axis alone.
+array interpolate_axis(const array& x, int axis, const std::vector<Tap>& taps) {
+  std::optional<array> total;
+  Shape shape(x.ndim(), 1);
+  shape[axis] = -1;
+  for (const Tap& tap : taps) {
+    array term = multiply(reshape(tap.weights, shape), take(x, tap.indices, axis));
+    total = total ? add(*total, term) : term;
+  }
+  return *total;
+}
+
 }  // namespace
 
-Upsample::Upsample(float scale_factor, const std::string& mode, bool align_corners)
-    : Upsample(std::vector<float>{scale_factor}, mode, align_corners) {
+Upsample::Upsample(float scale_factor, const std::string& mode, bool align_corners, bool antialias)
+    : Upsample(std::vector<float>{scale_factor}, mode, align_corners, antialias) {
   per_axis_ = false;
 }
 
-Upsample::Upsample(std::vector<float> scale_factor, const std::string& mode, bool align_corners)
-    : scale_factor_(std::move(scale_factor)), per_axis_(true), mode_(mode), align_corners_(align_corners) {
+Upsample::Upsample(std::vector<float> scale_factor, const std::string& mode, bool align_corners,
+                   bool antialias)
+    : scale_factor_(std::move(scale_factor)),
+      per_axis_(true),
+      mode_(mode),
+      align_corners_(align_corners),
+      antialias_(antialias) {
   if (mode != "nearest" && mode != "linear" && mode != "cubic") {
     fail("Got unsupported upsampling algorithm: " + mode);
   }
@@ -162,6 +216,16 @@ array Upsample::operator()(const array& x) {
     }
   }
   if (mode_ == "nearest") return upsample_nearest(x, scale);
+  if (antialias_) {
+    array y = x;
+    for (int d = 0; d < dims; ++d) {
+      // Upsampling with the triangle kernel is plain linear interpolation.
+      y = mode_ == "linear" && scale[d] >= 1.0f
+              ? interpolate_axis(y, 1 + d, linear_taps(y.shape(1 + d), scale[d], align_corners_))
+              : antialias_axis(y, 1 + d, scale[d], align_corners_, mode_ == "cubic");
+    }
+    return y;
+  }
   std::vector<std::vector<Tap>> taps;
   for (int d = 0; d < dims; ++d) {
     taps.push_back(mode_ == "linear" ? linear_taps(x.shape(1 + d), scale[d], align_corners_)

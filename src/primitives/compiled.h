@@ -33,6 +33,8 @@ class Compiled : public UnaryPrimitive {
   /// Element-wise: the inputs' shapes broadcast together (a shapeless replay follows them).
   std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
   const char* name() const override { return name_.c_str(); }
+  /// The same steps (each op equivalent, with the same arguments and dtype) on as many inputs.
+  bool is_equivalent(const Primitive& other) const override;
   const std::vector<Op>& ops() const { return ops_; }
   uint32_t num_inputs() const { return num_inputs_; }
 

@@ -1,6 +1,10 @@
 // Names and equivalence of the element-wise primitives, generated from the op tables.
 #include "primitives/elementwise.h"
 
+#include <cstring>
+
+#include "primitives/compiled.h"
+
 namespace braid {
 
 const char* Unary::name() const {
@@ -56,6 +60,20 @@ bool Binary::is_equivalent(const Primitive& o) const {
 bool ScaledUnary::is_equivalent(const Primitive& o) const {
   auto* p = dynamic_cast<const ScaledUnary*>(&o);
   return p && p->op_ == op_;
+}
+
+bool Compiled::is_equivalent(const Primitive& o) const {
+  auto* c = dynamic_cast<const Compiled*>(&o);
+  if (!c || c->num_inputs_ != num_inputs_ || c->ops_.size() != ops_.size()) return false;
+  for (size_t k = 0; k < ops_.size(); ++k) {
+    const Op &a = ops_[k], &b = c->ops_[k];
+    if (a.dtype != b.dtype || a.args != b.args ||
+        std::strcmp(a.primitive->name(), b.primitive->name()) != 0 ||
+        !a.primitive->is_equivalent(*b.primitive)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace braid

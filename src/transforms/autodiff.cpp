@@ -11,6 +11,7 @@
 #include "graph/trace.h"
 #include "ops/utils.h"
 #include "primitives/elementwise.h"
+#include "transforms/custom.h"
 #include "transforms/tape.h"
 
 namespace braid {
@@ -22,6 +23,38 @@ Stream stream_for(const array& a) {
 }
 
 bool is_stop_gradient(const array& a) { return a.primitive_ptr() && braid::is_stop_gradient(a.primitive()); }
+
+// The nodes of custom functions' calls on a tape, one group per call: `members[i]` is the
+// entry of output i (-1 when the tape has none). Rare, so found by a linear search.
+struct CustomGroups {
+  struct Group {
+    const void* key;
+    std::vector<int32_t> members;
+    int32_t first;  // the lowest entry: every consumer of every member comes after it
+  };
+  std::vector<Group> groups;
+  std::vector<int32_t> group_of;  // per entry; empty when the tape has no custom node
+
+  explicit CustomGroups(const detail::Tape& tape) {
+    for (size_t e = tape.num_primals; e < tape.entries.size(); ++e) {
+      const detail::TapeEntry& entry = tape.entries[e];
+      const detail::CustomTransforms* c = detail::as_custom(entry.node.primitive());
+      if (c == nullptr) continue;
+      if (group_of.empty()) group_of.assign(tape.entries.size(), -1);
+      const void* key = c->group_key(entry.inputs());
+      size_t g = 0;
+      while (g < groups.size() && groups[g].key != key) ++g;
+      if (g == groups.size())
+        groups.push_back({key, std::vector<int32_t>(c->num_outputs(), -1), static_cast<int32_t>(e)});
+      groups[g].members[c->index()] = static_cast<int32_t>(e);
+      group_of[e] = static_cast<int32_t>(g);
+    }
+  }
+  /// The group of entry `e`, or null.
+  const Group* of(size_t e) const {
+    return group_of.empty() || group_of[e] < 0 ? nullptr : &groups[group_of[e]];
+  }
+};
 
 }  // namespace
 
@@ -79,15 +112,8 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
   std::vector<int32_t> targets;
   std::vector<array> cotangents;
   std::vector<array> node_outputs(1, array(0.0f));  // its element is swapped with each node
-  for (size_t e = tape.entries.size(); e-- > tape.num_primals;) {
-    if (!cotan[e]) continue;  // nothing flows back through this node
-    cotangents.clear();
-    cotangents.push_back(std::move(*cotan[e]));
-    cotan[e].reset();
-    detail::TapeEntry& entry = tape.entries[e];
-    // The node is lent to node_outputs for the call and then given back: swaps, where a
-    // copy would cost two atomic reference count updates per node.
-    std::swap(node_outputs[0], entry.node);
+  // The inputs of `entry` that depend on the primals: their positions and their entries.
+  auto find_targets = [&](const detail::TapeEntry& entry) {
     argnums.clear();
     targets.clear();
     for (size_t i = 0; i < entry.inputs().size(); ++i) {
@@ -96,6 +122,43 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
       argnums.push_back(static_cast<int>(i));
       targets.push_back(t);
     }
+  };
+  const CustomGroups custom(tape);
+  for (size_t e = tape.entries.size(); e-- > tape.num_primals;) {
+    if (const CustomGroups::Group* group = custom.of(e)) {
+      // A custom function's outputs go back together, at the first of them, once every
+      // cotangent has arrived: one call of its vjp with all of them (zero where none came).
+      if (static_cast<int32_t>(e) != group->first) continue;
+      const detail::TapeEntry& entry = tape.entries[e];
+      const auto& prim = *detail::as_custom(entry.node.primitive());
+      const size_t n_args = entry.inputs().size() - group->members.size();
+      cotangents.clear();
+      bool any = false;
+      for (size_t i = 0; i < group->members.size(); ++i) {
+        const int32_t member = group->members[i];
+        if (member >= 0 && cotan[member]) {
+          cotangents.push_back(std::move(*cotan[member]));
+          cotan[member].reset();
+          any = true;
+        } else {
+          cotangents.push_back(zeros_like(entry.inputs()[n_args + i], prim.stream()));
+        }
+      }
+      if (!any) continue;
+      find_targets(entry);
+      std::vector<array> vjps = prim.group_vjp(entry.inputs(), cotangents, argnums);
+      for (size_t i = 0; i < argnums.size(); ++i) accumulate(targets[i], std::move(vjps[i]), prim.stream());
+      continue;
+    }
+    if (!cotan[e]) continue;  // nothing flows back through this node
+    cotangents.clear();
+    cotangents.push_back(std::move(*cotan[e]));
+    cotan[e].reset();
+    detail::TapeEntry& entry = tape.entries[e];
+    // The node is lent to node_outputs for the call and then given back: swaps, where a
+    // copy would cost two atomic reference count updates per node.
+    std::swap(node_outputs[0], entry.node);
+    find_targets(entry);
     Primitive& prim = node_outputs[0].primitive();
     std::vector<array> vjps = prim.vjp(entry.inputs(), cotangents, argnums, node_outputs);
     std::swap(node_outputs[0], entry.node);
@@ -141,8 +204,17 @@ std::pair<std::vector<array>, std::vector<array>> jvp(
   }
   std::vector<int> argnums;
   std::vector<array> in_tangents;
+  const CustomGroups custom(tape);
+  std::vector<std::vector<array>> group_tangents(custom.groups.size());
   for (size_t e = tape.num_primals; e < tape.entries.size(); ++e) {
     const detail::TapeEntry& entry = tape.entries[e];
+    const CustomGroups::Group* group = custom.of(e);
+    const detail::CustomTransforms* c = group ? detail::as_custom(entry.node.primitive()) : nullptr;
+    if (group && static_cast<int32_t>(e) != group->first) {
+      // A later output of a custom function's call: its tangent came with the first's.
+      tan[e] = group_tangents[custom.group_of[e]][c->index()];
+      continue;
+    }
     argnums.clear();
     in_tangents.clear();
     for (size_t i = 0; i < entry.inputs().size(); ++i) {
@@ -150,6 +222,13 @@ std::pair<std::vector<array>, std::vector<array>> jvp(
       if (t < 0) continue;
       argnums.push_back(static_cast<int>(i));
       in_tangents.push_back(*tan[t]);
+    }
+    if (group) {
+      // One call of the custom jvp gives every output's tangent.
+      auto& all = group_tangents[custom.group_of[e]];
+      all = c->group_jvp(entry.inputs(), in_tangents, argnums);
+      tan[e] = all[c->index()];
+      continue;
     }
     tan[e] = std::move(entry.node.primitive().jvp(entry.inputs(), in_tangents, argnums, {entry.node})[0]);
   }

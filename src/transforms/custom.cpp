@@ -2,94 +2,96 @@
 // CustomTransforms primitive (one node per output, each a view of the output's value) whose
 // vjp, jvp and vmap are the user's functions, or ones derived from the function itself.
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "braid/ops.h"
 #include "braid/primitive.h"
 #include "braid/transforms.h"
 #include "graph/node.h"
 #include "memory/object_pool.h"
+#include "transforms/custom.h"
 
 namespace braid {
 
+namespace detail {
+
+void CustomTransforms::eval_cpu(const std::vector<array>& inputs, array& out) {
+  // A view on either device: no kernel, the output's buffer is shared.
+  share_buffer(out, inputs[inputs.size() - num_outputs_ + index_]);
+}
+
+void CustomTransforms::eval_gpu(const std::vector<array>& inputs, array& out) { eval_cpu(inputs, out); }
+
+std::vector<array> CustomTransforms::group_vjp(const std::vector<array>& primals,
+                                               const std::vector<array>& cotangents,
+                                               const std::vector<int>& argnums) const {
+  const size_t n_args = primals.size() - num_outputs_;
+  std::vector<array> args(primals.begin(), primals.begin() + n_args);
+  std::vector<array> outs(primals.begin() + n_args, primals.end());
+  std::vector<array> all = fns_->vjp(args, cotangents, outs);
+  std::vector<array> out;
+  for (int a : argnums)
+    out.push_back(static_cast<size_t>(a) < all.size() ? all[a] : zeros_like(primals[a], stream()));
+  return out;
+}
+
+std::vector<array> CustomTransforms::group_jvp(const std::vector<array>& primals,
+                                               const std::vector<array>& tangents,
+                                               const std::vector<int>& argnums) const {
+  const size_t n_args = primals.size() - num_outputs_;
+  std::vector<array> args(primals.begin(), primals.begin() + n_args);
+  std::vector<array> arg_tangents;
+  std::vector<int> arg_nums;
+  for (size_t i = 0; i < argnums.size(); ++i) {
+    if (static_cast<size_t>(argnums[i]) >= n_args) continue;
+    arg_tangents.push_back(tangents[i]);
+    arg_nums.push_back(argnums[i]);
+  }
+  std::vector<array> out = fns_->jvp(args, arg_tangents, arg_nums);
+  if (out.size() != static_cast<size_t>(num_outputs_)) {
+    throw std::invalid_argument("[custom_function] The jvp function returned " + std::to_string(out.size()) +
+                                " tangents for " + std::to_string(num_outputs_) + " outputs.");
+  }
+  return out;
+}
+
+std::vector<array> CustomTransforms::vjp(const std::vector<array>& primals,
+                                         const std::vector<array>& cotangents,
+                                         const std::vector<int>& argnums, const std::vector<array>&) {
+  std::vector<array> cots;
+  const size_t n_args = primals.size() - num_outputs_;
+  for (int i = 0; i < num_outputs_; ++i) {
+    cots.push_back(i == index_ ? cotangents[0] : zeros_like(primals[n_args + i], stream()));
+  }
+  return group_vjp(primals, cots, argnums);
+}
+
+std::vector<array> CustomTransforms::jvp(const std::vector<array>& primals,
+                                         const std::vector<array>& tangents,
+                                         const std::vector<int>& argnums) {
+  return {group_jvp(primals, tangents, argnums)[index_]};
+}
+
+std::pair<std::vector<array>, std::vector<int>> CustomTransforms::vmap(const std::vector<array>& inputs,
+                                                                       const std::vector<int>& axes) {
+  const size_t n_args = inputs.size() - num_outputs_;
+  std::vector<array> args(inputs.begin(), inputs.begin() + n_args);
+  std::vector<int> arg_axes(axes.begin(), axes.begin() + n_args);
+  auto [outs, out_axes] = fns_->vmap(args, arg_axes);
+  return {{outs[index_]}, {out_axes[index_]}};
+}
+
+}  // namespace detail
+
 namespace {
 
+using detail::CustomFunctions;
+using detail::CustomTransforms;
 using Fun = std::function<std::vector<array>(const std::vector<array>&)>;
-using VjpFun = std::function<std::vector<array>(const std::vector<array>&, const std::vector<array>&,
-                                                const std::vector<array>&)>;
-using JvpFun = std::function<std::vector<array>(const std::vector<array>&, const std::vector<array>&,
-                                                const std::vector<int>&)>;
-using VmapFun = std::function<std::pair<std::vector<array>, std::vector<int>>(const std::vector<array>&,
-                                                                              const std::vector<int>&)>;
-
-struct CustomFunctions {
-  VjpFun vjp;
-  JvpFun jvp;
-  VmapFun vmap;
-};
-
-/// Output `index` of a custom function: inputs are the function's arguments followed by all
-/// of its outputs (under stop_gradient), and the node shares the buffer of its output.
-class CustomTransforms : public UnaryPrimitive {
- public:
-  CustomTransforms(Stream s, int index, int num_outputs, std::shared_ptr<const CustomFunctions> fns)
-      : UnaryPrimitive(std::move(s)), index_(index), num_outputs_(num_outputs), fns_(std::move(fns)) {}
-
-  // A view on either device: no kernel, the output's buffer is shared.
-  void eval_cpu(const std::vector<array>& inputs, array& out) override { share(inputs, out); }
-  void eval_gpu(const std::vector<array>& inputs, array& out) override { share(inputs, out); }
-  using UnaryPrimitive::eval_cpu;
-  using UnaryPrimitive::eval_gpu;
-
-  std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
-                         const std::vector<int>& argnums, const std::vector<array>&) override {
-    const size_t n_args = primals.size() - num_outputs_;
-    std::vector<array> args(primals.begin(), primals.begin() + n_args);
-    std::vector<array> outs(primals.begin() + n_args, primals.end());
-    // One node per output: the others' cotangents are zero here (their nodes add theirs).
-    std::vector<array> cots;
-    for (int i = 0; i < num_outputs_; ++i) {
-      cots.push_back(i == index_ ? cotangents[0] : zeros_like(outs[i], stream()));
-    }
-    std::vector<array> all = fns_->vjp(args, cots, outs);
-    std::vector<array> out;
-    for (int a : argnums)
-      out.push_back(static_cast<size_t>(a) < all.size() ? all[a] : zeros_like(primals[a], stream()));
-    return out;
-  }
-
-  std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
-                         const std::vector<int>& argnums) override {
-    const size_t n_args = primals.size() - num_outputs_;
-    std::vector<array> args(primals.begin(), primals.begin() + n_args);
-    std::vector<array> arg_tangents;
-    std::vector<int> arg_nums;
-    for (size_t i = 0; i < argnums.size(); ++i) {
-      if (static_cast<size_t>(argnums[i]) >= n_args) continue;
-      arg_tangents.push_back(tangents[i]);
-      arg_nums.push_back(argnums[i]);
-    }
-    return {fns_->jvp(args, arg_tangents, arg_nums)[index_]};
-  }
-
-  std::pair<std::vector<array>, std::vector<int>> vmap(const std::vector<array>& inputs,
-                                                       const std::vector<int>& axes) override {
-    const size_t n_args = inputs.size() - num_outputs_;
-    std::vector<array> args(inputs.begin(), inputs.begin() + n_args);
-    std::vector<int> arg_axes(axes.begin(), axes.begin() + n_args);
-    auto [outs, out_axes] = fns_->vmap(args, arg_axes);
-    return {{outs[index_]}, {out_axes[index_]}};
-  }
-
-  const char* name() const override { return "CustomTransforms"; }
-
- private:
-  void share(const std::vector<array>& inputs, array& out) const {
-    detail::share_buffer(out, inputs[inputs.size() - num_outputs_ + index_]);
-  }
-  int index_;
-  int num_outputs_;
-  std::shared_ptr<const CustomFunctions> fns_;
-};
+using VjpFun = CustomFunctions::Vjp;
+using JvpFun = CustomFunctions::Jvp;
+using VmapFun = CustomFunctions::Vmap;
 
 // `fun` as a function of the primals at `positions` only; the others are held as constants
 // (never asked for a tangent or a cotangent). The references must outlive the call.

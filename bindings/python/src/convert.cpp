@@ -366,8 +366,11 @@ array to_array(py::handle obj, std::optional<Dtype> dtype) {
   }
   if (PyObject_CheckBuffer(obj.ptr()) || py::hasattr(obj, "__array__")) {
     py::array arr = py::array::ensure(obj, py::array::c_style);
-    if (!arr) throw py::error_already_set();
-    return numpy_to_array(arr, dtype);
+    if (arr) return numpy_to_array(arr, dtype);
+    // NumPy could not read it (a torch bfloat16 tensor, say): DLPack where the object has it,
+    // or else NumPy's own error, raised again to say why.
+    if (py::hasattr(obj, "__dlpack__")) return dlpack_to_array(obj, dtype);
+    py::module_::import("numpy").attr("ascontiguousarray")(obj);
   }
   if (py::hasattr(obj, "__dlpack__")) return dlpack_to_array(obj, dtype);
   throw std::invalid_argument("[array] Cannot convert a value of type " +

@@ -18,6 +18,14 @@ BRAID_PYTHON_INIT(kInitFunctions) {
       "x"_a, "weight"_a.none(true), "eps"_a, py::kw_only(), "stream"_a = py::none(),
       "x * rsqrt(mean(x^2) + eps) * weight over the last axis (no scaling when weight is None).");
   f.def(
+      "fused_rms_silu",
+      [](py::object x, py::object weight, float eps, StreamOrDevice s) {
+        return fast::fused_rms_silu(arg_array(x, "fused_rms_silu", "x"),
+                                    arg_optional_array(weight, "fused_rms_silu", "weight"), eps, s);
+      },
+      "x"_a, "weight"_a.none(true), "eps"_a, py::kw_only(), "stream"_a = py::none(),
+      "h * sigmoid(h) for h = rms_norm(x, weight, eps).");
+  f.def(
       "layer_norm",
       [](py::object x, py::object weight, py::object bias, float eps, StreamOrDevice s) {
         return fast::layer_norm(arg_array(x, "layer_norm", "x"),

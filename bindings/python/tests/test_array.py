@@ -315,3 +315,37 @@ def test_scalar_conversions_format_and_bytes():
     assert bytes(mx.arange(10).astype(mx.int16)) == np.arange(10, dtype=np.int16).tobytes()
     x = mx.array(b"Hello")
     assert x.dtype == mx.uint8 and x.tolist() == [72, 101, 108, 108, 111]
+
+
+def test_objects_numpy_cannot_read_go_through_dlpack_or_raise_why():
+    class DlpackOnly:  # NumPy refuses it (as torch's bfloat16 tensors), DLPack works
+        def __array__(self, *args, **kwargs):
+            raise TypeError("unsupported dtype")
+
+        def __dlpack__(self, *args, **kwargs):
+            return np.arange(3.0).__dlpack__()
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    assert mx.array(DlpackOnly()).tolist() == [0.0, 1.0, 2.0]
+
+    class Refuses:
+        def __array__(self, *args, **kwargs):
+            raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        mx.array(Refuses())
+
+
+def test_imports_after_torch():
+    # The library's thread-local storage must not need the static TLS area that torch's
+    # libraries may have used up.
+    pytest.importorskip("torch")
+    import subprocess
+    import sys
+
+    code = "import torch, braid.core as mx; print(mx.array(torch.ones(2)).tolist())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[1.0, 1.0]"

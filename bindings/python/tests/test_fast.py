@@ -34,6 +34,17 @@ def test_rms_norm_with_and_without_weight():
         mx.fast.rms_norm(mx.array(x), mx.array(w), eps, mx.cpu)
 
 
+def test_fused_rms_silu_is_silu_of_the_norm():
+    x, w = randn(2, 31), randn(31)
+    eps = 1e-3
+    h = x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+    silu = lambda v: v / (1 + np.exp(-v))
+    close(mx.fast.fused_rms_silu(mx.array(x), mx.array(w), eps), silu(h * w))
+    close(mx.fast.fused_rms_silu(mx.array(x), None, eps), silu(h))
+    with pytest.raises(ValueError):
+        mx.fast.fused_rms_silu(mx.array(x), mx.array(randn(8)), eps)
+
+
 def test_layer_norm_weight_and_bias_optional():
     x, w, b = randn(4, 32), randn(32), randn(32)
     eps = 1e-5

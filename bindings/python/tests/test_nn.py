@@ -846,6 +846,31 @@ def test_upsample_interpolation_matches_numpy(mode, align_corners):
     close(up(mx.array(x)), expected, atol=1e-4)
 
 
+def test_upsample_antialias_widens_the_kernel_when_downsampling():
+    x = randn(1, 8, 1)
+    # Halving with the triangle kernel widened to 2 inputs a side: interior outputs weigh
+    # their four nearest inputs 1/8, 3/8, 3/8, 1/8; the first loses its tap before 0.
+    y = np.array(nn.Upsample(0.5, mode="linear", antialias=True)(mx.array(x)))[0, :, 0]
+    v = x[0, :, 0]
+    want = [(3 * v[0] + 3 * v[1] + v[2]) / 7]
+    want += [(v[2 * i - 1] + 3 * v[2 * i] + 3 * v[2 * i + 1] + v[2 * i + 2]) / 8 for i in (1, 2)]
+    want += [(v[5] + 3 * v[6] + 3 * v[7]) / 7]
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+    # Upsampling with the triangle kernel is plain linear interpolation.
+    x = randn(1, 4, 4, 3)
+    for scale in (2.0, 3.0):
+        aa = nn.Upsample(scale, mode="linear", antialias=True)(mx.array(x))
+        close(aa, nn.Upsample(scale, mode="linear")(mx.array(x)), atol=1e-6)
+    torch = pytest.importorskip("torch")
+    x = randn(2, 16, 8, 3).astype(np.float32)
+    xt = torch.from_numpy(x.transpose(0, 3, 1, 2).copy())
+    for mode, tmode in (("linear", "bilinear"), ("cubic", "bicubic")):
+        for scale in ((0.5, 0.25), (2.0, 2.0)):
+            got = nn.Upsample(scale, mode=mode, antialias=True)(mx.array(x))
+            want = torch.nn.functional.interpolate(xt, scale_factor=scale, mode=tmode, antialias=True)
+            close(got, want.permute(0, 2, 3, 1).numpy(), atol=1e-5)
+
+
 def test_upsample_nearest_matches_numpy():
     x = np.arange(2 * 3 * 2 * 1).reshape(2, 3, 2, 1).astype(np.int32)
     y = nn.Upsample(scale_factor=2)(mx.array(x))

@@ -327,12 +327,16 @@ class ALiBi : public Module {
 
 /// Spatial upsampling of [N, spatial..., C] by `scale_factor` per spatial axis (one value for
 /// every axis, or one each): mode "nearest", "linear" (bi-, trilinear, ...) or "cubic"
-/// (a = -0.75), the last two with or without align_corners. Holds no parameters.
+/// (a = -0.75), the last two with or without align_corners. `antialias` widens the linear and
+/// cubic kernels by the reduction factor when downsampling, as PyTorch's antialias=True (the
+/// cubic kernel then takes a = -0.5, also when upsampling); nearest ignores it. Holds no
+/// parameters.
 class Upsample : public Module {
  public:
-  explicit Upsample(float scale_factor, const std::string& mode = "nearest", bool align_corners = false);
+  explicit Upsample(float scale_factor, const std::string& mode = "nearest", bool align_corners = false,
+                    bool antialias = false);
   explicit Upsample(std::vector<float> scale_factor, const std::string& mode = "nearest",
-                    bool align_corners = false);
+                    bool align_corners = false, bool antialias = false);
   std::string name() const override { return "Upsample"; }
   array operator()(const array& x) override;
 
@@ -341,6 +345,7 @@ class Upsample : public Module {
   bool per_axis_;
   std::string mode_;
   bool align_corners_;
+  bool antialias_;
 };
 
 // ---- attention and transformers (transformer.cpp) ----

@@ -110,7 +110,9 @@ void run(const Plan& plan, const std::vector<const array*>& args, array& out) {
 }  // namespace
 
 void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
-  detail::alloc_contiguous(out);
+  // A donated input is read flat: each tile reads its elements before the last step writes the
+  // same elements, and no tile reads another's.
+  detail::alloc_contiguous_or_donate(inputs, out);
   const int64_t n = static_cast<int64_t>(out.size());
   if (n == 0) return;
   // Each input read as one element, flat at the tile's offset, or (any other layout: a

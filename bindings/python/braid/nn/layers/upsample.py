@@ -1,7 +1,9 @@
 """Upsample: nearest, linear and cubic interpolation over the spatial axes of
 ``[N, *spatial, C]`` inputs, as mlx.nn.Upsample.
 
-Interpolation is separable, so it is done one spatial axis at a time.
+Interpolation is separable, so it is done one spatial axis at a time. With ``antialias``
+the linear and cubic modes widen their kernels by the reduction factor when downsampling (so
+every input sample contributes), as PyTorch's ``F.interpolate(..., antialias=True)``.
 """
 
 from typing import Literal, Tuple, Union
@@ -93,19 +95,66 @@ def _cubic_axis(x, axis, scale, align_corners):
     return out
 
 
-def upsample_linear(x: mx.array, scale_factor: Tuple, align_corners: bool = False):
+def _antialias_filter(distance, mode):
+    """The triangle (linear) or Keys' cubic kernel with a = -0.5 (cubic), at |distance|."""
+    d = mx.abs(distance)
+    if mode == "linear":
+        return mx.maximum(1 - d, 0)
+    a = -0.5
+    near = ((a + 2) * d - (a + 3)) * d * d + 1
+    far = (((d - 5) * d + 8) * d - 4) * a
+    return mx.where(d < 1, near, mx.where(d < 2, far, 0))
+
+
+def _antialias_axis(x, axis, scale, align_corners, mode):
+    """Output i is the normalized sum of the inputs j the kernel, centred at
+    ``ratio * (i + 0.5)`` and widened by ``ratio`` = input step per output step when that is
+    above 1, reaches; taps outside the input are left out (not clamped)."""
+    n = x.shape[axis]
+    m = int(scale * n)
+    if align_corners:
+        ratio = (n - 1) / (m - 1) if m > 1 else 0.0
+    else:
+        ratio = 1 / scale
+    support = (1.0 if mode == "linear" else 2.0) * max(ratio, 1.0)
+    inverse = 1 / ratio if ratio >= 1 else 1.0
+    center = (mx.arange(m, dtype=mx.float32) + 0.5) * ratio
+    first = mx.maximum(mx.floor(center - support + 0.5), 0)[:, None]
+    last = mx.minimum(mx.floor(center + support + 0.5), n)[:, None]
+    j = mx.arange(n, dtype=mx.float32)[None, :]
+    weights = _antialias_filter((j - center[:, None] + 0.5) * inverse, mode)
+    weights = mx.where((j >= first) & (j < last), weights, 0)
+    total = weights.sum(axis=1, keepdims=True)
+    weights = weights / mx.where(total == 0, 1, total)  # [m, n]
+    moved = mx.moveaxis(x, axis, -1)
+    out = (moved @ weights.T).astype(x.dtype)
+    return mx.moveaxis(out, -1, axis)
+
+
+def upsample_linear(
+    x: mx.array, scale_factor: Tuple, align_corners: bool = False, antialias: bool = False
+):
     if x.ndim - 2 != len(scale_factor):
         raise ValueError("A scale needs to be provided for each spatial dimension")
     for d, s in enumerate(scale_factor):
-        x = _linear_axis(x, 1 + d, s, align_corners)
+        if antialias and s < 1:
+            # Upsampling with a triangle kernel is plain linear interpolation.
+            x = _antialias_axis(x, 1 + d, s, align_corners, "linear")
+        else:
+            x = _linear_axis(x, 1 + d, s, align_corners)
     return x
 
 
-def upsample_cubic(x: mx.array, scale_factor: Tuple, align_corners: bool = False):
+def upsample_cubic(
+    x: mx.array, scale_factor: Tuple, align_corners: bool = False, antialias: bool = False
+):
     if x.ndim - 2 != len(scale_factor):
         raise ValueError("A scale needs to be provided for each spatial dimension")
     for d, s in enumerate(scale_factor):
-        x = _cubic_axis(x, 1 + d, s, align_corners)
+        if antialias:
+            x = _antialias_axis(x, 1 + d, s, align_corners, "cubic")
+        else:
+            x = _cubic_axis(x, 1 + d, s, align_corners)
     return x
 
 
@@ -113,13 +162,16 @@ class Upsample(Module):
     """Upsamples the spatial axes (all but the first and last) by ``scale_factor`` (one
     number, or one per spatial axis) with ``mode`` "nearest", "linear" (bi-, trilinear,
     ...) or "cubic". ``align_corners`` makes the corner samples of input and output
-    coincide in the linear and cubic modes."""
+    coincide in the linear and cubic modes. ``antialias`` widens the linear and cubic
+    kernels when downsampling, as PyTorch's ``antialias=True`` (the cubic kernel then uses
+    Keys' a = -0.5, also when upsampling); the nearest mode ignores it."""
 
     def __init__(
         self,
         scale_factor: Union[float, Tuple],
         mode: Literal["nearest", "linear", "cubic"] = "nearest",
         align_corners: bool = False,
+        antialias: bool = False,
     ):
         super().__init__()
         if mode not in ("nearest", "linear", "cubic"):
@@ -130,6 +182,7 @@ class Upsample(Module):
             self.scale_factor = float(scale_factor)
         self.mode = mode
         self.align_corners = align_corners
+        self.antialias = antialias
 
     def _extra_repr(self) -> str:
         return (
@@ -157,5 +210,5 @@ class Upsample(Module):
         if self.mode == "nearest":
             return upsample_nearest(x, scale_factor)
         if self.mode == "linear":
-            return upsample_linear(x, scale_factor, self.align_corners)
-        return upsample_cubic(x, scale_factor, self.align_corners)
+            return upsample_linear(x, scale_factor, self.align_corners, self.antialias)
+        return upsample_cubic(x, scale_factor, self.align_corners, self.antialias)
