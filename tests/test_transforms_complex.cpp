@@ -1,8 +1,8 @@
-// Complex derivatives follow MLX's convention (JAX's): the gradient of a real loss L of
-// z = x + iy is dL/dx - i dL/dy, so a vjp multiplies its cotangent by the derivative itself
-// (the transpose, not the conjugate transpose), as a jvp does. PyTorch's gradient is the
-// conjugate of this one. MLX's own test cases, exact rules of the linear parts, and a table of
-// ops checked against central differences in x and in y, on every device.
+// Complex derivatives follow MLX's (PyTorch's) convention: the gradient of a real loss L of
+// z = x + iy is dL/dx + i dL/dy, so a vjp multiplies its cotangent by the conjugated
+// derivative and a jvp by the derivative itself. MLX's own test cases, exact rules of the
+// linear parts, and a table of ops checked against central differences in x and in y, on
+// every device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -65,10 +65,10 @@ array make_input(const std::vector<cf>& v, const Shape& shape, bool real_input) 
   return real_input ? real(z) : z;
 }
 
-// sum(Re(w f(z))): its gradient in the convention is the vjp of the cotangent w.
+// sum(Re(conj(w) f(z))): its gradient in the convention is the vjp of the cotangent w.
 double loss(const ComplexCase& c, const std::vector<array>& in, const array& w) {
   array y = c.f(in);
-  return sum(real(multiply(astype(w, complex64), astype(y, complex64)))).item<float>();
+  return sum(real(multiply(conjugate(astype(w, complex64)), astype(y, complex64)))).item<float>();
 }
 
 void check_case(const ComplexCase& c, const Device& dev, uint32_t seed) {
@@ -112,7 +112,7 @@ void check_case(const ComplexCase& c, const Device& dev, uint32_t seed) {
           return loss(c, in, w);
         };
         const double slope = (at(step) - at(-step)) / (2.0 * h);
-        want[k] += part == 0 ? cf(static_cast<float>(slope), 0.0f) : cf(0.0f, -static_cast<float>(slope));
+        want[k] += part == 0 ? cf(static_cast<float>(slope), 0.0f) : cf(0.0f, static_cast<float>(slope));
       }
     }
     expect_near(test::complex_values(grads[i]), want, 2e-2f, what + ", vjp of input " + std::to_string(i));
@@ -214,7 +214,7 @@ std::vector<ComplexCase> cases() {
 
 }  // namespace
 
-TEST(TransformsComplex, GradOfRealIsOneAndOfImagIsMinusI) {
+TEST(TransformsComplex, GradOfRealIsOneAndOfImagIsI) {
   for (const Device& dev : test::test_devices()) {
     StreamContext ctx(dev);
     const array x = cplx({{1, 2}, {-3, 0.5f}, {0, 0}}, {3});
@@ -223,7 +223,7 @@ TEST(TransformsComplex, GradOfRealIsOneAndOfImagIsMinusI) {
     ASSERT_EQ(g_re.dtype(), complex64);
     ASSERT_EQ(g_im.dtype(), complex64);
     for (const cf& v : test::complex_values(g_re)) EXPECT_EQ(v, cf(2, 0)) << test::device_name(dev);
-    for (const cf& v : test::complex_values(g_im)) EXPECT_EQ(v, cf(0, -2)) << test::device_name(dev);
+    for (const cf& v : test::complex_values(g_im)) EXPECT_EQ(v, cf(0, 2)) << test::device_name(dev);
   }
 }
 
@@ -237,12 +237,12 @@ TEST(TransformsComplex, ConjugateVjpConjugatesTheCotangent) {
     auto [rout, rg] = vjp([](const array& a) { return real(a); }, z, array({0.5f, -2.0f}));
     EXPECT_TRUE(all_equal(rg, cplx({{0.5f, 0}, {-2, 0}}, {2}))) << test::device_name(dev);
     auto [iout, ig] = vjp([](const array& a) { return imag(a); }, z, array({0.5f, -2.0f}));
-    EXPECT_TRUE(all_equal(ig, cplx({{0, -0.5f}, {0, 2}}, {2}))) << test::device_name(dev);
+    EXPECT_TRUE(all_equal(ig, cplx({{0, 0.5f}, {0, -2}}, {2}))) << test::device_name(dev);
   }
 }
 
-// mx.vjp(mx.exp, [z], [c]) == c * exp(z), and so on.
-TEST(TransformsComplex, HolomorphicVjpsMultiplyByTheDerivative) {
+// mx.vjp(mx.exp, [z], [c]) == c * conj(exp(z)), and so on: MLX's test_autograd cases.
+TEST(TransformsComplex, HolomorphicVjpsMultiplyByTheConjugateDerivative) {
   for (const Device& dev : test::test_devices()) {
     StreamContext ctx(dev);
     const std::string d = test::device_name(dev);
@@ -250,18 +250,19 @@ TEST(TransformsComplex, HolomorphicVjpsMultiplyByTheDerivative) {
     const array b = cplx({{1.5f, -0.5f}, {0.25f, 2}, {-1, -1}}, {3});
     const array c = cplx({{1, -1}, {0.5f, 2}, {-0.75f, 0.5f}}, {3});
     auto [eo, eg] = vjp([](const array& a) { return exp(a); }, z, c);
-    expect_near(test::complex_values(eg), test::complex_values(multiply(c, exp(z))), 1e-6f, "exp " + d);
+    expect_near(test::complex_values(eg), test::complex_values(multiply(c, conjugate(exp(z)))), 1e-6f,
+                "exp " + d);
     auto [lo, lg] = vjp([](const array& a) { return log(a); }, z, c);
-    expect_near(test::complex_values(lg), test::complex_values(divide(c, z)), 1e-6f, "log " + d);
+    expect_near(test::complex_values(lg), test::complex_values(divide(c, conjugate(z))), 1e-6f, "log " + d);
     auto [mo, mg] = vjp([](const std::vector<array>& x) { return std::vector<array>{multiply(x[0], x[1])}; },
                         {z, b}, {c});
-    EXPECT_TRUE(all_equal(mg[0], multiply(b, c))) << "multiply " << d;
-    EXPECT_TRUE(all_equal(mg[1], multiply(z, c))) << "multiply " << d;
+    EXPECT_TRUE(all_equal(mg[0], multiply(c, conjugate(b)))) << "multiply " << d;
+    EXPECT_TRUE(all_equal(mg[1], multiply(c, conjugate(z)))) << "multiply " << d;
   }
 }
 
-// MLX's C++ test "test complex gradients": a real input times a complex constant gets the
-// real part of the transposed product.
+// MLX's C++ test "test complex gradients" (as MLX has had it since its vjps conjugate): a real
+// input times a complex constant gets the real part of the conjugated product.
 TEST(TransformsComplex, MlxComplexGradientCases) {
   for (const Device& dev : test::test_devices()) {
     StreamContext ctx(dev);
@@ -285,7 +286,7 @@ TEST(TransformsComplex, MlxComplexGradientCases) {
     const array cotan = array(complex64_t{2.0f, 3.0f});
     const array real_grad = vjp(by_x, y, cotan).second;
     EXPECT_EQ(real_grad.dtype(), float32) << d;
-    EXPECT_EQ(real_grad.item<float>(), -8.0f) << d;
+    EXPECT_EQ(real_grad.item<float>(), 16.0f) << d;  // Re(conj(2+4i) (2+3i))
     EXPECT_EQ(vjp(by_y, x, cotan).second.item<complex64_t>(), complex64_t(6.0f, 9.0f)) << d;
   }
 }
@@ -302,19 +303,20 @@ TEST(TransformsComplex, ProdVjpEqualsMultiplysExactly) {
     auto [mo, mg] = vjp([](const std::vector<array>& a) { return std::vector<array>{multiply(a[0], a[1])}; },
                         {reshape(x0, {20}), reshape(x1, {20})}, {c});
     EXPECT_TRUE(all_equal(pg, stack({mg[0], mg[1]}))) << test::device_name(dev);
-    EXPECT_TRUE(all_equal(pg, stack({multiply(reshape(x1, {20}), c), multiply(reshape(x0, {20}), c)})))
+    EXPECT_TRUE(all_equal(
+        pg, stack({multiply(conjugate(reshape(x1, {20})), c), multiply(conjugate(reshape(x0, {20})), c)})))
         << test::device_name(dev);
   }
 }
 
-// |z| is not holomorphic: its gradient is conj(z) / |z| (d|z|/dx - i d|z|/dy), its tangent
+// |z| is not holomorphic: its gradient is z / |z| (d|z|/dx + i d|z|/dy), its tangent
 // Re(conj(z) t) / |z|.
-TEST(TransformsComplex, AbsGradientIsConjugateZOverItsModulus) {
+TEST(TransformsComplex, AbsGradientIsZOverItsModulus) {
   for (const Device& dev : test::test_devices()) {
     StreamContext ctx(dev);
     const array z = cplx({{3, 4}, {-1, 0}, {0, -2}}, {3});
     auto g = grad(UnaryFn([](const array& a) { return sum(abs(a)); }))(z);
-    expect_near(test::complex_values(g), {{0.6f, -0.8f}, {-1, 0}, {0, 1}}, 1e-6f,
+    expect_near(test::complex_values(g), {{0.6f, 0.8f}, {-1, 0}, {0, -1}}, 1e-6f,
                 "abs " + test::device_name(dev));
     auto [o, t] = jvp([](const array& a) { return abs(a); }, z, cplx({{1, 1}, {2, 5}, {1, 3}}, {3}));
     ASSERT_EQ(t.dtype(), float32);
@@ -323,7 +325,7 @@ TEST(TransformsComplex, AbsGradientIsConjugateZOverItsModulus) {
   }
 }
 
-TEST(TransformsComplex, MatmulVjpsUsePlainTransposes) {
+TEST(TransformsComplex, MatmulVjpsUseConjugateTransposes) {
   for (const Device& dev : test::test_devices()) {
     StreamContext ctx(dev);
     std::mt19937 rng(11);
@@ -331,9 +333,9 @@ TEST(TransformsComplex, MatmulVjpsUsePlainTransposes) {
                 c = cplx(draw(8, rng), {2, 4});
     auto [o, g] =
         vjp([](const std::vector<array>& x) { return std::vector<array>{matmul(x[0], x[1])}; }, {a, b}, {c});
-    expect_near(test::complex_values(g[0]), test::complex_values(matmul(c, transpose(b))), 1e-6f,
+    expect_near(test::complex_values(g[0]), test::complex_values(matmul(c, conjugate(transpose(b)))), 1e-6f,
                 "a " + test::device_name(dev));
-    expect_near(test::complex_values(g[1]), test::complex_values(matmul(transpose(a), c)), 1e-6f,
+    expect_near(test::complex_values(g[1]), test::complex_values(matmul(conjugate(transpose(a)), c)), 1e-6f,
                 "b " + test::device_name(dev));
   }
 }

@@ -1,8 +1,7 @@
 // Derivatives of the element-wise primitives. Each Unary and Binary op gives its partial
 // derivatives in one switch without a default (-Werror=switch): adding a row to
-// elementwise_ops.h without its derivative does not compile. vjp and jvp both use them: both
-// multiply by the derivative f'(z), also for complex z (MLX's convention: a vjp is the
-// transpose of the derivative, not its conjugate transpose).
+// elementwise_ops.h without its derivative does not compile. vjp and jvp both use them: a jvp
+// multiplies by the derivative f'(z), a vjp by its conjugate (MLX's complex convention).
 #include <cmath>
 #include <optional>
 
@@ -12,6 +11,7 @@
 
 namespace braid {
 
+using detail::conj_if_complex;
 using detail::scalar_like;
 using detail::unbroadcast;
 
@@ -52,12 +52,15 @@ struct Slope {
   const array& get() const { return borrowed ? *borrowed : *v; }
 };
 
-std::optional<array> apply(const Slope& d, const array& g, const Stream& s) {
+std::optional<array> apply(const Slope& d, const array& g, bool adjoint, const Stream& s) {
   switch (d.kind) {
     case Slope::zero: return std::nullopt;
     case Slope::one: return g;
     case Slope::minus_one: return negative(g, s);
-    case Slope::value: return multiply(g, d.get(), s);
+    case Slope::value:
+      // Real slopes (the usual case) go to multiply as they are: no temporary copy.
+      if (adjoint && d.get().dtype() == complex64) return multiply(g, conj_if_complex(d.get(), s), s);
+      return multiply(g, d.get(), s);
   }
   return std::nullopt;
 }
@@ -118,12 +121,12 @@ Slope unary_slope(Unary::Op op, const array& x, const array& y, const Stream& s)
   return {Slope::zero, std::nullopt};
 }
 
-// The linear complex parts: the transposes of real, imag and conjugate (MLX's rules: the
-// gradient of a real loss L of z = x + iy is dL/dx - i dL/dy, so imag's is -i).
+// The linear complex parts: the adjoint maps of real, imag and conjugate (MLX's rules: the
+// gradient of imag(z) is i, as d/dy of y is 1).
 std::optional<array> complex_part(Unary::Op op, const array& g, bool adjoint, const Stream& s) {
   if (op == Unary::Op::real) return adjoint ? astype(g, complex64, s) : real(g, s);
   if (op == Unary::Op::imag) {
-    return adjoint ? multiply(array(complex64_t(0.0f, -1.0f)), astype(g, complex64, s), s) : imag(g, s);
+    return adjoint ? multiply(array(complex64_t(0.0f, 1.0f)), astype(g, complex64, s), s) : imag(g, s);
   }
   if (op == Unary::Op::conjugate) return conjugate(g, s);
   return std::nullopt;
@@ -220,15 +223,13 @@ std::vector<array> Unary::vjp(const std::vector<array>& primals, const std::vect
   const Stream& s = stream();
   const array& x = primals[0];
   if (auto c = complex_part(op_, cotangents[0], /*adjoint=*/true, s)) return {*c};
-  // |z| is not holomorphic: its gradient is d|z|/dx - i d|z|/dy = conj(z) / |z|.
-  if (op_ == Op::abs && x.dtype() == complex64) {
-    return {multiply(cotangents[0], conjugate(sign(x, s), s), s)};
-  }
-  // One ScaledUnary node computes g * f'(x) for the real dtypes it has kernels for.
+  // |z| is not holomorphic: its gradient is d|z|/dx + i d|z|/dy = z / |z|, unconjugated.
+  if (op_ == Op::abs && x.dtype() == complex64) return {multiply(cotangents[0], sign(x, s), s)};
+  // One ScaledUnary node computes g * f'(x); a complex x needs g * conj(f'(x)) instead.
   if (x.dtype() != complex64) {
     if (auto u = scaled_slope(op_, cotangents[0], x)) return single(scaled_unary(*u, cotangents[0], x, s));
   }
-  auto g = apply(unary_slope(op_, x, outputs[0], s), cotangents[0], s);
+  auto g = apply(unary_slope(op_, x, outputs[0], s), cotangents[0], /*adjoint=*/true, s);
   return single(g ? as_dtype_of(std::move(*g), x, s) : zeros_like(x, s));
 }
 
@@ -243,8 +244,8 @@ std::vector<array> Unary::jvp(const std::vector<array>& primals, const std::vect
   }
   if (auto u = scaled_slope(op_, tangents[0], primals[0]))
     return {scaled_unary(*u, tangents[0], primals[0], s)};
-  return {
-      as_output_tangent(apply(unary_slope(op_, primals[0], y, s), tangents[0], s), y.shape(), y.dtype(), s)};
+  return {as_output_tangent(apply(unary_slope(op_, primals[0], y, s), tangents[0], /*adjoint=*/false, s),
+                            y.shape(), y.dtype(), s)};
 }
 
 std::vector<array> Binary::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
@@ -254,7 +255,8 @@ std::vector<array> Binary::vjp(const std::vector<array>& primals, const std::vec
   out.reserve(argnums.size());
   for (int arg : argnums) {
     const array& p = primals[arg];
-    auto g = apply(binary_slope(op_, arg, primals[0], primals[1], outputs[0], s), cotangents[0], s);
+    auto g = apply(binary_slope(op_, arg, primals[0], primals[1], outputs[0], s), cotangents[0],
+                   /*adjoint=*/true, s);
     if (!g) {
       out.push_back(zeros_like(p, s));
     } else {
@@ -271,7 +273,8 @@ std::vector<array> Binary::jvp(const std::vector<array>& primals, const std::vec
   const array& y = outputs[0];
   std::optional<array> total;
   for (size_t i = 0; i < argnums.size(); ++i) {
-    auto t = apply(binary_slope(op_, argnums[i], primals[0], primals[1], y, s), tangents[i], s);
+    auto t = apply(binary_slope(op_, argnums[i], primals[0], primals[1], y, s), tangents[i],
+                   /*adjoint=*/false, s);
     if (t) total = total ? add(*total, *t, s) : *t;
   }
   return {as_output_tangent(total, y.shape(), y.dtype(), s)};

@@ -309,11 +309,11 @@ std::vector<array> Eigh::jvp(const std::vector<array>& primals, const std::vecto
 std::vector<array> Solve::vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
                               const std::vector<int>& argnums, const std::vector<array>& outputs) {
   const Stream& s = stream();
-  // Plain transposes for complex matrices too (MLX's convention, as matmul's vjp).
-  const array gb = linalg::solve(mT(primals[0], s), cotangents[0], s);
+  // Conjugate transposes for complex matrices (MLX's convention, as matmul's vjp).
+  const array gb = linalg::solve(mT(detail::conj_if_complex(primals[0], s), s), cotangents[0], s);
   std::vector<array> out;
   for (int arg : argnums) {
-    out.push_back(arg == 0 ? negative(matmul(gb, mT(outputs[0], s), s), s) : gb);
+    out.push_back(arg == 0 ? negative(matmul(gb, mT(detail::conj_if_complex(outputs[0], s), s), s), s) : gb);
   }
   return out;
 }
@@ -333,10 +333,14 @@ std::vector<array> SolveTriangular::vjp(const std::vector<array>& primals,
                                         const std::vector<array>& cotangents, const std::vector<int>& argnums,
                                         const std::vector<array>& outputs) {
   const Stream& s = stream();
-  const array gb = linalg::solve_triangular(mT(primals[0], s), cotangents[0], !upper_, s);
+  const array gb =
+      linalg::solve_triangular(mT(detail::conj_if_complex(primals[0], s), s), cotangents[0], !upper_, s);
   std::vector<array> out;
   for (int arg : argnums) {
-    out.push_back(arg == 0 ? lower_or_upper(negative(matmul(gb, mT(outputs[0], s), s), s), upper_, s) : gb);
+    out.push_back(
+        arg == 0 ? lower_or_upper(negative(matmul(gb, mT(detail::conj_if_complex(outputs[0], s), s), s), s),
+                                  upper_, s)
+                 : gb);
   }
   return out;
 }

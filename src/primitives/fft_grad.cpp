@@ -1,7 +1,7 @@
 // Derivatives of the Fourier transforms. Every transform is linear, so its jvp is the same
-// transform of the tangent and its vjp the transposed transform of the cotangent (MLX's complex
-// convention: the cotangent of z = x + iy is dL/dx - i dL/dy, so a complex-linear map A has
-// the vjp A^T g, not A^H g, and a real input takes the real part).
+// transform of the tangent and its vjp the adjoint transform of the cotangent (MLX's complex
+// convention: the cotangent of z = x + iy is dL/dx + i dL/dy, so a complex-linear map A has
+// the vjp A^H g, and a real input takes the real part).
 #include <vector>
 
 #include "braid/fft.h"
@@ -10,6 +10,8 @@
 #include "primitives/grad_utils.h"
 
 namespace braid {
+
+using detail::scalar_like;
 
 namespace {
 
@@ -34,18 +36,21 @@ std::vector<array> FFT::vjp(const std::vector<array>& primals, const std::vector
   const array& in = primals[0];
   const array& g = cotangents[0];
   if (!real_) {
-    // The DFT matrix is symmetric: each transform is its own transpose.
-    return {inverse_ ? fft::ifftn(g, axes_, s) : fft::fftn(g, axes_, s)};
+    // The forward DFT's adjoint is N times the inverse DFT; the inverse's is the forward / N.
+    const double n = product(sizes_along(in, axes_));
+    if (!inverse_) return {multiply(fft::ifftn(g, axes_, s), scalar_like(n, g), s)};
+    return {multiply(fft::fftn(g, axes_, s), scalar_like(1.0 / n, g), s)};
   }
   if (!inverse_) {
-    // y = P F x with P keeping the first n / 2 + 1 frequencies of the last axis: the transpose
-    // is Re(F P^T g), the forward transform of g zero-padded back to n.
-    return {braid::real(fft::fftn(g, sizes_along(in, axes_), axes_, s), s)};
+    // y = P F x with P keeping the first n / 2 + 1 frequencies of the last axis: the adjoint
+    // is Re(F^H P^T g), N times the inverse transform of g zero-padded back to n.
+    const Shape n = sizes_along(in, axes_);
+    array x = braid::real(fft::ifftn(g, n, axes_, s), s);
+    return {multiply(x, scalar_like(product(n), x), s)};
   }
-  // x = C2R(F^-1 X) over the other axes first. C2R's transpose is the conjugate of the forward
-  // real transform, divided by n and doubled at the frequencies that also stand for their
-  // conjugate (all but the zero and, for an even n, the Nyquist one); F^-1 is symmetric, and
-  // F^-1 conj(v) = conj(F v) / N.
+  // x = C2R(F^-1 X) over the other axes first. C2R's adjoint is the forward real transform
+  // divided by n, doubled at the frequencies that also stand for their conjugate (all but the
+  // zero and, for an even n, the Nyquist one); F^-1's is F / N.
   const Shape n = sizes_along(outputs[0], axes_);
   const int last = axes_.back();
   const int len = n.back(), bins = len / 2 + 1;
@@ -55,8 +60,7 @@ std::vector<array> FFT::vjp(const std::vector<array>& primals, const std::vector
   if (len % 2 == 0) weights[bins - 1] = static_cast<float>(scale);
   Shape weight_shape(in.ndim(), 1);
   weight_shape[last] = bins;
-  return {
-      multiply(conjugate(fft::rfftn(g, n, axes_, s), s), array(weights.begin(), weight_shape, float32), s)};
+  return {multiply(fft::rfftn(g, n, axes_, s), array(weights.begin(), weight_shape, float32), s)};
 }
 
 std::vector<array> FFT::jvp(const std::vector<array>& primals, const std::vector<array>& tangents,

@@ -14,6 +14,13 @@ array unbroadcast(const array& g, const Shape& shape, const Stream& s);
 /// A scalar of `like`'s dtype, so that it never promotes the expression it enters.
 inline array scalar_like(double v, const array& like) { return array(v, like.dtype()); }
 
+/// The conjugate of a complex64 derivative, `d` itself for any other dtype (no node added). A
+/// vjp multiplies its cotangent by the conjugated derivative: MLX's (PyTorch's) convention,
+/// where the gradient of a real loss of z = x + iy is dL/dx + i dL/dy.
+inline array conj_if_complex(const array& d, const Stream& s) {
+  return d.dtype() == complex64 ? conjugate(d, s) : d;
+}
+
 /// The products g [batch..., R, C] summed into the matrices of an operand of `shape`
 /// [..., R, C] that `indices` (uint32, the batch shape) picked: the adjoint of the gather.
 array sum_into_matrices(const array& g, const array& indices, const Shape& shape, const Stream& s);

@@ -138,13 +138,14 @@ std::vector<array> Scatter::vjp(const std::vector<array>& primals, const std::ve
       }
       case ReduceType::Prod: {
         // y = a * (product of the updates at each position): d/da is that product, d/du the
-        // source times the other updates at u's position (no conjugate for complex values: MLX's convention).
+        // source times the other updates at u's position (conjugated when complex).
         ProdParts parts = scatter_prod_parts(a, idx, upd, axes_, s);
         if (is_src) {
-          out.push_back(multiply(c, parts.p, s));
+          out.push_back(multiply(c, detail::conj_if_complex(parts.p, s), s));
         } else {
-          array ca = reshape(gather(multiply(c, a, s), idx, axes_, slice, s), upd.shape(), s);
-          out.push_back(multiply(ca, parts.others, s));
+          array ca = reshape(gather(multiply(c, detail::conj_if_complex(a, s), s), idx, axes_, slice, s),
+                             upd.shape(), s);
+          out.push_back(multiply(ca, detail::conj_if_complex(parts.others, s), s));
         }
         break;
       }

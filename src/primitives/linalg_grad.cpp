@@ -26,6 +26,9 @@ namespace {
 
 array mT(const array& a, const Stream& s) { return swapaxes(a, -1, -2, s); }
 
+// The operand a vjp multiplies by: conjugated when complex (MLX's convention).
+array adj(const array& a, const Stream& s) { return detail::conj_if_complex(a, s); }
+
 // Whether `b` is its input with the last two axes swapped (a Transpose node), as the weight
 // of a linear layer is (x @ W^T).
 bool is_swapped_matrix(const array& b) {
@@ -56,8 +59,8 @@ std::vector<array> Matmul::vjp(const std::vector<array>& primals, const std::vec
   const array& c = cotangents[0];
   std::vector<array> out;
   for (int arg : argnums) {
-    out.push_back(arg == 0 ? matmul(c, mT(primals[1], s), s)
-                           : right_operand_grad(primals[0], primals[1], c, s));
+    out.push_back(arg == 0 ? matmul(c, mT(adj(primals[1], s), s), s)
+                           : right_operand_grad(adj(primals[0], s), primals[1], c, s));
   }
   return out;
 }
@@ -83,7 +86,8 @@ std::vector<array> AddMM::vjp(const std::vector<array>& primals, const std::vect
       out.push_back(detail::unbroadcast(multiply(scalar_like(beta_, c), c, s), primals[2].shape(), s));
       continue;
     }
-    array g = arg == 0 ? matmul(c, mT(primals[1], s), s) : right_operand_grad(primals[0], primals[1], c, s);
+    array g = arg == 0 ? matmul(c, mT(adj(primals[1], s), s), s)
+                       : right_operand_grad(adj(primals[0], s), primals[1], c, s);
     out.push_back(alpha_ == 1.0f ? g : multiply(scalar_like(alpha_, g), g, s));
   }
   return out;

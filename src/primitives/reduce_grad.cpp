@@ -1,6 +1,6 @@
 // Derivatives of reductions and scans. Products are differentiated without dividing by the
 // input (zeros are fine); max and min share the cotangent among tied extrema (MLX's rule). A
-// complex vjp multiplies by the derivative itself, as the element-wise ones.
+// complex vjp multiplies by the conjugated derivative, as the element-wise ones.
 #include <algorithm>
 #include <numeric>
 
@@ -9,6 +9,7 @@
 
 namespace braid {
 
+using detail::conj_if_complex;
 using detail::scalar_like;
 
 namespace {
@@ -48,7 +49,8 @@ std::vector<array> Reduce::vjp(const std::vector<array>& primals, const std::vec
   const array c = broadcast_to(cotangents[0], x.shape(), s);
   switch (op_) {
     case Op::sum: return {astype(c, x.dtype(), s)};
-    case Op::prod: return {astype(multiply(c, product_of_others(x, axes_, s), s), x.dtype(), s)};
+    case Op::prod:
+      return {astype(multiply(c, conj_if_complex(product_of_others(x, axes_, s), s), s), x.dtype(), s)};
     case Op::max:
     case Op::min: return {multiply(c, extremum_share(x, outputs[0], axes_, s), s)};
     case Op::all:
@@ -148,7 +150,9 @@ std::vector<array> Scan::vjp(const std::vector<array>& primals, const std::vecto
                 : array(x.shape(), x.dtype(), std::make_shared<Scan>(s, op_, axis_, reverse_, true), {x});
   array c = inclusive_ ? cotangents[0] : shift(cotangents[0], axis_, reverse_, /*forward=*/false, s);
   switch (op_) {
-    case Op::prod: return {cumprod_vjp(x, y, c, axis_, reverse_, s)};
+    // The derivatives are rational in x with real coefficients: their conjugates are those
+    // of conj(x).
+    case Op::prod: return {cumprod_vjp(conj_if_complex(x, s), conj_if_complex(y, s), c, axis_, reverse_, s)};
     case Op::max:
     case Op::min:
       return {scatter_add_axis(zeros_like(x, s), running_source(x, y, axis_, reverse_, s), c, axis_, s)};

