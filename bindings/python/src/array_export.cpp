@@ -522,6 +522,8 @@ array byte_copy(const HostTensor& in) {
   return out;
 }
 
+}  // namespace
+
 /// The import behind mx.from_dlpack and mx.asarray. `keep_float64` keeps a float64 tensor as
 /// float64 (asarray with dtype=float64) instead of MLX's float32.
 array import_dlpack(py::object x, std::optional<bool> copy, bool keep_float64) {
@@ -557,6 +559,8 @@ array import_dlpack(py::object x, std::optional<bool> copy, bool keep_float64) {
   array in_place(in.data, in.shape, in.strides, in.dtype, hold);
   return copy.value_or(false) ? host_copy(in_place) : in_place;
 }
+
+namespace {
 
 /// mx.asarray: the input as an array, sharing memory where it can unless copy=True.
 py::object asarray(py::object a, std::optional<Dtype> dtype, std::optional<bool> copy) {

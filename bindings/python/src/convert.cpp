@@ -367,10 +367,17 @@ array to_array(py::handle obj, std::optional<Dtype> dtype) {
   if (PyObject_CheckBuffer(obj.ptr()) || py::hasattr(obj, "__array__")) {
     py::array arr = py::array::ensure(obj, py::array::c_style);
     if (arr) return numpy_to_array(arr, dtype);
-    // NumPy could not read it (a torch bfloat16 tensor, say): DLPack where the object has it,
-    // or else NumPy's own error, raised again to say why.
-    if (py::hasattr(obj, "__dlpack__")) return dlpack_to_array(obj, dtype);
-    py::module_::import("numpy").attr("ascontiguousarray")(obj);
+    // NumPy could not read it: its error, raised again to say why, unless it is a TypeError
+    // (a dtype NumPy lacks, as torch's bfloat16) and the object has DLPack, which is read then,
+    // strides included, and copied. Other refusals (a torch tensor with its negative or
+    // conjugate bit set) stay errors: DLPack would hand over the memory without the bit.
+    try {
+      py::module_::import("numpy").attr("ascontiguousarray")(obj);
+    } catch (py::error_already_set& e) {
+      if (!e.matches(PyExc_TypeError) || !py::hasattr(obj, "__dlpack__")) throw;
+      const array a = import_dlpack(py::reinterpret_borrow<py::object>(obj), /*copy=*/true, false);
+      return dtype && *dtype != a.dtype() ? astype(a, *dtype) : a;
+    }
   }
   if (py::hasattr(obj, "__dlpack__")) return dlpack_to_array(obj, dtype);
   throw std::invalid_argument("[array] Cannot convert a value of type " +

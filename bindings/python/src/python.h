@@ -92,6 +92,9 @@ py::object to_numpy(array a, std::optional<py::object> dtype = std::nullopt);
 /// `dtype` if given. The capsule is consumed (renamed "used_dltensor"); a strided or
 /// already-used one is rejected (ValueError) and left as it was.
 array dlpack_to_array(py::handle obj, std::optional<Dtype> dtype);
+/// mx.from_dlpack: a DLPack tensor of host memory, strides included, in place or copied
+/// (`copy` true); float64 becomes float32 unless `keep_float64`.
+array import_dlpack(py::object x, std::optional<bool> copy, bool keep_float64);
 
 /// Evaluates with the GIL released (the caller holds it); arrays already computed in host
 /// memory return at once, keeping the GIL.

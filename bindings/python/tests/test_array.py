@@ -349,3 +349,14 @@ def test_imports_after_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[1.0, 1.0]"
+
+
+def test_torch_tensors_numpy_refuses():
+    torch = pytest.importorskip("torch")
+    t = torch.arange(6, dtype=torch.bfloat16).reshape(2, 3)
+    for view in (t, t.T, t[:, ::2], torch.zeros(0, 3, dtype=torch.bfloat16)):
+        a = mx.array(view)
+        assert a.dtype == mx.bfloat16 and a.tolist() == view.float().tolist()
+    # A negative bit DLPack would lose: NumPy's error, not wrong values.
+    with pytest.raises(RuntimeError):
+        mx.array(torch._neg_view(torch.ones(3)))
