@@ -152,6 +152,9 @@ bool donation_allowed(const std::vector<array>& inputs, size_t i, const array& o
   // (and the reads before it) before this node's writes, where use_count() alone is a
   // relaxed load.
   const long holders = &inputs == &out.desc()->inputs ? 1 : 2;
+  // A look at the counts as they are (relaxed) first: one above the bound rules donation out
+  // without the atomic round trips below (a count read too high only misses a donation).
+  if (in.desc_ptr().use_count() > holders || d.data.use_count() > 1) return false;
   const std::shared_ptr<ArrayDesc> node = in.desc_ptr();
   const std::shared_ptr<Data> data = d.data;
   return node.use_count() == holders + 1 && data.use_count() == 2;
