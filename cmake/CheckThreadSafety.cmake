@@ -32,7 +32,8 @@ foreach(i RANGE ${last})
   list(POP_FRONT args)  # the build's own compiler
 
   # Keep defines, include paths and language flags; drop the output, the build's warning set
-  # (so only thread safety is judged here) and sanitizer flags (the syntax pass needs none).
+  # (so only thread safety is judged here), sanitizer flags and the TLS dialect (code generation,
+  # which the syntax pass does not do; clang 14 does not know GCC's flag).
   set(kept "")
   set(skip_next FALSE)
   foreach(arg IN LISTS args)
@@ -43,7 +44,7 @@ foreach(i RANGE ${last})
       # -include: the library's precompiled header (GCC's file, which clang cannot read).
       set(skip_next TRUE)
     elseif(arg STREQUAL "-c" OR arg MATCHES "^-W" OR arg MATCHES "^-fsanitize" OR arg MATCHES "^-M"
-           OR arg STREQUAL "${file}")
+           OR arg MATCHES "^-mtls-dialect" OR arg STREQUAL "${file}")
     else()
       list(APPEND kept "${arg}")
     endif()
