@@ -202,3 +202,16 @@ TEST(NnUpsample, AntialiasWidensTheKernelWhenDownsampling) {
     }
   }
 }
+
+// align_corners with a single output along an axis samples the first input (as Python's
+// Upsample and PyTorch do), in every mode that interpolates.
+TEST(NnUpsample, AlignCornersWithOneOutputTakesTheFirstInput) {
+  const array x = make(std::vector<double>{4.0, -1.0, 7.0}, {1, 3, 1}, float32);
+  for (const char* mode : {"linear", "cubic"}) {
+    for (bool antialias : {false, true}) {
+      array y = nn::Upsample(0.5f, mode, /*align_corners=*/true, antialias)(x);
+      ASSERT_EQ(y.shape(), (Shape{1, 1, 1})) << mode;
+      if (!antialias) EXPECT_EQ(values(y), std::vector<double>{4.0}) << mode;
+    }
+  }
+}

@@ -26,7 +26,8 @@ array scaled_positions(int N, float scale, bool align_corners) {
   const int M = static_cast<int>(static_cast<double>(scale) * N);
   array steps = arange(0.0, M, 1.0, float32);
   if (align_corners) {
-    return multiply(steps, array(static_cast<float>(static_cast<double>(N - 1) / (M - 1))));
+    // One output sits on the first input (PyTorch's and MLX's Python rule).
+    return multiply(steps, array(M > 1 ? static_cast<float>(static_cast<double>(N - 1) / (M - 1)) : 0.0f));
   }
   const double step = 1.0 / static_cast<double>(scale);
   const double start = ((M - 1) * step - N + 1) / 2;
@@ -210,7 +211,7 @@ array Upsample::operator()(const array& x) {
   std::vector<float> scale = per_axis_ ? scale_factor_ : std::vector<float>(dims, scale_factor_[0]);
   for (int d = 0; d < dims; ++d) {
     const int M = static_cast<int>(static_cast<double>(scale[d]) * x.shape(1 + d));
-    if (M < 1 || (align_corners_ && mode_ != "nearest" && M < 2)) {
+    if (M < 1) {
       fail("The output of spatial axis " + std::to_string(d) + " would have " + std::to_string(M) +
            " elements.");
     }
