@@ -24,6 +24,19 @@ Stream stream_for(const array& a) {
 
 bool is_stop_gradient(const array& a) { return a.primitive_ptr() && braid::is_stop_gradient(a.primitive()); }
 
+// The inputs of `entry` that depend on the primals: their positions and their tape entries.
+void find_targets(const detail::Tape& tape, const detail::TapeEntry& entry, std::vector<int>& argnums,
+                  std::vector<int32_t>& targets) {
+  argnums.clear();
+  targets.clear();
+  for (size_t i = 0; i < entry.inputs().size(); ++i) {
+    const int32_t t = tape.entry_of(entry.inputs()[i]);
+    if (t < 0) continue;
+    argnums.push_back(static_cast<int>(i));
+    targets.push_back(t);
+  }
+}
+
 // The nodes of custom functions' calls on a tape, one group per call: `members[i]` is the
 // entry of output i (-1 when the tape has none). Rare, so found by a linear search.
 struct CustomGroups {
@@ -112,17 +125,6 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
   std::vector<int32_t> targets;
   std::vector<array> cotangents;
   std::vector<array> node_outputs(1, array(0.0f));  // its element is swapped with each node
-  // The inputs of `entry` that depend on the primals: their positions and their entries.
-  auto find_targets = [&](const detail::TapeEntry& entry) {
-    argnums.clear();
-    targets.clear();
-    for (size_t i = 0; i < entry.inputs().size(); ++i) {
-      const int32_t t = tape.entry_of(entry.inputs()[i]);
-      if (t < 0) continue;
-      argnums.push_back(static_cast<int>(i));
-      targets.push_back(t);
-    }
-  };
   const CustomGroups custom(tape);
   for (size_t e = tape.entries.size(); e-- > tape.num_primals;) {
     if (const CustomGroups::Group* group = custom.of(e)) {
@@ -145,7 +147,7 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
         }
       }
       if (!any) continue;
-      find_targets(entry);
+      find_targets(tape, entry, argnums, targets);
       std::vector<array> vjps = prim.group_vjp(entry.inputs(), cotangents, argnums);
       for (size_t i = 0; i < argnums.size(); ++i) accumulate(targets[i], std::move(vjps[i]), prim.stream());
       continue;
@@ -158,7 +160,7 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
     // The node is lent to node_outputs for the call and then given back: swaps, where a
     // copy would cost two atomic reference count updates per node.
     std::swap(node_outputs[0], entry.node);
-    find_targets(entry);
+    find_targets(tape, entry, argnums, targets);
     Primitive& prim = node_outputs[0].primitive();
     std::vector<array> vjps = prim.vjp(entry.inputs(), cotangents, argnums, node_outputs);
     std::swap(node_outputs[0], entry.node);
@@ -203,6 +205,7 @@ std::pair<std::vector<array>, std::vector<array>> jvp(
     slot = slot ? add(*slot, tangents[i]) : tangents[i];  // a primal passed twice
   }
   std::vector<int> argnums;
+  std::vector<int32_t> targets;
   std::vector<array> in_tangents;
   const CustomGroups custom(tape);
   std::vector<std::vector<array>> group_tangents(custom.groups.size());
@@ -215,14 +218,9 @@ std::pair<std::vector<array>, std::vector<array>> jvp(
       tan[e] = group_tangents[custom.group_of[e]][c->index()];
       continue;
     }
-    argnums.clear();
+    find_targets(tape, entry, argnums, targets);
     in_tangents.clear();
-    for (size_t i = 0; i < entry.inputs().size(); ++i) {
-      const int32_t t = tape.entry_of(entry.inputs()[i]);
-      if (t < 0) continue;
-      argnums.push_back(static_cast<int>(i));
-      in_tangents.push_back(*tan[t]);
-    }
+    for (int32_t t : targets) in_tangents.push_back(*tan[t]);
     if (group) {
       // One call of the custom jvp gives every output's tangent.
       auto& all = group_tangents[custom.group_of[e]];
