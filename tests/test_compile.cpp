@@ -111,6 +111,50 @@ TEST(Compile, RepeatedSubexpressionsAreBuiltOnce) {
   EXPECT_EQ(values(o[2]), (std::vector<double>{0.0}));
 }
 
+TEST(Compile, NodesReadingNoInputAreStepsAsMlx) {
+  // As MLX's compile, every node the function builds is replayed, also one that reads none of
+  // the inputs, so equal scalars merge and repeated expressions of them are built once.
+  set_compile_mode(CompileMode::no_fuse);
+  auto scalars = compile([](const std::vector<array>&) {
+    return std::vector<array>{abs(array(-1.0f)), abs(array(-1.0f))};
+  })({});
+  EXPECT_EQ(scalars[0].inputs().at(0).id(), scalars[1].inputs().at(0).id());
+  EXPECT_EQ(scalars[1].item<float>(), 1.0f);
+  auto maxima = compile([](const std::vector<array>&) {
+    array a({-1.0f, 2.0f});
+    array b = maximum(a, array(0.0f)), c = maximum(negative(a), array(0.0f));
+    return std::vector<array>{b, c, add(b, c)};
+  })({array({-1.0f, 2.0f})});
+  EXPECT_EQ(maxima[0].inputs().at(1).id(), maxima[1].inputs().at(1).id());
+  EXPECT_EQ(values(maxima[2]), (std::vector<double>{1.0, 2.0}));
+  // Multi-output ops: equal calls merge output by output, in order.
+  auto sums = compile([](const std::vector<array>&) {
+    auto c = divmod(array(1.0f), array(2.0f)), d = divmod(array(1.0f), array(2.0f));
+    return std::vector<array>{add(c[0], d[0]), add(c[1], d[1])};
+  })({});
+  EXPECT_EQ(sums[0].inputs().at(0).id(), sums[0].inputs().at(1).id());
+  EXPECT_EQ(sums[1].inputs().at(0).id(), sums[1].inputs().at(1).id());
+  auto same = compile([](const std::vector<array>&) { return divmod(array(1.0f), array(1.0f)); })({});
+  EXPECT_EQ(same[0].inputs().at(0).id(), same[0].inputs().at(1).id());
+  EXPECT_EQ(same[0].inputs().at(0).id(), same[1].inputs().at(0).id());
+  auto stacked = compile([](const std::vector<array>&) {
+    auto c = divmod(array(1.0f), array(2.0f)), d = divmod(array(1.0f), array(2.0f));
+    return std::vector<array>{stack({c[0], c[1], d[0], d[1]})};
+  })({})[0];
+  ASSERT_EQ(stacked.inputs().size(), 4u);
+  EXPECT_EQ(stacked.inputs()[0].id(), stacked.inputs()[2].id());
+  EXPECT_EQ(stacked.inputs()[1].id(), stacked.inputs()[3].id());
+  EXPECT_EQ(values(stacked), (std::vector<double>{0.0, 1.0, 0.0, 1.0}));
+  set_compile_mode(CompileMode::enabled);
+  // A captured graph not computed yet is replayed with the function (recomputed on each
+  // call); what the caller holds is neither computed nor changed by it.
+  array lazy = exp(array({0.0f, 1.0f}));
+  auto f = compile([lazy](const std::vector<array>& in) { return std::vector<array>{add(in[0], lazy)}; });
+  EXPECT_EQ(values(f({array({1.0f, 1.0f})})[0]), values(add(array({1.0f, 1.0f}), exp(array({0.0f, 1.0f})))));
+  EXPECT_EQ(values(f({array({2.0f, 2.0f})})[0]), values(add(array({2.0f, 2.0f}), exp(array({0.0f, 1.0f})))));
+  EXPECT_FALSE(lazy.is_available());
+}
+
 TEST(Compile, AFunctionCapturingAnUnevaluatedInputThrows) {
   array x = add(array({1.0f, 2.0f}), array(2.0f));
   auto c = compile([x](const std::vector<array>& in) { return std::vector<array>{add(in[0], add(x, array(1.0f)))}; });

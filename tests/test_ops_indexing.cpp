@@ -729,6 +729,38 @@ TEST(OpsSort, PartitionPlacesTheKthElement) {
   }
 }
 
+TEST(OpsSort, PartitionOfLongRows) {
+  // Rows long enough for the GPU's select to stage them in shared memory (with either block
+  // size) and too long for it; keys of 1, 2 and 8 bytes with many ties, and of 4.
+  for (const Device& dev : test_devices()) {
+    for (Dtype dt : {float32, float16, int64, uint8}) {
+      for (int n : {3000, 20000, 70000}) {
+        const int rows = 2;
+        // Wide ranges (every key byte matters) for float32 and int64, narrow ones elsewhere.
+        const bool wide = dt == float32 || dt == int64;
+        auto av = values(
+            make(wide ? ints(rows * n, n % 97, -(1 << 24), 1 << 24) : exact_values(rows * n, dt, n % 97),
+                 {rows * n}, dt));
+        array a = make(av, {rows, n}, dt);
+        for (int kth : {0, n / 2, n - 32}) {
+          auto got = values(partition(a, kth, 1, dev));
+          auto places = values(argpartition(a, kth, 1, dev));
+          for (int r = 0; r < rows; ++r) {
+            std::vector<double> row(av.begin() + int64_t{r} * n, av.begin() + int64_t{r + 1} * n);
+            std::vector<double> g(got.begin() + int64_t{r} * n, got.begin() + int64_t{r + 1} * n), by_index;
+            const std::string what =
+                where(dev, dt) + " n " + std::to_string(n) + " kth " + std::to_string(kth);
+            expect_partitioned(g, row, kth, "partition " + what);
+            for (int64_t i = int64_t{r} * n; i < int64_t{r + 1} * n; ++i)
+              by_index.push_back(row[static_cast<size_t>(places[i])]);
+            expect_partitioned(by_index, row, kth, "argpartition " + what);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(OpsSort, TopkReturnsTheKLargest) {
   for (const Device& dev : test_devices()) {
     auto av = ints(240, 26, -50, 50);

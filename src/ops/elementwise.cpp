@@ -215,7 +215,9 @@ array floor_divide(const array& a, const array& b, StreamOrDevice s) {
   const Stream st = detail::op_stream(std::move(s), "floor_divide");
   const Dtype t = promote_types(a.dtype(), b.dtype());
   if (t == complex64) throw_invalid("floor_divide", "Not supported for complex64.");
-  if (is_floating_point(t)) {
+  if (t == float16 || t == bfloat16) {
+    // The quotient rounded to t before the floor, as MLX's floor(divide(a, b)); the kernel
+    // computes these types in float32 and rounds once.
     detail::broadcast_shapes(a.shape(), b.shape(), "floor_divide");
     return floor(divide(a, b, st), st);
   }

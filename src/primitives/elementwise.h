@@ -59,6 +59,7 @@ class Select : public UnaryPrimitive {
   BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Select"; }
+  bool is_equivalent(const Primitive&) const override { return true; }
 };
 
 /// The identity (its output shares the input's buffer); gradients stop here.
@@ -69,6 +70,7 @@ class StopGradient : public UnaryPrimitive {
   BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "StopGradient"; }
+  bool is_equivalent(const Primitive&) const override { return true; }
 };
 
 /// Whether `p` is a StopGradient, asked per node by the transforms' graph walks. Compares the

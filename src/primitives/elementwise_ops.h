@@ -63,7 +63,7 @@
   X(subtract, Subtract, all)                \
   X(multiply, Multiply, all)                \
   X(divide, Divide, inexact)                \
-  X(floor_divide, FloorDivide, integer)     \
+  X(floor_divide, FloorDivide, real)        \
   X(remainder, Remainder, all)              \
   X(power, Power, all)                      \
   X(maximum, Maximum, all)                  \
@@ -92,11 +92,12 @@ enum Kind : uint8_t { kBool = 1, kInt = 2, kFloat = 4, kComplex = 8 };
 
 /// The input dtypes an op's kernel takes. ints: the integer dtypes without bool; integer:
 /// with bool; floating: the real floats (float16, bfloat16, float32, float64); inexact: those
-/// and complex64; numeric: everything but bool.
+/// and complex64; real: everything but complex64; numeric: everything but bool.
 struct DtypeClass {
   static constexpr uint8_t all = kBool | kInt | kFloat | kComplex;
   static constexpr uint8_t numeric = kInt | kFloat | kComplex;
   static constexpr uint8_t integer = kBool | kInt;
+  static constexpr uint8_t real = kBool | kInt | kFloat;
   static constexpr uint8_t ints = kInt;
   static constexpr uint8_t floating = kFloat;
   static constexpr uint8_t inexact = kFloat | kComplex;

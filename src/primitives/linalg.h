@@ -16,6 +16,7 @@ class Matmul : public UnaryPrimitive {
   BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Matmul"; }
+  bool is_equivalent(const Primitive&) const override { return true; }
 };
 
 /// alpha (a @ b) + beta c in one GEMM (BLAS's and cuBLASLt's beta): inputs a, b, c of the
@@ -26,6 +27,10 @@ class AddMM : public UnaryPrimitive {
   BRAID_PRIMITIVE_EVALS
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "AddMM"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const AddMM&>(o);
+    return alpha_ == p.alpha_ && beta_ == p.beta_;
+  }
   float alpha() const { return alpha_; }
   float beta() const { return beta_; }
 
@@ -70,6 +75,10 @@ class Softmax : public UnaryPrimitive {
   BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Softmax"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const Softmax&>(o);
+    return precise_ == p.precise_;
+  }
   bool precise() const { return precise_; }
 
  private:

@@ -16,6 +16,7 @@ class AsType : public UnaryPrimitive {
   BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "AsType"; }
+  bool is_equivalent(const Primitive&) const override { return true; }
 };
 
 /// Materializes the (broadcast) input into a contiguous output: used by full/zeros/ones.
@@ -25,6 +26,7 @@ class Full : public UnaryPrimitive {
   BRAID_PRIMITIVE_EVALS
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Full"; }
+  bool is_equivalent(const Primitive&) const override { return true; }
 };
 
 class Arange : public UnaryPrimitive {
@@ -32,6 +34,10 @@ class Arange : public UnaryPrimitive {
   Arange(Stream s, double start, double step) : UnaryPrimitive(std::move(s)), start_(start), step_(step) {}
   BRAID_PRIMITIVE_EVALS
   const char* name() const override { return "Arange"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const Arange&>(o);
+    return start_ == p.start_ && step_ == p.step_;
+  }
   double start() const { return start_; }
   double step() const { return step_; }
 
@@ -47,6 +53,7 @@ class Broadcast : public UnaryPrimitive {
   BRAID_PRIMITIVE_EVALS
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Broadcast"; }
+  bool is_equivalent(const Primitive&) const override { return true; }
 };
 
 /// The same elements under another shape (a view when the layout allows). Made while a
@@ -78,6 +85,10 @@ class Transpose : public UnaryPrimitive {
   BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Transpose"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const Transpose&>(o);
+    return axes_ == p.axes_;
+  }
   const std::vector<int>& axes() const { return axes_; }
 
  private:
@@ -92,6 +103,10 @@ class Squeeze : public UnaryPrimitive {
   BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Squeeze"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const Squeeze&>(o);
+    return axes_ == p.axes_;
+  }
   const std::vector<int>& axes() const { return axes_; }
 
  private:
@@ -106,6 +121,10 @@ class ExpandDims : public UnaryPrimitive {
   BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "ExpandDims"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const ExpandDims&>(o);
+    return axes_ == p.axes_;
+  }
   const std::vector<int>& axes() const { return axes_; }
 
  private:
@@ -120,6 +139,10 @@ class Slice : public UnaryPrimitive {
   BRAID_PRIMITIVE_EVALS
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Slice"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const Slice&>(o);
+    return start_ == p.start_ && strides_ == p.strides_;
+  }
   const Shape& start() const { return start_; }
   const Shape& strides() const { return strides_; }
 
@@ -136,6 +159,10 @@ class DynamicSlice : public UnaryPrimitive {
   BRAID_PRIMITIVE_EVALS
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "DynamicSlice"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const DynamicSlice&>(o);
+    return axes_ == p.axes_;
+  }
   const std::vector<int>& axes() const { return axes_; }
 
  private:
@@ -152,6 +179,10 @@ class SliceUpdate : public UnaryPrimitive {
   BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "SliceUpdate"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const SliceUpdate&>(o);
+    return start_ == p.start_ && strides_ == p.strides_;
+  }
   const Shape& start() const { return start_; }
   const Shape& strides() const { return strides_; }
 
@@ -169,6 +200,10 @@ class DynamicSliceUpdate : public UnaryPrimitive {
   BRAID_PRIMITIVE_EVALS
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "DynamicSliceUpdate"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const DynamicSliceUpdate&>(o);
+    return axes_ == p.axes_;
+  }
   const std::vector<int>& axes() const { return axes_; }
 
  private:
@@ -182,6 +217,10 @@ class Concatenate : public UnaryPrimitive {
   BRAID_PRIMITIVE_EVALS
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Concatenate"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const Concatenate&>(o);
+    return axis_ == p.axis_;
+  }
   int axis() const { return axis_; }
 
  private:
@@ -195,6 +234,10 @@ class Pad : public UnaryPrimitive {
   BRAID_PRIMITIVE_EVALS
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Pad"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const Pad&>(o);
+    return low_ == p.low_;
+  }
   const Shape& low() const { return low_; }
 
  private:
@@ -209,6 +252,10 @@ class AsStrided : public UnaryPrimitive {
   BRAID_PRIMITIVE_EVALS
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "AsStrided"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const AsStrided&>(o);
+    return strides_ == p.strides_ && offset_ == p.offset_;
+  }
   const Strides& strides() const { return strides_; }
   int64_t offset() const { return offset_; }
 
@@ -225,6 +272,10 @@ class Diagonal : public UnaryPrimitive {
   BRAID_PRIMITIVE_EVALS
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Diagonal"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const Diagonal&>(o);
+    return offset_ == p.offset_ && axis1_ == p.axis1_ && axis2_ == p.axis2_;
+  }
   int offset() const { return offset_; }
   int axis1() const { return axis1_; }
   int axis2() const { return axis2_; }
@@ -241,6 +292,7 @@ class Copy : public UnaryPrimitive {
   BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Copy"; }
+  bool is_equivalent(const Primitive&) const override { return true; }
 };
 
 /// The input if row-contiguous (or column-contiguous when allowed), else a row-major copy.
@@ -252,6 +304,10 @@ class Contiguous : public UnaryPrimitive {
   BRAID_PRIMITIVE_OUTPUT_SHAPES
   BRAID_PRIMITIVE_GRADS
   const char* name() const override { return "Contiguous"; }
+  bool is_equivalent(const Primitive& o) const override {
+    const auto& p = static_cast<const Contiguous&>(o);
+    return allow_col_major_ == p.allow_col_major_;
+  }
   bool allow_col_major() const { return allow_col_major_; }
 
  private:
@@ -264,6 +320,7 @@ class View : public UnaryPrimitive {
   explicit View(Stream s) : UnaryPrimitive(std::move(s)) {}
   BRAID_PRIMITIVE_EVALS
   const char* name() const override { return "View"; }
+  bool is_equivalent(const Primitive&) const override { return true; }
 };
 
 /// Input 0, computed only after the other inputs (shares input 0's buffer).

@@ -113,7 +113,11 @@ CompileCache::Impl::Programs CompileCache::Impl::programs_for(const CompileFn& f
     detail::DynamicTracing dynamic(traced_shapeless);
     outputs = fun(placeholders);
   }
-  std::shared_ptr<const Program> program = record(placeholders, inputs, outputs, traced_shapeless, {}, true);
+  // As MLX's compile, every node the function built is a step, also one that reads none of
+  // the inputs (replayed, so recomputed, on each call); only computed arrays and leaves are
+  // constants.
+  std::shared_ptr<const Program> program = record(
+      placeholders, inputs, outputs, traced_shapeless, [](const Primitive&) { return true; }, true);
   std::shared_ptr<const Program> fused = detail::fuse(program);
   if (!program->nested) entry->program = program, entry->fused = fused;
   return {program, fused};

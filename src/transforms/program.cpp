@@ -66,25 +66,39 @@ void bypass_steps(Program& p, const std::function<bool(const Step&)>& drop) {
   p.steps = std::move(kept);
 }
 
-// Keeps only the constants that a step or an output reads. The walk records every node of a
-// captured subgraph that is not computed yet (its leaves and intermediates too), and the
-// program lives as long as the compiled function: kept, they would hold their buffers.
-void drop_unused_constants(Program& p) {
-  std::vector<uint32_t> remap(p.constants.size(), UINT32_MAX);
+// Keeps only the steps and constants that an output reads, directly or through steps. The
+// walk records every node of a captured subgraph that is not computed yet (its leaves and
+// intermediates too, and the ancestors of a tracer that stays a constant), and the program
+// lives as long as the compiled function: kept, they would hold their buffers or be replayed
+// for nothing.
+void drop_unused(Program& p) {
+  std::vector<bool> step_used(p.steps.size()), constant_used(p.constants.size());
   auto mark = [&](const Ref& r) {
-    if (r.kind == Ref::Kind::constant) remap[r.index] = 0;
+    if (r.kind == Ref::Kind::step) step_used[r.index] = true;
+    if (r.kind == Ref::Kind::constant) constant_used[r.index] = true;
   };
-  for (const Step& s : p.steps) std::for_each(s.inputs.begin(), s.inputs.end(), mark);
   std::for_each(p.outputs.begin(), p.outputs.end(), mark);
-  std::vector<array> kept;
-  for (size_t i = 0; i < p.constants.size(); ++i) {
-    if (remap[i] == UINT32_MAX) continue;
-    remap[i] = static_cast<uint32_t>(kept.size());
-    kept.push_back(std::move(p.constants[i]));
+  for (size_t i = p.steps.size(); i-- > 0;) {  // users after their inputs
+    if (step_used[i]) std::for_each(p.steps[i].inputs.begin(), p.steps[i].inputs.end(), mark);
   }
-  p.constants = std::move(kept);
+  std::vector<uint32_t> step_at(p.steps.size()), constant_at(p.constants.size());
+  std::vector<Step> steps;
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    if (!step_used[i]) continue;
+    step_at[i] = static_cast<uint32_t>(steps.size());
+    steps.push_back(std::move(p.steps[i]));
+  }
+  std::vector<array> constants;
+  for (size_t i = 0; i < p.constants.size(); ++i) {
+    if (!constant_used[i]) continue;
+    constant_at[i] = static_cast<uint32_t>(constants.size());
+    constants.push_back(std::move(p.constants[i]));
+  }
+  p.steps = std::move(steps);
+  p.constants = std::move(constants);
   auto rewrite = [&](Ref& r) {
-    if (r.kind == Ref::Kind::constant) r.index = remap[r.index];
+    if (r.kind == Ref::Kind::step) r.index = step_at[r.index];
+    if (r.kind == Ref::Kind::constant) r.index = constant_at[r.index];
   };
   for (Step& s : p.steps) std::for_each(s.inputs.begin(), s.inputs.end(), rewrite);
   std::for_each(p.outputs.begin(), p.outputs.end(), rewrite);
@@ -208,7 +222,9 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
       throw std::invalid_argument(
           "[compile] Attempting to compile a function with uncaptured inputs is not allowed.");
     }
-    if ((depends && !f.inputs.empty()) || (unfold && unfold(f.node.primitive()))) {
+    // An enclosing transform's tracer that reaches no placeholder stays a constant: a
+    // replayed copy would not be the node the transform follows.
+    if ((depends && !f.inputs.empty()) || (unfold && !detail::is_tracer(d) && unfold(f.node.primitive()))) {
       if (depends && program->shapeless && !infers_shape(f.node, f.inputs)) program->shapeless = false;
       add_step(f.node, std::move(refs), depends);
     } else {
@@ -225,7 +241,7 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
              (typeid(*s.primitive) == typeid(StopGradient) || typeid(*s.primitive) == typeid(Copy));
     });
   }
-  drop_unused_constants(*program);
+  drop_unused(*program);
   program->captures_tracer = captures_tracer;
   return program;
 }

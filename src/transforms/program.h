@@ -55,7 +55,9 @@ struct Program {
 /// every step's primitive infers its output shape. `unfold` (export_function's): a node that
 /// reaches no placeholder is recorded as a step too, down to computed arrays and leaves,
 /// when its primitive satisfies it (so a file holds a captured array once, not once per
-/// expression of it), and is a constant otherwise. `drop_noops` (compile's, as MLX's
+/// expression of it), and is a constant otherwise (compile's unfolds every primitive, as
+/// MLX's compile replays every node it traced); a tracer of an enclosing transform stays a
+/// constant either way. Steps and constants that no output reads are dropped. `drop_noops` (compile's, as MLX's
 /// simplification): a stop_gradient or copy that follows the inputs is not recorded, its
 /// input standing for it (a compiled function is never differentiated through its trace).
 std::shared_ptr<const Program> record(const std::vector<array>& placeholders,

@@ -627,19 +627,25 @@ struct Divide {
     return x / y;
   }
 };
-// Integers only (floats floor a true division): truncates toward zero, as MLX's integer
-// floor_divide does. Division by zero gives 0.
+// Floats floor their true division, computed in C (float16 and bfloat16 inputs, whose
+// quotient MLX rounds before the floor, are composed by the op instead);
+// integers truncate toward zero, as MLX's integer floor_divide does, and division by zero
+// gives 0.
 struct FloorDivide {
   template <typename C>
   BRAID_HD C operator()(C x, C y) const {
-    if (y == C(0)) return C(0);
-    if constexpr (is_bool_v<C>) {
-      return x;
+    if constexpr (is_real_v<C>) {
+      return m::floor(C(x / y));
     } else {
-      if constexpr (is_signed_int_v<C>) {
-        if (y == C(-1)) return neg_(x);
+      if (y == C(0)) return C(0);
+      if constexpr (is_bool_v<C>) {
+        return x;
+      } else {
+        if constexpr (is_signed_int_v<C>) {
+          if (y == C(-1)) return neg_(x);
+        }
+        return static_cast<C>(x / y);
       }
-      return static_cast<C>(x / y);
     }
   }
 };

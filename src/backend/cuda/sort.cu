@@ -6,6 +6,8 @@
 // Sorted values are decoded back from the keys. A partition selects the kth key of each row
 // with a radix select (a block per row) and places the others around it; very long rows that
 // are few are fully sorted.
+#include <mutex>
+
 #include <cub/cub.cuh>
 
 #include "backend/cuda/sort_keys.cuh"
@@ -48,13 +50,25 @@ __global__ void row_offsets(int64_t* __restrict__ dst, int64_t rows, int64_t row
 // into place. Elements are
 // read as dtype `in_form` (encoded keys as key_form) and written decoded as `out_form`. Warps
 // combine their atomic updates (a warp's lanes with one digit or one class add once), so
-// skewed keys (many floats share their top byte) do not serialize on one counter.
+// skewed keys (many floats share their top byte) do not serialize on one counter. With
+// `staged`, the block first copies its row's keys into dynamic shared memory (n keys), so
+// the passes read the row from the SM instead of from L2 or memory, and the row is read
+// from memory once; once at most kCandidates keys share the prefix found, the later passes
+// read only those.
 constexpr int kSelectBlock = 512;
+constexpr int kStagedBlock = 1024;  // staged rows of at least kStagedWide keys
+constexpr int64_t kStagedWide = 16384;
+constexpr int64_t kStagedMin = 2048;   // shorter rows are read where they are
+constexpr int64_t kCandidates = 4096;  // room for the keys that share a prefix
 
-template <typename U>
-__global__ void __launch_bounds__(kSelectBlock)
+template <typename U, int kThreads>
+__global__ void __launch_bounds__(kThreads)
     select_partition(const void* __restrict__ src, Dtype::Val in_form, void* __restrict__ vout,
-                     Dtype::Val out_form, uint32_t* __restrict__ pout, int64_t rows, int64_t n, int64_t kth) {
+                     Dtype::Val out_form, uint32_t* __restrict__ pout, int64_t rows, int64_t n, int64_t kth,
+                     bool staged) {
+  extern __shared__ __align__(16) unsigned char staged_bytes[];
+  U* const cached = reinterpret_cast<U*>(staged_bytes);
+  U* const candidates = cached + n;  // kCandidates keys after the row
   __shared__ unsigned int hist[256];
   __shared__ U prefix_s;
   __shared__ int64_t k_s, less_s, equal_s;
@@ -64,52 +78,99 @@ __global__ void __launch_bounds__(kSelectBlock)
   const unsigned below_lane = (1u << lane) - 1;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const int64_t row = r * n;
+    if (staged) {
+      dispatch_device(in_form, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (sizeof(T) <= sizeof(U)) {
+          const T* __restrict__ from = static_cast<const T*>(src) + row;
+#pragma unroll 8
+          for (int64_t i = threadIdx.x; i < n; i += kThreads) cached[i] = encode(from[i]);
+        }
+      });
+      __syncthreads();
+    }
+    auto key_at = [&](int64_t i) { return staged ? cached[i] : load_key<U>(src, row + i, in_form); };
     U prefix = 0, mask = 0;
     int64_t k = kth, less = 0;
+    // The keys a pass reads: the row, or (staged, once few enough share the prefix) those.
+    int64_t len = n;
+    bool from_candidates = false;
     for (int pass = static_cast<int>(sizeof(U)) - 1; pass >= 0; --pass) {
       const int shift = pass * 8;
       for (int i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
       __syncthreads();
       // Every thread takes the same number of steps, so whole warps meet at __match_any_sync.
-      for (int64_t i0 = 0; i0 < n; i0 += blockDim.x) {
+      for (int64_t i0 = 0; i0 < len; i0 += kThreads) {
         const int64_t i = i0 + threadIdx.x;
         unsigned digit = 256;  // not counted
-        if (i < n) {
-          const U key = load_key<U>(src, row + i, in_form);
+        if (i < len) {
+          const U key = from_candidates ? candidates[i] : key_at(i);
           if ((key & mask) == prefix) digit = static_cast<unsigned>((key >> shift) & 0xFF);
         }
         const unsigned peers = __match_any_sync(kAll, digit);
         if (digit < 256 && lane == __ffs(peers) - 1) atomicAdd(&hist[digit], static_cast<unsigned>(__popc(peers)));
       }
       __syncthreads();
-      if (threadIdx.x == 0) {
-        int64_t below = 0;
-        int d = 0;
-        for (; d < 255 && below + hist[d] <= k; ++d) below += hist[d];
-        prefix_s = static_cast<U>(prefix | (static_cast<U>(d) << shift));
-        k_s = k - below;
-        less_s = less + below;
-        equal_s = hist[d];
-        counts[0] = counts[1] = counts[2] = 0;
+      // The digit of the kth key: lane l of warp 0 sums bins 8l..8l+7, a scan across the lanes
+      // finds the lane holding it, and that lane its bin.
+      if (threadIdx.x < 32) {
+        unsigned bins[8];
+        int64_t own = 0;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) own += bins[j] = hist[lane * 8 + j];
+        int64_t through = own;
+#pragma unroll
+        for (int step = 1; step < 32; step <<= 1) {
+          const int64_t v = __shfl_up_sync(kAll, through, step);
+          if (lane >= step) through += v;
+        }
+        int64_t below = through - own;
+        if (below <= k && k < through) {
+          int j = 0;
+          for (; j < 7 && below + bins[j] <= k; ++j) below += bins[j];
+          prefix_s = static_cast<U>(prefix | (static_cast<U>(lane * 8 + j) << shift));
+          k_s = k - below;
+          less_s = less + below;
+          equal_s = bins[j];
+          counts[0] = counts[1] = counts[2] = 0;
+        }
       }
       __syncthreads();
       prefix = prefix_s;
       k = k_s;
       less = less_s;
       mask = static_cast<U>(mask | (static_cast<U>(0xFF) << shift));
-      const bool alone = equal_s == 1;
+      const int64_t sharing = equal_s;
       __syncthreads();  // hist is reset by the next pass only after every thread read the shared results
-      if (alone) break;  // one key has the prefix: it is the kth, the lower bytes need no pass
+      if (sharing == 1) break;  // one key has the prefix: it is the kth, the lower bytes need no pass
+      if (staged && !from_candidates && pass > 0 && sharing <= kCandidates) {
+        // The keys that share the prefix, gathered for the remaining passes.
+        for (int64_t i0 = 0; i0 < n; i0 += kThreads) {
+          const int64_t i = i0 + threadIdx.x;
+          U key = 0;
+          const bool keep = i < n && ((key = cached[i]) & mask) == prefix;
+          const unsigned members = __ballot_sync(kAll, keep);
+          if (members == 0) continue;
+          const int leader = __ffs(members) - 1;
+          unsigned base = 0;
+          if (lane == leader) base = atomicAdd(&counts[0], static_cast<unsigned>(__popc(members)));
+          base = __shfl_sync(kAll, base, leader);
+          if (keep) candidates[base + __popc(members & below_lane)] = key;
+        }
+        __syncthreads();
+        len = sharing;
+        from_candidates = true;
+      }
     }
     // Keys whose masked bytes equal the prefix: the kth and those equal to it.
     const int64_t equal = equal_s;
     const int64_t start[3] = {0, less, less + equal};
-    for (int64_t i0 = 0; i0 < n; i0 += blockDim.x) {
+    for (int64_t i0 = 0; i0 < n; i0 += kThreads) {
       const int64_t i = i0 + threadIdx.x;
       U key = 0;
       int cls = 3;  // past the row's end
       if (i < n) {
-        key = load_key<U>(src, row + i, in_form);
+        key = key_at(i);
         const U masked = static_cast<U>(key & mask);
         cls = masked < prefix ? 0 : (masked == prefix ? 1 : 2);
       }
@@ -136,6 +197,37 @@ __global__ void __launch_bounds__(kSelectBlock)
 // Rows the select handles better than a sort: enough rows to fill the GPU, or rows short
 // enough for one block.
 bool use_select(int64_t rows, int64_t n) { return rows >= 64 || n <= (int64_t{1} << 20); }
+
+// Lets the staged select use all the shared memory a block may have (set once per kernel).
+template <typename U, int kThreads>
+void allow_staged_smem() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    check(cudaFuncSetAttribute(select_partition<U, kThreads>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(device_props().sharedMemPerBlockOptin) - 2048),
+          "partition");
+  });
+}
+
+// The select of `rows` rows of n keys (see select_partition), its row staged in shared
+// memory when it fits.
+template <typename U>
+void launch_select(const void* src, Dtype::Val in_form, void* values, Dtype::Val out_form, uint32_t* places,
+                   int64_t rows, int64_t n, int64_t kth, cudaStream_t stream) {
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(rows, INT32_MAX));
+  const size_t bytes = static_cast<size_t>(n + kCandidates) * sizeof(U);
+  const bool staged = n >= kStagedMin && bytes + 2048 <= device_props().sharedMemPerBlockOptin;
+  if (staged && n >= kStagedWide) {
+    allow_staged_smem<U, kStagedBlock>();
+    select_partition<U, kStagedBlock>
+        <<<grid, kStagedBlock, bytes, stream>>>(src, in_form, values, out_form, places, rows, n, kth, true);
+  } else {
+    if (staged && bytes > 48 * 1024) allow_staged_smem<U, kSelectBlock>();
+    select_partition<U, kSelectBlock><<<grid, kSelectBlock, staged ? bytes : 0, stream>>>(
+        src, in_form, values, out_form, places, rows, n, kth, staged);
+  }
+  check_launch("partition");
+}
 
 enum class Strategy { one_row, row_by_row, segmented };
 
@@ -243,10 +335,7 @@ void sort_rows(const array& in, array& out, int axis, bool positions, int64_t kt
       if (block) {
         block_sort_rows(src, form, values, in.dtype().val(), places, sizeof(U), rows, n, stream);
       } else {
-        const unsigned grid = static_cast<unsigned>(std::min<int64_t>(rows, INT32_MAX));
-        select_partition<U>
-            <<<grid, kSelectBlock, 0, stream>>>(src, form, values, in.dtype().val(), places, rows, n, kth);
-        check_launch("partition");
+        launch_select<U>(src, form, values, in.dtype().val(), places, rows, n, kth, stream);
       }
       if (!axis_last) copy_strided(res, out.dtype(), out.shape(), view, out.desc()->data_ptr, out.dtype(), stream);
       return;
