@@ -414,6 +414,85 @@ TEST(NnQuantized, QuantizedEmbeddingLooksUpDequantizedRows) {
   EXPECT_TRUE(throws_bad_input([&] { (*q)(zeros({2})); }, "[QuantizedEmbedding]"));
 }
 
+TEST(NnQuantized, QuantizeSwitchesAModelsLayersInPlace) {
+  // MLX's nn.quantize: every Linear and Embedding, also those a parent calls through its own
+  // members (the attention's projections inside an encoder layer), computes the quantized
+  // product afterwards; the packed arrays are frozen, the biases stay trainable.
+  auto layer = std::make_shared<nn::TransformerEncoderLayer>(64, 4, 128);
+  layer->eval();
+  auto head = std::make_shared<nn::Linear>(64, 5);
+  auto table = std::make_shared<nn::Embedding>(10, 64);
+  nn::Sequential model(layer, head);
+  array x = make(draw(2 * 3 * 64, 54), {2, 3, 64}, float32);
+  // The expected output: the float model with each weight replaced by its dequantized form.
+  nn::Sequential reference(std::make_shared<nn::TransformerEncoderLayer>(64, 4, 128),
+                           std::make_shared<nn::Linear>(64, 5));
+  reference.eval();
+  std::vector<std::pair<std::string, array>> weights;
+  for (const auto& [path, w] : tree_flatten(model.parameters())) {
+    const array v = w;
+    if (path.size() >= 6 && path.compare(path.size() - 6, 6, "weight") == 0 && v.ndim() == 2) {
+      const auto parts = quantize(v, 64, 4);
+      weights.emplace_back(path, dequantize(parts[0], parts[1], parts[2], 64, 4));
+    } else {
+      weights.emplace_back(path, v);
+    }
+  }
+  reference.load_weights(weights);
+  const array want = reference(x);
+  nn::quantize(model);
+  EXPECT_EQ(head->name(), "QuantizedLinear");
+  ASSERT_TRUE(head->quantization().has_value());
+  EXPECT_EQ(head->quantization()->group_size, 64);
+  EXPECT_EQ(head->quantization()->bits, 4);
+  EXPECT_EQ(parameter(*head, "weight").dtype(), uint32);
+  EXPECT_EQ(leaf_names(head->trainable_parameters()), (Names{"bias"}));
+  for (const auto& dev : test_devices()) {
+    StreamContext ctx(dev);
+    expect_close(values(model(x)), values(want), 1e-4, 1e-4, "quantized model on " + device_name(dev));
+  }
+  // Already quantized layers are left alone; the predicate picks layers by path.
+  nn::quantize(model);
+  EXPECT_EQ(head->quantization()->bits, 4);
+  nn::Sequential pair(std::make_shared<nn::Linear>(64, 8), std::make_shared<nn::Linear>(8, 64));
+  nn::quantize(pair, 32, 8, "affine",
+               [](const std::string& path, const nn::Module&) { return path == "layers.0"; });
+  EXPECT_EQ(pair.named_modules()[1].second->name(), "QuantizedLinear");
+  EXPECT_EQ(pair.named_modules()[2].second->name(), "Linear");
+  // Embedding: rows and the output projection through the packed table.
+  const array ids = array({3, 0, 9}, {3}, int32);
+  const auto parts = quantize(parameter(*table, "weight"), 32, 8);
+  const array dense = dequantize(parts[0], parts[1], parts[2], 32, 8);
+  table->to_quantized(32, 8);
+  EXPECT_EQ(table->name(), "QuantizedEmbedding");
+  expect_close(values((*table)(ids)), values(take(dense, ids, 0)), 1e-6, 1e-6, "embedding rows");
+  expect_close(values(table->as_linear(x)), values(matmul(x, transpose(dense))), 1e-4, 1e-4, "as_linear");
+}
+
+TEST(NnQuantized, QuantizeThatCannotApplyChangesNothing) {
+  // The second layer's 8 inputs cannot form groups of 64: nothing is quantized.
+  nn::Sequential model(std::make_shared<nn::Linear>(64, 8), std::make_shared<nn::Linear>(8, 4));
+  EXPECT_THROW(nn::quantize(model), std::invalid_argument);
+  for (const auto& [path, m] : model.named_modules()) EXPECT_NE(m->name(), "QuantizedLinear") << path;
+  EXPECT_EQ(leaf_names(model.trainable_parameters()).size(), 4u);
+  // A module the predicate accepts that has no quantized form; an unknown mode; twice.
+  auto norm = std::make_shared<nn::LayerNorm>(64);
+  nn::Sequential with_norm(std::make_shared<nn::Linear>(64, 64), norm);
+  EXPECT_TRUE(throws_bad_input(
+      [&] {
+        nn::quantize(with_norm, std::nullopt, std::nullopt, "affine",
+                     [](const auto&, const auto&) { return true; });
+      },
+      "[quantize]"));
+  EXPECT_EQ(with_norm.named_modules()[1].second->name(), "Linear");
+  nn::Linear linear(64, 4);
+  EXPECT_THROW(linear.to_quantized(std::nullopt, std::nullopt, "int3"), std::invalid_argument);
+  EXPECT_FALSE(linear.quantization().has_value());
+  linear.to_quantized();
+  EXPECT_TRUE(throws_bad_input([&] { linear.to_quantized(); }, "[QuantizedLinear]"));
+  EXPECT_TRUE(throws_bad_input([&] { linear(zeros({2, 32})); }, "[QuantizedLinear]"));
+}
+
 // ---- ALiBi ----
 
 TEST(NnAlibi, AddsMinusSlopeTimesDistancePerHead) {

@@ -1,6 +1,7 @@
 // Quantized layers (MLX's quantized.py): QuantizedLinear and QuantizedEmbedding over
 // braid::quantize's packed layout.
 #include <cmath>
+#include <set>
 #include <stdexcept>
 
 #include "braid/nn/layers.h"
@@ -12,40 +13,66 @@ namespace braid::nn {
 
 namespace {
 
-// The mode's default group size and bits (MLX's table).
-std::pair<int, int> mode_defaults(const std::string& layer, const std::string& mode) {
-  if (mode == "affine") return {64, 4};
-  if (mode == "mxfp4") return {32, 4};
-  if (mode == "nvfp4") return {16, 4};
-  if (mode == "mxfp8") return {32, 8};
-  throw std::invalid_argument("[" + layer + "] Unsupported quantization mode '" + mode +
-                              "'; expected affine, mxfp4, nvfp4 or mxfp8.");
+// The settings with the mode's default group size and bits (MLX's table).
+Quantization settings(const std::string& layer, std::optional<int> group_size, std::optional<int> bits,
+                      const std::string& mode) {
+  std::pair<int, int> defaults;
+  if (mode == "affine") {
+    defaults = {64, 4};
+  } else if (mode == "mxfp4") {
+    defaults = {32, 4};
+  } else if (mode == "nvfp4") {
+    defaults = {16, 4};
+  } else if (mode == "mxfp8") {
+    defaults = {32, 8};
+  } else {
+    throw std::invalid_argument("[" + layer + "] Unsupported quantization mode '" + mode +
+                                "'; expected affine, mxfp4, nvfp4 or mxfp8.");
+  }
+  return {group_size.value_or(defaults.first), bits.value_or(defaults.second), mode};
 }
+
+std::vector<array> pack(const array& weight, const Quantization& q) {
+  return quantize(weight, q.group_size, q.bits, q.mode);
+}
+
+// x @ dequantize(weight)^T for the packed arrays.
+array product(const array& x, const array& weight, const array& scales, const std::optional<array>& biases,
+              const Quantization& q) {
+  return quantized_matmul(x, weight, scales, biases, true, q.group_size, q.bits, q.mode);
+}
+
+// Rows x of the packed table, dequantized.
+array rows(const array& x, const array& weight, const array& scales, const std::optional<array>& biases,
+           const Quantization& q) {
+  std::optional<array> b;
+  if (biases) b = take(*biases, x, 0);
+  return dequantize(take(weight, x, 0), take(scales, x, 0), b, q.group_size, q.bits, q.mode);
+}
+
+const std::vector<std::string> kPacked = {"weight", "scales", "biases"};
 
 }  // namespace
 
 QuantizedWeights::QuantizedWeights(const std::string& layer, std::optional<int> group_size,
-                                   std::optional<int> bits, const std::string& mode)
-    : mode_(mode) {
-  const auto [g, b] = mode_defaults(layer, mode);
-  group_size_ = group_size.value_or(g);
-  bits_ = bits.value_or(b);
+                                   std::optional<int> bits, const std::string& mode) {
+  const Quantization q = settings(layer, group_size, bits, mode);
+  group_size_ = q.group_size;
+  bits_ = q.bits;
+  mode_ = q.mode;
 }
 
 void QuantizedWeights::set_weight(const array& weight) {
-  const std::vector<array> q = quantize(weight, group_size_, bits_, mode_);
+  const std::vector<array> q = pack(weight, {group_size_, bits_, mode_});
   register_parameter("weight", q[0]);
   register_parameter("scales", q[1]);
   if (q.size() > 2) register_parameter("biases", q[2]);
 }
 
 array QuantizedWeights::quantized_product(const array& x) const {
-  if (!has_param("biases")) {
-    return quantized_matmul(x, param("weight"), param("scales"), std::nullopt, true, group_size_, bits_,
-                            mode_);
-  }
-  return quantized_matmul(x, param("weight"), param("scales"), param("biases"), true, group_size_, bits_,
-                          mode_);
+  std::optional<array> biases;
+  if (has_param("biases")) biases = param("biases");
+  return product(x, param("weight"), param("scales"), biases, {group_size_, bits_, mode_});
 }
 
 QuantizedLinear::QuantizedLinear(int input_dims, int output_dims, bool bias, std::optional<int> group_size,
@@ -97,9 +124,88 @@ std::shared_ptr<QuantizedEmbedding> QuantizedEmbedding::from_embedding(const Emb
 
 array QuantizedEmbedding::operator()(const array& x) {
   if (!issubdtype(x.dtype(), integer)) fail("Expected integer indices; got " + dtype_name(x.dtype()) + ".");
-  const array w = take(param("weight"), x, 0), scales = take(param("scales"), x, 0);
-  if (!has_param("biases")) return dequantize(w, scales, std::nullopt, group_size(), bits(), mode());
-  return dequantize(w, scales, take(param("biases"), x, 0), group_size(), bits(), mode());
+  std::optional<array> biases;
+  if (has_param("biases")) biases = param("biases");
+  return rows(x, param("weight"), param("scales"), biases, {group_size(), bits(), mode()});
+}
+
+// ---- Linear and Embedding quantized in place ----
+
+Linear& Linear::to_quantized(std::optional<int> group_size, std::optional<int> bits,
+                             const std::string& mode) {
+  if (quantization_) fail("The layer is quantized already.");
+  const Quantization q = settings(name(), group_size, bits, mode);
+  const std::vector<array> packed = pack(param("weight"), q);  // throws before any change
+  register_parameter("weight", packed[0]);
+  register_parameter("scales", packed[1]);
+  if (packed.size() > 2) register_parameter("biases", packed[2]);
+  freeze(false, kPacked);
+  quantization_ = q;
+  return *this;
+}
+
+Embedding& Embedding::to_quantized(std::optional<int> group_size, std::optional<int> bits,
+                                   const std::string& mode) {
+  if (quantization_) fail("The layer is quantized already.");
+  const Quantization q = settings(name(), group_size, bits, mode);
+  const std::vector<array> packed = pack(param("weight"), q);
+  register_parameter("weight", packed[0]);
+  register_parameter("scales", packed[1]);
+  if (packed.size() > 2) register_parameter("biases", packed[2]);
+  freeze(false, kPacked);
+  quantization_ = q;
+  return *this;
+}
+
+array Linear::quantized_call(const array& x) const {
+  std::optional<array> biases;
+  if (has_param("biases")) biases = param("biases");
+  array y = product(x, param("weight"), param("scales"), biases, *quantization_);
+  return has_param("bias") ? add(y, param("bias")) : y;
+}
+
+array Embedding::quantized_rows(const array& x) const {
+  std::optional<array> biases;
+  if (has_param("biases")) biases = param("biases");
+  return rows(x, param("weight"), param("scales"), biases, *quantization_);
+}
+
+array Embedding::quantized_product(const array& x) const {
+  std::optional<array> biases;
+  if (has_param("biases")) biases = param("biases");
+  return product(x, param("weight"), param("scales"), biases, *quantization_);
+}
+
+void quantize(Module& model, std::optional<int> group_size, std::optional<int> bits, const std::string& mode,
+              const std::function<bool(const std::string&, const Module&)>& class_predicate) {
+  struct Chosen {
+    Linear* linear;
+    Embedding* embedding;
+  };
+  std::vector<Chosen> chosen;
+  std::set<const Module*> seen;  // a layer held in two places is quantized once
+  for (auto& [path, module] : model.named_modules()) {
+    if (!module->children().empty() || !seen.insert(module).second) continue;  // leaves only, as MLX
+    auto* linear = dynamic_cast<Linear*>(module);
+    auto* embedding = dynamic_cast<Embedding*>(module);
+    const bool plain = (linear && !linear->quantization()) || (embedding && !embedding->quantization());
+    if (class_predicate ? !class_predicate(path, *module) : !plain) continue;
+    if (!plain) {
+      throw std::invalid_argument("[quantize] Unable to quantize model of type " + module->name() + " at '" +
+                                  path + "'.");
+    }
+    chosen.push_back({linear, embedding});
+  }
+  // Every weight is packed once first (lazily: only the checks run), so settings one of them
+  // cannot take throw before any layer changes.
+  for (const Chosen& c : chosen) {
+    Module& m = c.linear ? static_cast<Module&>(*c.linear) : *c.embedding;
+    pack(m.parameters().at("weight").leaf(), settings("quantize", group_size, bits, mode));
+  }
+  for (const Chosen& c : chosen) {
+    if (c.linear) c.linear->to_quantized(group_size, bits, mode);
+    if (c.embedding) c.embedding->to_quantized(group_size, bits, mode);
+  }
 }
 
 }  // namespace braid::nn

@@ -57,11 +57,33 @@ class Identity : public Module {
 
 /// y = x W^T + b with weight [output_dims, input_dims] and bias [output_dims], both drawn from
 /// U(-k, k), k = 1 / sqrt(input_dims).
+/// How a layer's weight is packed by braid::quantize (MLX's quantized layers' settings).
+struct Quantization {
+  int group_size;
+  int bits;
+  std::string mode;
+};
+
 class Linear : public Module {
  public:
   Linear(int input_dims, int output_dims, bool bias = true);
-  std::string name() const override { return "Linear"; }
+  std::string name() const override { return quantization_ ? "QuantizedLinear" : "Linear"; }
   array operator()(const array& x) override;
+  /// MLX's Linear.to_quantized, in place: "weight" becomes braid::quantize's packed words,
+  /// with "scales" and (affine mode) "biases", frozen as in MLX's QuantizedLinear, and the
+  /// layer then computes x dequantize(weight)^T (+ bias) by quantized_matmul, named
+  /// "QuantizedLinear". group_size and bits default to the mode's (affine: 64 and 4). In place
+  /// so that every holder of the layer (a parent's member, a Sequential) calls the quantized
+  /// form. A second call, or settings the weight cannot take, throw std::invalid_argument and
+  /// change nothing.
+  Linear& to_quantized(std::optional<int> group_size = std::nullopt, std::optional<int> bits = std::nullopt,
+                       const std::string& mode = "affine");
+  /// The settings of to_quantized, or nothing for a plain weight.
+  const std::optional<Quantization>& quantization() const { return quantization_; }
+
+ private:
+  array quantized_call(const array& x) const;
+  std::optional<Quantization> quantization_;
 };
 
 /// y_i = x1^T W_i x2 + b_i with weight [output_dims, input2_dims, input1_dims] and bias
@@ -78,10 +100,21 @@ class Bilinear : public Module {
 class Embedding : public Module {
  public:
   Embedding(int num_embeddings, int dims);
-  std::string name() const override { return "Embedding"; }
+  std::string name() const override { return quantization_ ? "QuantizedEmbedding" : "Embedding"; }
   array operator()(const array& x) override;
   /// x @ weight^T: the table used as an output projection (tied weights).
   array as_linear(const array& x) const;
+  /// MLX's Embedding.to_quantized, in place, as Linear::to_quantized: the rows looked up are
+  /// then dequantized, and as_linear goes through quantized_matmul ("QuantizedEmbedding").
+  Embedding& to_quantized(std::optional<int> group_size = std::nullopt,
+                          std::optional<int> bits = std::nullopt, const std::string& mode = "affine");
+  /// The settings of to_quantized, or nothing for a plain table.
+  const std::optional<Quantization>& quantization() const { return quantization_; }
+
+ private:
+  array quantized_rows(const array& x) const;
+  array quantized_product(const array& x) const;
+  std::optional<Quantization> quantization_;
 };
 
 // ---- convolution (convolution.cpp) ----
@@ -519,9 +552,9 @@ class LSTM : public Module {
 // ---- quantized layers (quantized.cpp) ----
 // Weights packed by braid::quantize along their last axis: "weight" (uint32 words), "scales"
 // and, in the affine mode, "biases". group_size and bits default to the mode's (affine: 64
-// and 4). The parameters start frozen, as MLX's. MLX's nn.quantize, which swaps the layers
-// of a built model, has no C++ form: braid's C++ layers call their children directly, so a
-// model that wants quantized layers builds them (from_linear, from_embedding).
+// and 4). The parameters start frozen, as MLX's. nn::quantize (below) quantizes a built
+// model's Linear and Embedding layers in place instead of swapping them for these classes:
+// braid's C++ layers call their children through typed members, which a swap would miss.
 
 /// Shared by the quantized layers: the packed weight ("weight", "scales" and, in the affine
 /// mode, "biases") with its group size, bits and mode.
@@ -545,6 +578,15 @@ class QuantizedWeights : public Module {
   int group_size_, bits_;
   std::string mode_;
 };
+
+/// MLX's nn.quantize: calls to_quantized(group_size, bits, mode) on every Linear and Embedding
+/// of `model` (itself included) that is not quantized yet and that `class_predicate(path,
+/// module)` accepts (by default, all; the path is the dotted name, "" for the model). A
+/// module the predicate accepts that cannot be quantized (not a Linear or Embedding, or a
+/// weight the settings do not fit) throws std::invalid_argument before any layer changes.
+void quantize(Module& model, std::optional<int> group_size = std::nullopt,
+              std::optional<int> bits = std::nullopt, const std::string& mode = "affine",
+              const std::function<bool(const std::string&, const Module&)>& class_predicate = {});
 
 /// Linear with a quantized weight: y = x dequantize(weight)^T (+ bias).
 class QuantizedLinear : public QuantizedWeights {
