@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
@@ -153,6 +154,26 @@ TEST(Compile, NodesReadingNoInputAreStepsAsMlx) {
   EXPECT_EQ(values(f({array({1.0f, 1.0f})})[0]), values(add(array({1.0f, 1.0f}), exp(array({0.0f, 1.0f})))));
   EXPECT_EQ(values(f({array({2.0f, 2.0f})})[0]), values(add(array({2.0f, 2.0f}), exp(array({0.0f, 1.0f})))));
   EXPECT_FALSE(lazy.is_available());
+  EXPECT_NE(f({array({1.0f, 1.0f})})[0].inputs().at(1).id(), lazy.id());
+  // Once the caller computes it, the calls read its value instead of computing it again.
+  eval(lazy);
+  array after = f({array({3.0f, 3.0f})})[0];
+  EXPECT_EQ(after.inputs().at(1).id(), lazy.id());
+  EXPECT_EQ(values(after), values(add(array({3.0f, 3.0f}), exp(array({0.0f, 1.0f})))));
+}
+
+TEST(Compile, ACapturedLoadIsReadOnce) {
+  // A lazily loaded array is a constant, as in MLX: the file is read once, by the first call
+  // (or the caller), not on every call.
+  const std::string path = ::testing::TempDir() + "braid_compile_load.npy";
+  save(path, full({4}, 1.0f));
+  array w = load(path);
+  auto f = compile([w](const std::vector<array>& in) { return std::vector<array>{add(in[0], w)}; });
+  EXPECT_EQ(values(f({zeros({4})})[0]), std::vector<double>(4, 1.0));
+  save(path, full({4}, 7.0f));
+  EXPECT_EQ(values(f({zeros({4})})[0]), std::vector<double>(4, 1.0));
+  EXPECT_EQ(values(w), std::vector<double>(4, 1.0));
+  std::remove(path.c_str());
 }
 
 TEST(Compile, AFunctionCapturingAnUnevaluatedInputThrows) {

@@ -459,6 +459,18 @@ TEST(NnQuantized, QuantizeSwitchesAModelsLayersInPlace) {
                [](const std::string& path, const nn::Module&) { return path == "layers.0"; });
   EXPECT_EQ(pair.named_modules()[1].second->name(), "QuantizedLinear");
   EXPECT_EQ(pair.named_modules()[2].second->name(), "Linear");
+  // A layer held twice is quantized when either of its paths is chosen.
+  auto shared = std::make_shared<nn::Linear>(64, 64);
+  nn::Sequential twice(shared, std::make_shared<nn::Linear>(64, 64), shared);
+  nn::quantize(twice, std::nullopt, std::nullopt, "affine",
+               [](const std::string& path, const nn::Module&) { return path == "layers.2"; });
+  EXPECT_EQ(shared->name(), "QuantizedLinear");
+  EXPECT_EQ(twice.named_modules()[2].second->name(), "Linear");
+  // unfreeze leaves a quantized layer's parameters frozen, as MLX's quantized layers do.
+  head->unfreeze();
+  EXPECT_TRUE(tree_flatten(head->trainable_parameters()).empty());
+  model.unfreeze();
+  EXPECT_TRUE(tree_flatten(head->trainable_parameters()).empty());
   // Embedding: rows and the output projection through the packed table.
   const array ids = array({3, 0, 9}, {3}, int32);
   const auto parts = quantize(parameter(*table, "weight"), 32, 8);

@@ -455,7 +455,8 @@ std::vector<std::shared_ptr<const Program>> ImportState::programs_for_caller() c
         stream = resolved[nth];
       }
       ByteReader r(s.state.data(), s.state.size());
-      p->steps.push_back(Step{read_primitive(r, stream), s.inputs, s.shape, s.dtype, s.follows_inputs});
+      p->steps.push_back(
+          Step{read_primitive(r, stream), s.inputs, s.shape, s.dtype, s.follows_inputs, std::nullopt});
     }
     built.push_back(std::move(p));
   }

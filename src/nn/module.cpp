@@ -177,6 +177,8 @@ void Module::set_frozen(bool frozen, bool recurse, const std::vector<std::string
       if (!entry.value) continue;
       if (frozen) {
         frozen_.insert(entry.name);
+      } else if (keeps_frozen(entry.name)) {
+        frozen_.insert(entry.name);  // frozen again, as MLX's quantized layers' unfreeze does
       } else {
         frozen_.erase(entry.name);
       }
@@ -189,6 +191,8 @@ void Module::set_frozen(bool frozen, bool recurse, const std::vector<std::string
       }
       if (frozen) {
         frozen_.insert(key);
+      } else if (keeps_frozen(key)) {
+        frozen_.insert(key);  // frozen again, as MLX's quantized layers' unfreeze does
       } else {
         frozen_.erase(key);
       }

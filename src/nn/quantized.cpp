@@ -183,9 +183,9 @@ void quantize(Module& model, std::optional<int> group_size, std::optional<int> b
     Embedding* embedding;
   };
   std::vector<Chosen> chosen;
-  std::set<const Module*> seen;  // a layer held in two places is quantized once
+  std::set<const Module*> seen;  // a layer held in two places (any of them chosen) changes once
   for (auto& [path, module] : model.named_modules()) {
-    if (!module->children().empty() || !seen.insert(module).second) continue;  // leaves only, as MLX
+    if (!module->children().empty()) continue;  // leaves only, as MLX
     auto* linear = dynamic_cast<Linear*>(module);
     auto* embedding = dynamic_cast<Embedding*>(module);
     const bool plain = (linear && !linear->quantization()) || (embedding && !embedding->quantization());
@@ -194,7 +194,7 @@ void quantize(Module& model, std::optional<int> group_size, std::optional<int> b
       throw std::invalid_argument("[quantize] Unable to quantize model of type " + module->name() + " at '" +
                                   path + "'.");
     }
-    chosen.push_back({linear, embedding});
+    if (seen.insert(module).second) chosen.push_back({linear, embedding});
   }
   // Every weight is packed once first (lazily: only the checks run), so settings one of them
   // cannot take throw before any layer changes.

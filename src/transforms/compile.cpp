@@ -11,11 +11,13 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <typeinfo>
 
 #include "braid/primitive.h"
 #include "braid/stream.h"
 #include "graph/node.h"
 #include "graph/trace.h"
+#include "primitives/io.h"
 #include "runtime/mutex.h"
 #include "transforms/program.h"
 
@@ -114,10 +116,11 @@ CompileCache::Impl::Programs CompileCache::Impl::programs_for(const CompileFn& f
     outputs = fun(placeholders);
   }
   // As MLX's compile, every node the function built is a step, also one that reads none of
-  // the inputs (replayed, so recomputed, on each call); only computed arrays and leaves are
-  // constants.
+  // the inputs (replayed, so recomputed, on each call, until something computes the traced
+  // node); computed arrays, leaves and file loads (read once) are constants.
   std::shared_ptr<const Program> program = record(
-      placeholders, inputs, outputs, traced_shapeless, [](const Primitive&) { return true; }, true);
+      placeholders, inputs, outputs, traced_shapeless,
+      [](const Primitive& p) { return typeid(p) != typeid(Load); }, true);
   std::shared_ptr<const Program> fused = detail::fuse(program);
   if (!program->nested) entry->program = program, entry->fused = fused;
   return {program, fused};

@@ -15,11 +15,13 @@ namespace {
 bool on_cpu(const Step& s) { return s.primitive->stream().device.type == Device::cpu; }
 
 // A step the Compiled kernel runs: the element-wise primitives, whose values at the output's
-// shape only need their inputs read broadcast.
+// shape only need their inputs read broadcast. A step that reaches no input stays a step of
+// its own, so that replays read its traced node's value once something computes it.
 bool fusible(const Step& s) {
   const Primitive& p = *s.primitive;
-  return on_cpu(s) && (typeid(p) == typeid(Unary) || typeid(p) == typeid(Binary) ||
-                       typeid(p) == typeid(Select) || typeid(p) == typeid(AsType));
+  return on_cpu(s) && s.follows_inputs &&
+         (typeid(p) == typeid(Unary) || typeid(p) == typeid(Binary) || typeid(p) == typeid(Select) ||
+          typeid(p) == typeid(AsType));
 }
 
 constexpr int32_t kFree = -1;
@@ -166,7 +168,11 @@ std::shared_ptr<const Program> fuse(const std::shared_ptr<const Program>& progra
     }
     const Step& root = p.steps[i];
     Step s{std::make_shared<Compiled>(root.primitive->stream(), std::move(ops), num_inputs, std::move(name)),
-           std::move(inputs), root.shape, root.dtype, root.follows_inputs};
+           std::move(inputs),
+           root.shape,
+           root.dtype,
+           root.follows_inputs,
+           std::nullopt};
     remap[i] = Ref{Ref::Kind::step, static_cast<uint32_t>(fused->steps.size())};
     fused->steps.push_back(std::move(s));
   }

@@ -157,7 +157,9 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
     if (value) scalars.emplace(*value, r);
   };
   auto add_step = [&](const array& node, std::vector<Ref> refs, bool follows_inputs) {
-    Step step{node.primitive_ptr(), std::move(refs), node.shape(), node.dtype(), follows_inputs};
+    Step step{node.primitive_ptr(), std::move(refs),
+              node.shape(),         node.dtype(),
+              follows_inputs,       follows_inputs ? std::nullopt : std::optional<array>(node)};
     size_t h = std::hash<std::string_view>{}(step.primitive->name());
     for (Ref r : step.inputs) h = h * 1000003u ^ (static_cast<size_t>(r.kind) << 32 | r.index);
     for (auto [it, end] = steps_by_hash.equal_range(h); it != end; ++it) {
@@ -259,6 +261,10 @@ std::vector<array> replay(const Program& p, const std::vector<array>& inputs, bo
   };
   std::vector<array> node_inputs;
   for (const auto& s : p.steps) {
+    if (s.traced && detail::is_complete(s.traced->desc())) {
+      nodes.push_back(*s.traced);
+      continue;
+    }
     node_inputs.clear();
     for (Ref r : s.inputs) node_inputs.push_back(resolve(r));
     if (infer && s.follows_inputs) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "braid/array.h"
@@ -25,6 +26,10 @@ struct Step {
   Shape shape;
   Dtype dtype;
   bool follows_inputs = true;  // reaches an input (else its shape is the recorded one)
+  // A step that reaches no input: the node the trace built. Once something computes it (the
+  // caller evaluating a captured array), replays read its value instead of building the
+  // step again, as MLX's replay uses an array that no longer has a primitive.
+  std::optional<array> traced;
 };
 
 // One trace: immutable once recorded, read by any number of replays at once.
@@ -67,10 +72,10 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
                                       bool drop_noops = false);
 
 /// compile's fusion (MLX's): each group of element-wise steps (Unary, Binary, Select,
-/// AsType) on one CPU stream, at least two, whose intermediates nothing outside the group
-/// reads, becomes one Compiled step (primitives/compiled.h) computing the group's last value;
-/// a broadcast of a group's input is read broadcast instead. `program` itself when nothing
-/// fuses. GPU steps are left as they are.
+/// AsType) that reach an input, on one CPU stream, at least two, whose intermediates nothing outside the
+/// group reads, becomes one Compiled step (primitives/compiled.h) computing the group's last value; a
+/// broadcast of a group's input is read broadcast instead. `program` itself when nothing fuses. GPU steps are
+/// left as they are.
 std::shared_ptr<const Program> fuse(const std::shared_ptr<const Program>& program);
 
 /// The program's nodes built from `inputs`; with `infer`, each node's shape is what its

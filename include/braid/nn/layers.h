@@ -81,6 +81,10 @@ class Linear : public Module {
   /// The settings of to_quantized, or nothing for a plain weight.
   const std::optional<Quantization>& quantization() const { return quantization_; }
 
+ protected:
+  /// Quantized, unfreeze leaves every parameter frozen, as MLX's QuantizedLinear's.
+  bool keeps_frozen(const std::string&) const override { return quantization_.has_value(); }
+
  private:
   array quantized_call(const array& x) const;
   std::optional<Quantization> quantization_;
@@ -110,6 +114,10 @@ class Embedding : public Module {
                           std::optional<int> bits = std::nullopt, const std::string& mode = "affine");
   /// The settings of to_quantized, or nothing for a plain table.
   const std::optional<Quantization>& quantization() const { return quantization_; }
+
+ protected:
+  /// Quantized, unfreeze leaves every parameter frozen, as MLX's QuantizedEmbedding's.
+  bool keeps_frozen(const std::string&) const override { return quantization_.has_value(); }
 
  private:
   array quantized_rows(const array& x) const;
@@ -571,6 +579,8 @@ class QuantizedWeights : public Module {
                    const std::string& mode);
   /// Quantizes `weight` into the packed arrays, replacing those there.
   void set_weight(const array& weight);
+  /// unfreeze leaves every parameter frozen, as in MLX's quantized layers.
+  bool keeps_frozen(const std::string&) const override { return true; }
   /// x @ dequantize(weight)^T, by quantized_matmul.
   array quantized_product(const array& x) const;
 
@@ -584,6 +594,8 @@ class QuantizedWeights : public Module {
 /// module)` accepts (by default, all; the path is the dotted name, "" for the model). A
 /// module the predicate accepts that cannot be quantized (not a Linear or Embedding, or a
 /// weight the settings do not fit) throws std::invalid_argument before any layer changes.
+/// A layer held in several places is asked about at each of its paths and quantized (for all
+/// of its holders, being quantized in place) when any of them is accepted.
 void quantize(Module& model, std::optional<int> group_size = std::nullopt,
               std::optional<int> bits = std::nullopt, const std::string& mode = "affine",
               const std::function<bool(const std::string&, const Module&)>& class_predicate = {});

@@ -98,6 +98,9 @@ class Module {
   }
   /// Throws std::invalid_argument("[<name()>] <what>").
   [[noreturn]] void fail(const std::string& what) const;
+  /// Whether unfreeze freezes the parameter `name` instead (MLX's quantized layers freeze
+  /// their own parameters again after an unfreeze); none by default.
+  virtual bool keeps_frozen(const std::string& name) const { return false; }
 
  private:
   struct Entry {

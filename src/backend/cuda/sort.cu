@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(kThreads)
                      bool staged) {
   extern __shared__ __align__(16) unsigned char staged_bytes[];
   U* const cached = reinterpret_cast<U*>(staged_bytes);
-  U* const candidates = cached + n;  // kCandidates keys after the row
+  U* const candidates = cached + n;  // min(n, kCandidates) keys after the row
   __shared__ unsigned int hist[256];
   __shared__ U prefix_s;
   __shared__ int64_t k_s, less_s, equal_s;
@@ -215,7 +215,8 @@ template <typename U>
 void launch_select(const void* src, Dtype::Val in_form, void* values, Dtype::Val out_form, uint32_t* places,
                    int64_t rows, int64_t n, int64_t kth, cudaStream_t stream) {
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(rows, INT32_MAX));
-  const size_t bytes = static_cast<size_t>(n + kCandidates) * sizeof(U);
+  // The row, then room for the keys that share a prefix (never more than the row).
+  const size_t bytes = static_cast<size_t>(n + std::min(n, kCandidates)) * sizeof(U);
   const bool staged = n >= kStagedMin && bytes + 2048 <= device_props().sharedMemPerBlockOptin;
   if (staged && n >= kStagedWide) {
     allow_staged_smem<U, kStagedBlock>();
