@@ -502,6 +502,7 @@ TEST(NnQuantized, QuantizeThatCannotApplyChangesNothing) {
   EXPECT_FALSE(linear.quantization().has_value());
   linear.to_quantized();
   EXPECT_TRUE(throws_bad_input([&] { linear.to_quantized(); }, "[QuantizedLinear]"));
+  EXPECT_TRUE(throws_bad_input([&] { nn::QuantizedLinear::from_linear(linear); }, "[QuantizedLinear]"));
   EXPECT_TRUE(throws_bad_input([&] { linear(zeros({2, 32})); }, "[QuantizedLinear]"));
 }
 

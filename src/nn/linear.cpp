@@ -31,12 +31,13 @@ Linear::Linear(int input_dims, int output_dims, bool bias) {
 }
 
 array Linear::operator()(const array& x) {
-  if (quantization_) {
-    const int64_t features = int64_t{param("scales").shape(-1)} * quantization_->group_size;
+  if (quantization()) {
+    const int64_t features = int64_t{param("scales").shape(-1)} * quantization()->group_size;
     if (x.ndim() == 0 || x.shape(-1) != features) {
       fail("Expected inputs with " + std::to_string(features) + " features in the last axis.");
     }
-    return quantized_call(x);
+    const array y = packed_product(x);
+    return has_param("bias") ? add(y, param("bias")) : y;
   }
   const array weight = param("weight");
   if (x.ndim() == 0 || x.shape(-1) != weight.shape(1)) {
@@ -81,11 +82,11 @@ Embedding::Embedding(int num_embeddings, int dims) {
 
 array Embedding::operator()(const array& x) {
   if (!issubdtype(x.dtype(), integer)) fail("Expected integer indices, got " + dtype_name(x.dtype()) + ".");
-  return quantization_ ? quantized_rows(x) : take(param("weight"), x, 0);
+  return quantization() ? packed_rows(x) : take(param("weight"), x, 0);
 }
 
 array Embedding::as_linear(const array& x) const {
-  return quantization_ ? quantized_product(x) : matmul(x, transpose(param("weight")));
+  return quantization() ? packed_product(x) : matmul(x, transpose(param("weight")));
 }
 
 }  // namespace braid::nn

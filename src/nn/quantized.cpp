@@ -36,6 +36,14 @@ std::vector<array> pack(const array& weight, const Quantization& q) {
   return quantize(weight, q.group_size, q.bits, q.mode);
 }
 
+// The packed arrays of `weight` under their parameter names (no "biases" in the fp modes).
+std::vector<std::pair<std::string, array>> packed_parameters(const array& weight, const Quantization& q) {
+  const std::vector<array> packed = pack(weight, q);
+  std::vector<std::pair<std::string, array>> named{{"weight", packed[0]}, {"scales", packed[1]}};
+  if (packed.size() > 2) named.emplace_back("biases", packed[2]);
+  return named;
+}
+
 // x @ dequantize(weight)^T for the packed arrays.
 array product(const array& x, const array& weight, const array& scales, const std::optional<array>& biases,
               const Quantization& q) {
@@ -63,10 +71,8 @@ QuantizedWeights::QuantizedWeights(const std::string& layer, std::optional<int> 
 }
 
 void QuantizedWeights::set_weight(const array& weight) {
-  const std::vector<array> q = pack(weight, {group_size_, bits_, mode_});
-  register_parameter("weight", q[0]);
-  register_parameter("scales", q[1]);
-  if (q.size() > 2) register_parameter("biases", q[2]);
+  for (auto& [name, value] : packed_parameters(weight, {group_size_, bits_, mode_}))
+    register_parameter(name, value);
 }
 
 array QuantizedWeights::quantized_product(const array& x) const {
@@ -88,6 +94,7 @@ std::shared_ptr<QuantizedLinear> QuantizedLinear::from_linear(const Linear& line
                                                               std::optional<int> group_size,
                                                               std::optional<int> bits,
                                                               const std::string& mode) {
+  if (linear.quantization()) throw std::invalid_argument("[QuantizedLinear] The layer is quantized already.");
   const Tree p = linear.parameters();
   const array& weight = p.at("weight").leaf();
   // As MLX: a layer is built (drawing its own weight), then given the linear's.
@@ -116,6 +123,8 @@ std::shared_ptr<QuantizedEmbedding> QuantizedEmbedding::from_embedding(const Emb
                                                                        std::optional<int> group_size,
                                                                        std::optional<int> bits,
                                                                        const std::string& mode) {
+  if (embedding.quantization())
+    throw std::invalid_argument("[QuantizedEmbedding] The layer is quantized already.");
   const array weight = embedding.parameters().at("weight").leaf();
   auto layer = std::make_shared<QuantizedEmbedding>(weight.shape(0), weight.shape(1), group_size, bits, mode);
   layer->set_weight(weight);
@@ -131,81 +140,50 @@ array QuantizedEmbedding::operator()(const array& x) {
 
 // ---- Linear and Embedding quantized in place ----
 
-Linear& Linear::to_quantized(std::optional<int> group_size, std::optional<int> bits,
-                             const std::string& mode) {
+QuantizableWeight& QuantizableWeight::to_quantized(std::optional<int> group_size, std::optional<int> bits,
+                                                   const std::string& mode) {
   if (quantization_) fail("The layer is quantized already.");
   const Quantization q = settings(name(), group_size, bits, mode);
-  const std::vector<array> packed = pack(param("weight"), q);  // throws before any change
-  register_parameter("weight", packed[0]);
-  register_parameter("scales", packed[1]);
-  if (packed.size() > 2) register_parameter("biases", packed[2]);
+  // Packed first: settings the weight cannot take throw before any change.
+  for (auto& [key, value] : packed_parameters(param("weight"), q)) register_parameter(key, value);
   freeze(false, kPacked);
   quantization_ = q;
   return *this;
 }
 
-Embedding& Embedding::to_quantized(std::optional<int> group_size, std::optional<int> bits,
-                                   const std::string& mode) {
-  if (quantization_) fail("The layer is quantized already.");
-  const Quantization q = settings(name(), group_size, bits, mode);
-  const std::vector<array> packed = pack(param("weight"), q);
-  register_parameter("weight", packed[0]);
-  register_parameter("scales", packed[1]);
-  if (packed.size() > 2) register_parameter("biases", packed[2]);
-  freeze(false, kPacked);
-  quantization_ = q;
-  return *this;
-}
-
-array Linear::quantized_call(const array& x) const {
-  std::optional<array> biases;
-  if (has_param("biases")) biases = param("biases");
-  array y = product(x, param("weight"), param("scales"), biases, *quantization_);
-  return has_param("bias") ? add(y, param("bias")) : y;
-}
-
-array Embedding::quantized_rows(const array& x) const {
-  std::optional<array> biases;
-  if (has_param("biases")) biases = param("biases");
-  return rows(x, param("weight"), param("scales"), biases, *quantization_);
-}
-
-array Embedding::quantized_product(const array& x) const {
+array QuantizableWeight::packed_product(const array& x) const {
   std::optional<array> biases;
   if (has_param("biases")) biases = param("biases");
   return product(x, param("weight"), param("scales"), biases, *quantization_);
 }
 
+array QuantizableWeight::packed_rows(const array& x) const {
+  std::optional<array> biases;
+  if (has_param("biases")) biases = param("biases");
+  return rows(x, param("weight"), param("scales"), biases, *quantization_);
+}
+
 void quantize(Module& model, std::optional<int> group_size, std::optional<int> bits, const std::string& mode,
               const std::function<bool(const std::string&, const Module&)>& class_predicate) {
-  struct Chosen {
-    Linear* linear;
-    Embedding* embedding;
-  };
-  std::vector<Chosen> chosen;
+  std::vector<QuantizableWeight*> chosen;
   std::set<const Module*> seen;  // a layer held in two places (any of them chosen) changes once
   for (auto& [path, module] : model.named_modules()) {
     if (!module->children().empty()) continue;  // leaves only, as MLX
-    auto* linear = dynamic_cast<Linear*>(module);
-    auto* embedding = dynamic_cast<Embedding*>(module);
-    const bool plain = (linear && !linear->quantization()) || (embedding && !embedding->quantization());
+    auto* layer = dynamic_cast<QuantizableWeight*>(module);
+    const bool plain = layer && !layer->quantization();
     if (class_predicate ? !class_predicate(path, *module) : !plain) continue;
     if (!plain) {
       throw std::invalid_argument("[quantize] Unable to quantize model of type " + module->name() + " at '" +
                                   path + "'.");
     }
-    if (seen.insert(module).second) chosen.push_back({linear, embedding});
+    if (seen.insert(module).second) chosen.push_back(layer);
   }
   // Every weight is packed once first (lazily: only the checks run), so settings one of them
   // cannot take throw before any layer changes.
-  for (const Chosen& c : chosen) {
-    Module& m = c.linear ? static_cast<Module&>(*c.linear) : *c.embedding;
-    pack(m.parameters().at("weight").leaf(), settings("quantize", group_size, bits, mode));
+  for (QuantizableWeight* layer : chosen) {
+    pack(layer->parameters().at("weight").leaf(), settings("quantize", group_size, bits, mode));
   }
-  for (const Chosen& c : chosen) {
-    if (c.linear) c.linear->to_quantized(group_size, bits, mode);
-    if (c.embedding) c.embedding->to_quantized(group_size, bits, mode);
-  }
+  for (QuantizableWeight* layer : chosen) layer->to_quantized(group_size, bits, mode);
 }
 
 }  // namespace braid::nn

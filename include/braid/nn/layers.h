@@ -55,8 +55,6 @@ class Identity : public Module {
   array operator()(const array& x) override { return x; }
 };
 
-/// y = x W^T + b with weight [output_dims, input_dims] and bias [output_dims], both drawn from
-/// U(-k, k), k = 1 / sqrt(input_dims).
 /// How a layer's weight is packed by braid::quantize (MLX's quantized layers' settings).
 struct Quantization {
   int group_size;
@@ -64,30 +62,46 @@ struct Quantization {
   std::string mode;
 };
 
-class Linear : public Module {
+/// Shared by Linear and Embedding: a "weight" that to_quantized packs in place (MLX's
+/// to_quantized, which returns a quantized layer instead). Packed, "weight" holds
+/// braid::quantize's words, with "scales" and (affine mode) "biases", all frozen as in MLX's
+/// quantized layers (unfreeze leaves every parameter of the layer frozen, as theirs).
+/// group_size and bits default to the mode's (affine: 64 and 4). In place, so that every
+/// holder of the layer (a parent's member, a Sequential) calls the quantized form.
+class QuantizableWeight : public Module {
  public:
-  Linear(int input_dims, int output_dims, bool bias = true);
-  std::string name() const override { return quantization_ ? "QuantizedLinear" : "Linear"; }
-  array operator()(const array& x) override;
-  /// MLX's Linear.to_quantized, in place: "weight" becomes braid::quantize's packed words,
-  /// with "scales" and (affine mode) "biases", frozen as in MLX's QuantizedLinear, and the
-  /// layer then computes x dequantize(weight)^T (+ bias) by quantized_matmul, named
-  /// "QuantizedLinear". group_size and bits default to the mode's (affine: 64 and 4). In place
-  /// so that every holder of the layer (a parent's member, a Sequential) calls the quantized
-  /// form. A second call, or settings the weight cannot take, throw std::invalid_argument and
-  /// change nothing.
-  Linear& to_quantized(std::optional<int> group_size = std::nullopt, std::optional<int> bits = std::nullopt,
-                       const std::string& mode = "affine");
+  /// Packs the weight. A second call, or settings the weight cannot take, throw
+  /// std::invalid_argument and change nothing.
+  QuantizableWeight& to_quantized(std::optional<int> group_size = std::nullopt,
+                                  std::optional<int> bits = std::nullopt, const std::string& mode = "affine");
   /// The settings of to_quantized, or nothing for a plain weight.
   const std::optional<Quantization>& quantization() const { return quantization_; }
 
  protected:
-  /// Quantized, unfreeze leaves every parameter frozen, as MLX's QuantizedLinear's.
   bool keeps_frozen(const std::string&) const override { return quantization_.has_value(); }
+  /// x dequantize(weight)^T by quantized_matmul (packed weight).
+  array packed_product(const array& x) const;
+  /// Rows x of the packed weight, dequantized.
+  array packed_rows(const array& x) const;
 
  private:
-  array quantized_call(const array& x) const;
   std::optional<Quantization> quantization_;
+};
+
+/// y = x W^T + b with weight [output_dims, input_dims] and bias [output_dims], both drawn from
+/// U(-k, k), k = 1 / sqrt(input_dims). Quantized (to_quantized, nn::quantize), it computes
+/// x dequantize(weight)^T (+ b) by quantized_matmul and is named "QuantizedLinear".
+class Linear : public QuantizableWeight {
+ public:
+  Linear(int input_dims, int output_dims, bool bias = true);
+  std::string name() const override { return quantization() ? "QuantizedLinear" : "Linear"; }
+  array operator()(const array& x) override;
+  /// MLX's Linear.to_quantized, in place (QuantizableWeight).
+  Linear& to_quantized(std::optional<int> group_size = std::nullopt, std::optional<int> bits = std::nullopt,
+                       const std::string& mode = "affine") {
+    QuantizableWeight::to_quantized(group_size, bits, mode);
+    return *this;
+  }
 };
 
 /// y_i = x1^T W_i x2 + b_i with weight [output_dims, input2_dims, input1_dims] and bias
@@ -100,29 +114,21 @@ class Bilinear : public Module {
 };
 
 /// A lookup table: integer x gives weight[x], weight [num_embeddings, dims] drawn from
-/// N(0, 1 / dims).
-class Embedding : public Module {
+/// N(0, 1 / dims). Quantized (to_quantized, nn::quantize), the rows looked up are dequantized
+/// and as_linear goes through quantized_matmul; it is named "QuantizedEmbedding".
+class Embedding : public QuantizableWeight {
  public:
   Embedding(int num_embeddings, int dims);
-  std::string name() const override { return quantization_ ? "QuantizedEmbedding" : "Embedding"; }
+  std::string name() const override { return quantization() ? "QuantizedEmbedding" : "Embedding"; }
   array operator()(const array& x) override;
   /// x @ weight^T: the table used as an output projection (tied weights).
   array as_linear(const array& x) const;
-  /// MLX's Embedding.to_quantized, in place, as Linear::to_quantized: the rows looked up are
-  /// then dequantized, and as_linear goes through quantized_matmul ("QuantizedEmbedding").
+  /// MLX's Embedding.to_quantized, in place (QuantizableWeight).
   Embedding& to_quantized(std::optional<int> group_size = std::nullopt,
-                          std::optional<int> bits = std::nullopt, const std::string& mode = "affine");
-  /// The settings of to_quantized, or nothing for a plain table.
-  const std::optional<Quantization>& quantization() const { return quantization_; }
-
- protected:
-  /// Quantized, unfreeze leaves every parameter frozen, as MLX's QuantizedEmbedding's.
-  bool keeps_frozen(const std::string&) const override { return quantization_.has_value(); }
-
- private:
-  array quantized_rows(const array& x) const;
-  array quantized_product(const array& x) const;
-  std::optional<Quantization> quantization_;
+                          std::optional<int> bits = std::nullopt, const std::string& mode = "affine") {
+    QuantizableWeight::to_quantized(group_size, bits, mode);
+    return *this;
+  }
 };
 
 // ---- convolution (convolution.cpp) ----
