@@ -4,9 +4,12 @@
 // caller's constants; ranks instead of shapes when shapeless) runs the function on placeholder
 // inputs that have no value and records the graph between them and the outputs: each node's
 // primitive, where its inputs come from (an input, an earlier node, or an array the function
-// captured, kept alive) and its shape and dtype. Later calls build the same nodes again from the new inputs, reusing the recorded
-// primitive objects; the function itself does not run again. braid fuses no kernels: the
-// replayed graph computes exactly what the function's graph computes.
+// captured, kept alive) and its shape and dtype. Later calls build the same nodes again from
+// the new inputs, reusing the recorded primitive objects; the function itself does not run
+// again. As MLX's, the recording is simplified (a repeated expression and equal scalar
+// constants are built once, stop_gradient and copy nodes read through), and on CPU streams
+// groups of element-wise nodes are fused into Compiled nodes whose values are bit for bit the
+// unfused graph's.
 //
 // Evaluating an array that depends on the inputs while the function is traced throws
 // std::invalid_argument (MLX's message). A transform may be compiled (its graph is traced and
@@ -23,8 +26,8 @@
 
 namespace braid {
 
-/// MLX's compile modes. braid has no graph simplification or fusion, so every mode but
-/// `disabled` traces and replays the same way.
+/// MLX's compile modes: `disabled` calls the function directly, `no_fuse` replays without
+/// fusing. braid always simplifies: `no_simplify` replays as `enabled` does.
 enum class CompileMode { disabled, no_simplify, no_fuse, enabled };
 
 using CompileFn = std::function<std::vector<array>(const std::vector<array>&)>;
