@@ -44,42 +44,13 @@ std::vector<std::pair<std::string, array>> packed_parameters(const array& weight
   return named;
 }
 
-// x @ dequantize(weight)^T for the packed arrays.
-array product(const array& x, const array& weight, const array& scales, const std::optional<array>& biases,
-              const Quantization& q) {
-  return quantized_matmul(x, weight, scales, biases, true, q.group_size, q.bits, q.mode);
-}
-
-// Rows x of the packed table, dequantized.
-array rows(const array& x, const array& weight, const array& scales, const std::optional<array>& biases,
-           const Quantization& q) {
-  std::optional<array> b;
-  if (biases) b = take(*biases, x, 0);
-  return dequantize(take(weight, x, 0), take(scales, x, 0), b, q.group_size, q.bits, q.mode);
-}
-
 const std::vector<std::string> kPacked = {"weight", "scales", "biases"};
 
 }  // namespace
 
 QuantizedWeights::QuantizedWeights(const std::string& layer, std::optional<int> group_size,
-                                   std::optional<int> bits, const std::string& mode) {
-  const Quantization q = settings(layer, group_size, bits, mode);
-  group_size_ = q.group_size;
-  bits_ = q.bits;
-  mode_ = q.mode;
-}
-
-void QuantizedWeights::set_weight(const array& weight) {
-  for (auto& [name, value] : packed_parameters(weight, {group_size_, bits_, mode_}))
-    register_parameter(name, value);
-}
-
-array QuantizedWeights::quantized_product(const array& x) const {
-  std::optional<array> biases;
-  if (has_param("biases")) biases = param("biases");
-  return product(x, param("weight"), param("scales"), biases, {group_size_, bits_, mode_});
-}
+                                   std::optional<int> bits, const std::string& mode)
+    : QuantizableWeight(settings(layer, group_size, bits, mode)) {}
 
 QuantizedLinear::QuantizedLinear(int input_dims, int output_dims, bool bias, std::optional<int> group_size,
                                  std::optional<int> bits, const std::string& mode)
@@ -106,7 +77,7 @@ std::shared_ptr<QuantizedLinear> QuantizedLinear::from_linear(const Linear& line
 }
 
 array QuantizedLinear::operator()(const array& x) {
-  array y = quantized_product(x);
+  array y = packed_product(x);
   return has_param("bias") ? add(y, param("bias")) : y;
 }
 
@@ -133,9 +104,7 @@ std::shared_ptr<QuantizedEmbedding> QuantizedEmbedding::from_embedding(const Emb
 
 array QuantizedEmbedding::operator()(const array& x) {
   if (!issubdtype(x.dtype(), integer)) fail("Expected integer indices; got " + dtype_name(x.dtype()) + ".");
-  std::optional<array> biases;
-  if (has_param("biases")) biases = param("biases");
-  return rows(x, param("weight"), param("scales"), biases, {group_size(), bits(), mode()});
+  return packed_rows(x);
 }
 
 // ---- Linear and Embedding quantized in place ----
@@ -143,24 +112,30 @@ array QuantizedEmbedding::operator()(const array& x) {
 QuantizableWeight& QuantizableWeight::to_quantized(std::optional<int> group_size, std::optional<int> bits,
                                                    const std::string& mode) {
   if (quantization_) fail("The layer is quantized already.");
-  const Quantization q = settings(name(), group_size, bits, mode);
-  // Packed first: settings the weight cannot take throw before any change.
-  for (auto& [key, value] : packed_parameters(param("weight"), q)) register_parameter(key, value);
-  freeze(false, kPacked);
-  quantization_ = q;
+  pack_weight(param("weight"), settings(name(), group_size, bits, mode));
   return *this;
 }
 
+void QuantizableWeight::pack_weight(const array& weight, const Quantization& settings) {
+  // Packed first: settings the weight cannot take throw before any change.
+  for (auto& [key, value] : packed_parameters(weight, settings)) register_parameter(key, value);
+  freeze(false, kPacked);
+  quantization_ = settings;
+}
+
 array QuantizableWeight::packed_product(const array& x) const {
+  const Quantization& q = *quantization_;
   std::optional<array> biases;
   if (has_param("biases")) biases = param("biases");
-  return product(x, param("weight"), param("scales"), biases, *quantization_);
+  return quantized_matmul(x, param("weight"), param("scales"), biases, true, q.group_size, q.bits, q.mode);
 }
 
 array QuantizableWeight::packed_rows(const array& x) const {
+  const Quantization& q = *quantization_;
   std::optional<array> biases;
-  if (has_param("biases")) biases = param("biases");
-  return rows(x, param("weight"), param("scales"), biases, *quantization_);
+  if (has_param("biases")) biases = take(param("biases"), x, 0);
+  return dequantize(take(param("weight"), x, 0), take(param("scales"), x, 0), biases, q.group_size, q.bits,
+                    q.mode);
 }
 
 void quantize(Module& model, std::optional<int> group_size, std::optional<int> bits, const std::string& mode,

@@ -78,6 +78,12 @@ class QuantizableWeight : public Module {
   const std::optional<Quantization>& quantization() const { return quantization_; }
 
  protected:
+  QuantizableWeight() = default;
+  /// Settings given ahead of the weight (the quantized layers', which then pack_weight).
+  explicit QuantizableWeight(Quantization settings) : quantization_(std::move(settings)) {}
+  /// Registers `weight` packed with `settings` (replacing the arrays there), freezes the
+  /// packed arrays and records the settings.
+  void pack_weight(const array& weight, const Quantization& settings);
   bool keeps_frozen(const std::string&) const override { return quantization_.has_value(); }
   /// x dequantize(weight)^T by quantized_matmul (packed weight).
   array packed_product(const array& x) const;
@@ -570,13 +576,13 @@ class LSTM : public Module {
 // model's Linear and Embedding layers in place instead of swapping them for these classes:
 // braid's C++ layers call their children through typed members, which a swap would miss.
 
-/// Shared by the quantized layers: the packed weight ("weight", "scales" and, in the affine
-/// mode, "biases") with its group size, bits and mode.
-class QuantizedWeights : public Module {
+/// Shared by the quantized layers: a QuantizableWeight built quantized (its settings fixed
+/// first, then its weight packed), with its group size, bits and mode.
+class QuantizedWeights : public QuantizableWeight {
  public:
-  int group_size() const { return group_size_; }
-  int bits() const { return bits_; }
-  const std::string& mode() const { return mode_; }
+  int group_size() const { return quantization()->group_size; }
+  int bits() const { return quantization()->bits; }
+  const std::string& mode() const { return quantization()->mode; }
 
  protected:
   /// Throws std::invalid_argument("[layer] Unsupported quantization mode ...") for a mode
@@ -584,15 +590,7 @@ class QuantizedWeights : public Module {
   QuantizedWeights(const std::string& layer, std::optional<int> group_size, std::optional<int> bits,
                    const std::string& mode);
   /// Quantizes `weight` into the packed arrays, replacing those there.
-  void set_weight(const array& weight);
-  /// unfreeze leaves every parameter frozen, as in MLX's quantized layers.
-  bool keeps_frozen(const std::string&) const override { return true; }
-  /// x @ dequantize(weight)^T, by quantized_matmul.
-  array quantized_product(const array& x) const;
-
- private:
-  int group_size_, bits_;
-  std::string mode_;
+  void set_weight(const array& weight) { pack_weight(weight, *quantization()); }
 };
 
 /// MLX's nn.quantize: calls to_quantized(group_size, bits, mode) on every Linear and Embedding
@@ -635,7 +633,7 @@ class QuantizedEmbedding : public QuantizedWeights {
   std::string name() const override { return "QuantizedEmbedding"; }
   array operator()(const array& x) override;
   /// x @ dequantize(weight)^T: the table used as an output projection.
-  array as_linear(const array& x) const { return quantized_product(x); }
+  array as_linear(const array& x) const { return packed_product(x); }
 };
 
 // ---- containers (containers.cpp) ----
