@@ -32,7 +32,8 @@ UBSAN_OPTIONS := halt_on_error=1 print_stacktrace=1
 # meets an "unexpected memory mapping". Used when the machine allows it.
 SETARCH := $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo setarch $$(uname -m) -R)
 
-CMAKE_CONFIGURE := cmake -S . -Wno-dev
+# The libraries compile as unity builds here (see BRAID_UNITY_BUILD in CMakeLists.txt).
+CMAKE_CONFIGURE := cmake -S . -Wno-dev -DBRAID_UNITY_BUILD=ON
 # The Python package (braid.core and the pure-Python parts) is assembled here by the Release build.
 PYTHON_DIR := $(abspath $(BUILD))/python
 PYTHON := /usr/bin/python3

@@ -20,18 +20,18 @@ namespace braid {
 
 namespace {
 
-constexpr char kMagic[] = "\x93NUMPY";
+constexpr char kNpyMagic[] = "\x93NUMPY";
 constexpr size_t kMagicBytes = 6;
 constexpr size_t kMaxHeaderBytes = size_t{1} << 20;  // NumPy's own headers are far smaller
-constexpr size_t kMaxDims = 64;
+constexpr size_t kNpyMaxDims = 64;
 
-[[noreturn]] void bad_file(const std::string& label, const std::string& why) {
+[[noreturn]] void bad_npy(const std::string& label, const std::string& why) {
   throw std::invalid_argument("[load] Invalid .npy data in " + label + ": " + why);
 }
 
 // ---- header parsing ----
 
-struct Header {
+struct NpyHeader {
   std::string descr;
   bool fortran_order = false;
   Shape shape;
@@ -42,8 +42,8 @@ class HeaderParser {
  public:
   HeaderParser(std::string_view text, std::string label) : s_(text), label_(std::move(label)) {}
 
-  Header parse() {
-    Header h;
+  NpyHeader parse() {
+    NpyHeader h;
     expect('{');
     for (;;) {
       skip_space();
@@ -77,7 +77,7 @@ class HeaderParser {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& why) { bad_file(label_, why); }
+  [[noreturn]] void fail(const std::string& why) { bad_npy(label_, why); }
   char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
   void skip_space() {
     while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_]))) ++pos_;
@@ -125,7 +125,7 @@ class HeaderParser {
       }
       skip_space();
       while (peek() == 'L') ++pos_;  // Python 2 long suffix
-      if (shape.size() == kMaxDims) fail("more than 64 dimensions");
+      if (shape.size() == kNpyMaxDims) fail("more than 64 dimensions");
       shape.push_back(static_cast<int32_t>(v));
       skip_space();
       if (peek() == ',') {
@@ -145,15 +145,16 @@ class HeaderParser {
 
 // The dtype of an array-protocol string, and whether its bytes need swapping.
 std::pair<Dtype, bool> parse_descr(const std::string& descr, const std::string& label) {
-  if (descr.size() != 3) bad_file(label, "unsupported descr '" + descr + "'");
+  if (descr.size() != 3) bad_npy(label, "unsupported descr '" + descr + "'");
   Dtype d = float32;
   try {
     d = dtype_from_array_protocol(std::string_view(descr).substr(1));
   } catch (const std::invalid_argument&) {
-    bad_file(label, "unsupported descr '" + descr + "'");
+    bad_npy(label, "unsupported descr '" + descr + "'");
   }
   const char order = descr[0];
-  if (order != '<' && order != '>' && order != '|' && order != '=') bad_file(label, "bad byte order in '" + descr + "'");
+  if (order != '<' && order != '>' && order != '|' && order != '=')
+    bad_npy(label, "bad byte order in '" + descr + "'");
   return {d, order == '>' && d.size() > 1};
 }
 
@@ -188,7 +189,7 @@ void save(std::shared_ptr<io::Writer> out, array a) {
   const size_t padded = (total + 63) / 64 * 64;
   dict.append(padded - total, ' ');
   dict += '\n';
-  std::string head(kMagic, kMagicBytes);
+  std::string head(kNpyMagic, kMagicBytes);
   head += static_cast<char>(v2 ? 2 : 1);
   head += '\0';
   const uint32_t len = static_cast<uint32_t>(dict.size());
@@ -215,39 +216,41 @@ array load(std::shared_ptr<io::Reader> in, StreamOrDevice s) {
   in->seek(0, std::ios_base::end);
   const size_t end = in->tell();
   in->seek(static_cast<int64_t>(start), std::ios_base::beg);
-  if (end < start) bad_file(label, "cannot tell the file's size");
+  if (end < start) bad_npy(label, "cannot tell the file's size");
   size_t left = end - start;
   auto take = [&](char* dst, size_t n, const char* what) {
-    if (n > left) bad_file(label, std::string("truncated ") + what);
+    if (n > left) bad_npy(label, std::string("truncated ") + what);
     try {
       in->read(dst, n);
     } catch (const std::runtime_error&) {
-      bad_file(label, std::string("truncated ") + what);
+      bad_npy(label, std::string("truncated ") + what);
     }
     left -= n;
   };
 
   char pre[kMagicBytes + 2];
   take(pre, sizeof(pre), "magic string");
-  if (std::memcmp(pre, kMagic, kMagicBytes) != 0) bad_file(label, "not a .npy file (bad magic string)");
+  if (std::memcmp(pre, kNpyMagic, kMagicBytes) != 0) bad_npy(label, "not a .npy file (bad magic string)");
   const int major = static_cast<unsigned char>(pre[kMagicBytes]);
-  if (major < 1 || major > 3) bad_file(label, "unsupported format version " + std::to_string(major));
+  if (major < 1 || major > 3) bad_npy(label, "unsupported format version " + std::to_string(major));
   unsigned char lenbytes[4] = {};
   const size_t lensize = major == 1 ? 2 : 4;
   take(reinterpret_cast<char*>(lenbytes), lensize, "header length");
   size_t header_len = 0;
   for (size_t i = 0; i < lensize; ++i) header_len |= static_cast<size_t>(lenbytes[i]) << (8 * i);
-  if (header_len > kMaxHeaderBytes) bad_file(label, "header longer than 1 MiB");
+  if (header_len > kMaxHeaderBytes) bad_npy(label, "header longer than 1 MiB");
   std::string text(header_len, '\0');
   take(text.data(), header_len, "header");
-  Header h = HeaderParser(text, label).parse();
+  NpyHeader h = HeaderParser(text, label).parse();
   auto [dtype, swap] = parse_descr(h.descr, label);
 
   Shape shape = h.shape;
   if (h.fortran_order) std::reverse(shape.begin(), shape.end());
   const size_t size = detail::checked_size(shape, dtype, "load");
   const size_t bytes = size * dtype.size();
-  if (bytes > left) bad_file(label, "truncated data (" + std::to_string(bytes) + " bytes expected, " + std::to_string(left) + " left)");
+  if (bytes > left)
+    bad_npy(label, "truncated data (" + std::to_string(bytes) + " bytes expected, " + std::to_string(left) +
+                       " left)");
 
   auto desc = detail::make_pooled<detail::ArrayDesc>(shape, dtype);
   desc->data = detail::new_host_data(bytes);

@@ -20,9 +20,8 @@ namespace braid {
 
 namespace {
 
+using detail::mT;
 using detail::scalar_like;
-
-array mT(const array& a, const Stream& s) { return swapaxes(a, -1, -2, s); }
 
 array sym(const array& a, const Stream& s) { return multiply(scalar_like(0.5, a), add(a, mT(a, s), s), s); }
 

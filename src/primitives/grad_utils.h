@@ -14,6 +14,9 @@ array unbroadcast(const array& g, const Shape& shape, const Stream& s);
 /// A scalar of `like`'s dtype, so that it never promotes the expression it enters.
 inline array scalar_like(double v, const array& like) { return array(v, like.dtype()); }
 
+/// The matrices of `a` transposed (its last two axes swapped).
+inline array mT(const array& a, const Stream& s) { return swapaxes(a, -1, -2, s); }
+
 /// The conjugate of a complex64 derivative, `d` itself for any other dtype (no node added). A
 /// vjp multiplies its cotangent by the conjugated derivative: MLX's (PyTorch's) convention,
 /// where the gradient of a real loss of z = x + iy is dL/dx + i dL/dy.

@@ -9,6 +9,7 @@
 
 namespace braid {
 
+using detail::mT;
 using detail::scalar_like;
 
 // Indices past the last matrix are clamped, as the products' kernels read them.
@@ -23,8 +24,6 @@ array detail::sum_into_matrices(const array& g, const array& indices, const Shap
 }
 
 namespace {
-
-array mT(const array& a, const Stream& s) { return swapaxes(a, -1, -2, s); }
 
 // The operand a vjp multiplies by: conjugated when complex (MLX's convention).
 array adj(const array& a, const Stream& s) { return detail::conj_if_complex(a, s); }

@@ -15,6 +15,8 @@
 
 namespace braid {
 
+using detail::mT;
+
 namespace {
 
 std::string mode_string(QuantizationMode m) {
@@ -45,8 +47,6 @@ std::optional<array> biases_of(const std::vector<array>& primals, QuantizationMo
   if (mode == QuantizationMode::affine) return primals[3];
   return std::nullopt;
 }
-
-array mT(const array& a, const Stream& s) { return swapaxes(a, -1, -2, s); }
 
 // a [..., C] summed over each group of its last axis: [..., C / group].
 array group_sums(const array& a, int group, const Stream& s) {
