@@ -3,8 +3,8 @@
 // float64 for float64 ones, where MLX would round them to float32.
 #include "braid/fast.h"
 
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -42,10 +42,9 @@ void check_feature_array(const std::string& op, const char* what, const array& x
 // The dtype the statistics are computed in: float32, or float64 when the result is float64.
 Dtype accumulation_type(Dtype out_type) { return out_type == float64 ? float64 : float32; }
 
-// The score of a masked-out key: -inf, as MLX, so a row with every key masked gives NaN.
-// A key that a bool mask (or the causal mask) hides scores the dtype's lowest finite value, as
-// MLX's since it stopped producing NaN: a query that sees no key averages the values evenly.
-array masked_score(Dtype dtype) { return array(finfo(dtype).min, dtype); }
+// The score of a key that a bool mask (or the causal mask) hides: -inf, as MLX's newest (its
+// test_fully_masked), so a query that may see no key gives NaN, as an additive -inf row does.
+array masked_score(Dtype dtype) { return array(-std::numeric_limits<double>::infinity(), dtype); }
 
 }  // namespace
 

@@ -120,21 +120,24 @@ def test_rope_half_precision_rounds_once(dtype, traditional):
     close(wide, rope_ref(np.array(x.astype(mx.float32)), 32, traditional, 10000.0, 1.0, 5), tol=1e-4)
 
 
-def test_sdpa_fully_masked_rows_average_the_values():
-    # MLX's newer rule: a key a bool mask hides scores the lowest finite value, so a query that
-    # may see no key gets the values' mean rather than NaN; an additive -inf row is still NaN.
+def test_sdpa_fully_masked_rows_give_nan():
+    # MLX's newest rule (its test_fully_masked): a key a bool mask hides scores -inf, so a query
+    # that may see no key gives NaN, as a row under an additive -inf mask does; the other rows
+    # are untouched.
     q, k, v = randn(1, 2, 3, 8), randn(1, 2, 5, 8), randn(1, 2, 5, 8)
     args = (mx.array(q), mx.array(k), mx.array(v))
-    mean = np.broadcast_to(v.mean(axis=2, keepdims=True), (1, 2, 3, 8))
-    out = mx.fast.scaled_dot_product_attention(*args, scale=1.0, mask=mx.array(False))
-    close(out, mean, tol=1e-5)
-    out = mx.fast.scaled_dot_product_attention(*args, scale=1.0, mask=mx.array(-np.inf))
-    assert np.isnan(np.array(out)).all()
+    for mask in (mx.array(False), mx.array(-np.inf)):
+        out = mx.fast.scaled_dot_product_attention(*args, scale=1.0, mask=mask)
+        assert np.isnan(np.array(out)).all()
     rows = np.ones((3, 5), bool)
     rows[1] = False
     out = np.array(mx.fast.scaled_dot_product_attention(*args, scale=1.0, mask=mx.array(rows)))
-    np.testing.assert_allclose(out[:, :, 1], mean[:, :, 1], rtol=1e-5, atol=1e-5)
+    assert np.isnan(out[:, :, 1]).all()
     np.testing.assert_allclose(out[:, :, [0, 2]], sdpa_ref(q, k, v, 1.0)[:, :, [0, 2]], rtol=1e-4, atol=1e-4)
+    # Causal with more queries than keys: query i sits at position i, so none is fully masked.
+    q8 = randn(1, 2, 8, 8)
+    out = np.array(mx.fast.scaled_dot_product_attention(mx.array(q8), args[1], args[2], scale=1.0, mask="causal"))
+    assert np.isfinite(out).all()
 
 
 def sdpa_ref(q, k, v, scale, mask=None, sinks=None):
