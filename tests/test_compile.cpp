@@ -112,6 +112,30 @@ TEST(Compile, RepeatedSubexpressionsAreBuiltOnce) {
   EXPECT_EQ(values(o[2]), (std::vector<double>{0.0}));
 }
 
+TEST(Compile, NoSimplifyKeepsRepeatsApart) {
+  // CompileMode::no_simplify (as MLX's): the trace keeps each repeated expression, equal
+  // scalar and copy as traced; the mode in effect at tracing shapes the cached trace.
+  auto fn = [](const std::vector<array>& in) {
+    array y = add(in[0], array(1.0f));
+    array z = add(in[0], array(1.0f));
+    return std::vector<array>{y, z, copy(multiply(y, z))};
+  };
+  set_compile_mode(CompileMode::no_simplify);
+  auto c = compile(fn);
+  auto out = c({array({1.0f, 2.0f})});
+  EXPECT_NE(out[0].id(), out[1].id());
+  EXPECT_NE(out[0].inputs().at(1).id(), out[1].inputs().at(1).id());  // the two 1s, apart
+  EXPECT_STREQ(out[2].primitive().name(), "Copy");
+  EXPECT_EQ(values(out[2]), (std::vector<double>{4.0, 9.0}));
+  set_compile_mode(CompileMode::enabled);
+  out = c({array({2.0f, 3.0f})});  // the trace made under no_simplify, replayed
+  EXPECT_NE(out[0].id(), out[1].id());
+  EXPECT_EQ(values(out[2]), (std::vector<double>{9.0, 16.0}));
+  auto simplified = compile(fn)({array({1.0f, 2.0f})});
+  EXPECT_EQ(simplified[0].id(), simplified[1].id());
+  EXPECT_EQ(values(simplified[2]), (std::vector<double>{4.0, 9.0}));
+}
+
 TEST(Compile, NodesReadingNoInputAreStepsAsMlx) {
   // As MLX's compile, every node the function builds is replayed, also one that reads none of
   // the inputs, so equal scalars merge and repeated expressions of them are built once.

@@ -26,8 +26,9 @@
 
 namespace braid {
 
-/// MLX's compile modes: `disabled` calls the function directly, `no_fuse` replays without
-/// fusing. braid always simplifies: `no_simplify` replays as `enabled` does.
+/// MLX's compile modes: `disabled` calls the function directly, `no_simplify` traces without
+/// merging repeated steps and equal scalars (nor dropping no-op copies), `no_fuse` replays
+/// without fusing. The mode in effect when a function is traced shapes its cached trace.
 enum class CompileMode { disabled, no_simplify, no_fuse, enabled };
 
 using CompileFn = std::function<std::vector<array>(const std::vector<array>&)>;

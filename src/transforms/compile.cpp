@@ -117,10 +117,12 @@ CompileCache::Impl::Programs CompileCache::Impl::programs_for(const CompileFn& f
   }
   // As MLX's compile, every node the function built is a step, also one that reads none of
   // the inputs (replayed, so recomputed, on each call, until something computes the traced
-  // node); computed arrays, leaves and file loads (read once) are constants.
+  // node); computed arrays, leaves and file loads (read once) are constants. The program is
+  // simplified (repeats merged, no-ops dropped) unless the mode, when traced, says no_simplify.
+  const bool simplify = compile_mode().load(std::memory_order_relaxed) != CompileMode::no_simplify;
   std::shared_ptr<const Program> program = record(
       placeholders, inputs, outputs, traced_shapeless,
-      [](const Primitive& p) { return typeid(p) != typeid(Load); }, true);
+      [](const Primitive& p) { return typeid(p) != typeid(Load); }, simplify, simplify);
   std::shared_ptr<const Program> fused = detail::fuse(program);
   if (!program->nested) entry->program = program, entry->fused = fused;
   return {program, fused};

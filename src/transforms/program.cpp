@@ -109,7 +109,7 @@ void drop_unused(Program& p) {
 std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
                                       const std::vector<array>& inputs, const std::vector<array>& outputs,
                                       bool shapeless, const std::function<bool(const Primitive&)>& unfold,
-                                      bool drop_noops) {
+                                      bool drop_noops, bool merge) {
   auto program = std::make_shared<Program>();
   program->num_inputs = placeholders.size();
   for (const auto& p : placeholders) program->input_shapes.push_back(p.shape());
@@ -144,7 +144,7 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
       throw std::invalid_argument(
           "[compile] Attempting to compile a function with uncaptured inputs is not allowed.");
     }
-    auto value = scalar_value(a);
+    auto value = merge ? scalar_value(a) : std::nullopt;
     if (value) {
       if (auto it = scalars.find(*value); it != scalars.end()) {
         done.emplace(a.desc(), it->second);
@@ -162,7 +162,7 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
               follows_inputs,       follows_inputs ? std::nullopt : std::optional<array>(node)};
     size_t h = std::hash<std::string_view>{}(step.primitive->name());
     for (Ref r : step.inputs) h = h * 1000003u ^ (static_cast<size_t>(r.kind) << 32 | r.index);
-    for (auto [it, end] = steps_by_hash.equal_range(h); it != end; ++it) {
+    for (auto [it, end] = steps_by_hash.equal_range(h); merge && it != end; ++it) {
       if (same_step(program->steps[it->second], step)) {
         done.emplace(node.desc(), Ref{Ref::Kind::step, it->second});
         return;

@@ -62,14 +62,16 @@ struct Program {
 /// when its primitive satisfies it (so a file holds a captured array once, not once per
 /// expression of it), and is a constant otherwise (compile's unfolds every primitive, as
 /// MLX's compile replays every node it traced); a tracer of an enclosing transform stays a
-/// constant either way. Steps and constants that no output reads are dropped. `drop_noops` (compile's, as MLX's
-/// simplification): a stop_gradient or copy that follows the inputs is not recorded, its
-/// input standing for it (a compiled function is never differentiated through its trace).
+/// constant either way. Steps and constants that no output reads are dropped. `drop_noops` (compile's, as
+/// MLX's simplification): a stop_gradient or copy that follows the inputs is not recorded, its input standing
+/// for it (a compiled function is never differentiated through its trace). `merge` false (compile under
+/// CompileMode::no_simplify): equal scalars and repeated steps are recorded as they were traced, each on its
+/// own.
 std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
                                       const std::vector<array>& inputs, const std::vector<array>& outputs,
                                       bool shapeless,
                                       const std::function<bool(const Primitive&)>& unfold = {},
-                                      bool drop_noops = false);
+                                      bool drop_noops = false, bool merge = true);
 
 /// compile's fusion (MLX's): each group of element-wise steps (Unary, Binary, Select,
 /// AsType) that reach an input, on one CPU stream, at least two, whose intermediates nothing outside the
