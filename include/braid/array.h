@@ -186,6 +186,7 @@ class array {
   size_t nbytes() const { return desc_->size * desc_->dtype.size(); }
 
   /// Evaluates the array (and its graph) if needed; rethrows a kernel's error. Any thread.
+  /// Called by a kernel on the node it is computing, it returns at once.
   void eval();
   /// True once the value is computed and readable. Any thread; never blocks.
   bool is_available() const;
@@ -274,6 +275,29 @@ class array {
   };
   ArrayIterator begin() const { return ArrayIterator(*this); }
   ArrayIterator end() const { return ArrayIterator(*this, ndim() == 0 ? 0 : shape(0)); }
+
+  /// MLX's interface for a primitive's kernel (custom primitives included): `eval_cpu` gives
+  /// each output its buffer through one of these, then writes it through `data<T>()` (which,
+  /// called by the kernel on the node it computes, does not wait for that node). Only the
+  /// thread running the node's kernel may call them, and only on the node's outputs; an
+  /// evaluated array refuses (std::invalid_argument), so no value is ever overwritten.
+  using Flags = detail::ArrayFlags;
+  using Deleter = std::function<void(allocator::Buffer)>;
+  /// The output takes `buffer` (at least nbytes() of it) in row-major order. `d` releases it
+  /// when the last array using it goes: allocator::free by default; any other deleter makes
+  /// the buffer the caller's (braid never reuses it for another result).
+  void set_data(allocator::Buffer buffer, Deleter d = allocator::free);
+  /// The same with a layout: `data_size` elements addressed through `strides` (in elements).
+  void set_data(allocator::Buffer buffer, size_t data_size, Strides strides, Flags flags,
+                Deleter d = allocator::free);
+  /// The output shares the buffer of the evaluated array `other` (a view), starting `offset`
+  /// elements in, with this layout; or, without one, with `other`'s own.
+  void copy_shared_buffer(const array& other, const Strides& strides, Flags flags, size_t data_size,
+                          int64_t offset = 0);
+  void copy_shared_buffer(const array& other);
+  /// The buffer behind an array that has one (throws std::invalid_argument otherwise).
+  allocator::Buffer& buffer();
+  const allocator::Buffer& buffer() const;
 
   /// Identity of the node (equal for copies of the same array).
   std::uintptr_t id() const { return reinterpret_cast<std::uintptr_t>(desc_.get()); }

@@ -413,9 +413,110 @@ bool array::is_available() const {
 
 void array::eval() {
   auto st = desc_->status.load(std::memory_order_acquire);
-  if (st == detail::Status::available) return;
+  if (st == detail::Status::available || detail::running_here(desc_.get())) return;
   braid::eval(std::vector<array>{*this});
 }
+
+namespace {
+
+// The array a kernel may give a buffer to: not evaluated (an evaluated array's value is
+// never replaced) and, for a node, the one this thread's kernel computes.
+void check_settable(const array& a, const char* what) {
+  const detail::ArrayDesc* d = a.desc();
+  const auto st = d->status.load(std::memory_order_acquire);
+  if (st == detail::Status::available || st == detail::Status::failed ||
+      (d->primitive && !detail::running_here(d))) {
+    throw std::invalid_argument(std::string("[array::") + what +
+                                "] Only the kernel computing an array may give it its data.");
+  }
+  if (d->primitive && d->primitive->device() == Device::gpu) {
+    throw std::invalid_argument(std::string("[array::") + what +
+                                "] A GPU kernel's outputs live in device memory, which custom primitives "
+                                "cannot give yet: run the primitive on a CPU stream.");
+  }
+}
+
+bool is_allocator_free(const array::Deleter& d) {
+  if (!d) return true;
+  using Fn = void (*)(allocator::Buffer);
+  using NoexceptFn = void (*)(allocator::Buffer) noexcept;
+  if (const auto* f = d.target<NoexceptFn>()) return *f == &allocator::free;
+  if (const auto* f = d.target<Fn>()) return *f == static_cast<Fn>(&allocator::free);
+  return false;
+}
+
+}  // namespace
+
+void array::set_data(allocator::Buffer buffer, Deleter d) {
+  detail::ArrayDesc& desc = *desc_;
+  Strides strides = detail::row_major_strides(desc.shape);
+  const Flags flags = detail::flags_for(desc.shape, strides, desc.size);
+  set_data(buffer, desc.size, std::move(strides), flags, std::move(d));
+}
+
+void array::set_data(allocator::Buffer buffer, size_t data_size, Strides strides, Flags flags, Deleter d) {
+  check_settable(*this, "set_data");
+  if (strides.size() != ndim()) {
+    throw std::invalid_argument("[array::set_data] Expected " + std::to_string(ndim()) + " strides but got " +
+                                std::to_string(strides.size()) + ".");
+  }
+  if (buffer.size < data_size * itemsize() || (buffer.ptr == nullptr && data_size > 0)) {
+    throw std::invalid_argument("[array::set_data] The buffer holds " + std::to_string(buffer.size) +
+                                " bytes, fewer than the " + std::to_string(data_size * itemsize()) +
+                                " needed.");
+  }
+  std::shared_ptr<detail::Data> data;
+  if (is_allocator_free(d)) {
+    data = detail::make_pooled<detail::Data>(buffer);
+  } else {
+    // The caller's buffer: released by its deleter, never reused for another result. (The
+    // holder is an object of its own: a null `external` would read as braid's buffer.)
+    struct Release {
+      Release(Deleter deleter, allocator::Buffer buf) : d(std::move(deleter)), b(buf) {}
+      Release(const Release&) = delete;
+      Release& operator=(const Release&) = delete;
+      Deleter d;
+      allocator::Buffer b;
+      ~Release() {
+        try {
+          d(b);
+        } catch (...) {  // a deleter that throws cannot be reported from here
+        }
+      }
+    };
+    data = detail::make_pooled<detail::Data>(buffer, std::make_shared<Release>(std::move(d), buffer));
+  }
+  detail::ArrayDesc& desc = *desc_;
+  desc.data = std::move(data);
+  desc.data_ptr = buffer.ptr;
+  desc.strides = std::move(strides);
+  desc.flags = flags;
+  desc.data_size = data_size;
+}
+
+void array::copy_shared_buffer(const array& other, const Strides& strides, Flags flags, size_t data_size,
+                               int64_t offset) {
+  check_settable(*this, "copy_shared_buffer");
+  if (!other.desc()->data || !detail::is_complete(other.desc())) {
+    throw std::invalid_argument("[array::copy_shared_buffer] The array shared from holds no data.");
+  }
+  if (strides.size() != ndim()) {
+    throw std::invalid_argument("[array::copy_shared_buffer] Expected " + std::to_string(ndim()) +
+                                " strides but got " + std::to_string(strides.size()) + ".");
+  }
+  detail::copy_shared_buffer(*this, other, strides, flags, data_size, offset);
+}
+
+void array::copy_shared_buffer(const array& other) {
+  copy_shared_buffer(other, other.strides(), other.flags(), other.data_size());
+}
+
+allocator::Buffer& array::buffer() {
+  if (!desc_->data) throw std::invalid_argument("[array::buffer] The array holds no data yet.");
+  return desc_->data->buffer;
+}
+
+const allocator::Buffer& array::buffer() const { return const_cast<array*>(this)->buffer(); }
 
 void* array::host_data() const {
   if (detail::gpu::on_device(*this)) return detail::gpu::host_pointer(*this);

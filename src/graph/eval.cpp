@@ -319,9 +319,22 @@ ArrayDesc* first_incomplete_input(const array& node) {
 }
 
 namespace {
+// The node whose kernel this thread runs (kernels do not nest: a kernel's own eval of another
+// node waits for it on that node's stream).
+thread_local const ArrayDesc* t_running = nullptr;
+
+struct RunningHere {
+  explicit RunningHere(const ArrayDesc* d) : previous(t_running) { t_running = d; }
+  ~RunningHere() { t_running = previous; }
+  RunningHere(const RunningHere&) = delete;
+  RunningHere& operator=(const RunningHere&) = delete;
+  const ArrayDesc* previous;
+};
+
 // The kernel of `node` on its device; results go to `outputs` (holding `node`).
 void run_kernel(array& node, std::vector<array>& outputs) {
   ArrayDesc& d = *node.desc();
+  RunningHere running(&d);
   if (auto hook = g_eval_hook.load(std::memory_order_acquire)) hook(node);
   outputs.clear();
   outputs.push_back(node);
@@ -337,6 +350,8 @@ void run_kernel(array& node, std::vector<array>& outputs) {
   }
 }
 }  // namespace
+
+bool running_here(const ArrayDesc* d) noexcept { return t_running == d; }
 
 bool execute_node(array& node) noexcept {
   ArrayDesc& d = *node.desc();

@@ -66,6 +66,8 @@ void diagonal_view(const array& in, array& out, int offset, int axis1, int axis2
 /// Test hook: called on the worker before each node is computed (not for leaves).
 using EvalHook = void (*)(const array& node);
 void set_eval_hook(EvalHook hook);
+/// Whether this thread is running the kernel of node `d` (a kernel's own eval of it is a no-op).
+bool running_here(const ArrayDesc* d) noexcept;
 
 /// Whether a node has completed (available or failed).
 inline bool is_complete(const ArrayDesc* d) {
