@@ -43,8 +43,8 @@ struct Data {
   struct Inline {};
 
   allocator::Buffer buffer;
-  bool on_device = false;            // buffer is GPU memory (see src/backend/backend.h)
-  bool is_inline = false;            // buffer points into `inline_bytes`
+  bool on_device = false;              // buffer is GPU memory (see src/backend/backend.h)
+  bool is_inline = false;              // buffer points into `inline_bytes`
   std::shared_ptr<void> device_state;  // the GPU backend's bookkeeping for this buffer
   // Set for host memory braid does not own (an array made over the caller's memory): the
   // buffer is never freed nor written (no donation); dropping this releases it.
@@ -92,7 +92,7 @@ struct ArrayDesc {
   std::atomic<Status> status{Status::unscheduled};
   std::atomic<bool> lock{false};    // tiny spinlock guarding inputs and waiters
   std::atomic<bool> parked{false};  // a thread has slept on `status` (see runtime/park.h)
-  std::exception_ptr error;  // set before `status` becomes failed
+  std::exception_ptr error;         // set before `status` becomes failed
   // Intrusive list (through Waiter::next_waiter), guarded by lock; run once when the node
   // completes. Registering a waiter never allocates.
   Waiter* waiters = nullptr;
@@ -280,12 +280,15 @@ class array {
   /// each output its buffer through one of these, then writes it through `data<T>()` (which,
   /// called by the kernel on the node it computes, does not wait for that node). Only the
   /// thread running the node's kernel may call them, and only on the node's outputs; an
-  /// evaluated array refuses (std::invalid_argument), so no value is ever overwritten.
+  /// evaluated array refuses (std::invalid_argument), so no value is ever overwritten. A
+  /// refused buffer stays the caller's. Threads a kernel starts must not call data<T>() on
+  /// its output (they would wait for the kernel): pass them the pointer.
   using Flags = detail::ArrayFlags;
   using Deleter = std::function<void(allocator::Buffer)>;
   /// The output takes `buffer` (at least nbytes() of it) in row-major order. `d` releases it
   /// when the last array using it goes: allocator::free by default; any other deleter makes
-  /// the buffer the caller's (braid never reuses it for another result).
+  /// the buffer the caller's (braid never reuses it for another result). Given the buffer the
+  /// array already holds, only the layout changes.
   void set_data(allocator::Buffer buffer, Deleter d = allocator::free);
   /// The same with a layout: `data_size` elements addressed through `strides` (in elements).
   void set_data(allocator::Buffer buffer, size_t data_size, Strides strides, Flags flags,

@@ -460,33 +460,52 @@ void array::set_data(allocator::Buffer buffer, size_t data_size, Strides strides
     throw std::invalid_argument("[array::set_data] Expected " + std::to_string(ndim()) + " strides but got " +
                                 std::to_string(strides.size()) + ".");
   }
-  if (buffer.size < data_size * itemsize() || (buffer.ptr == nullptr && data_size > 0)) {
+  const size_t item = itemsize();
+  if (data_size > std::numeric_limits<size_t>::max() / item || buffer.size < data_size * item ||
+      (buffer.ptr == nullptr && data_size > 0)) {
     throw std::invalid_argument("[array::set_data] The buffer holds " + std::to_string(buffer.size) +
-                                " bytes, fewer than the " + std::to_string(data_size * itemsize()) +
-                                " needed.");
-  }
-  std::shared_ptr<detail::Data> data;
-  if (is_allocator_free(d)) {
-    data = detail::make_pooled<detail::Data>(buffer);
-  } else {
-    // The caller's buffer: released by its deleter, never reused for another result. (The
-    // holder is an object of its own: a null `external` would read as braid's buffer.)
-    struct Release {
-      Release(Deleter deleter, allocator::Buffer buf) : d(std::move(deleter)), b(buf) {}
-      Release(const Release&) = delete;
-      Release& operator=(const Release&) = delete;
-      Deleter d;
-      allocator::Buffer b;
-      ~Release() {
-        try {
-          d(b);
-        } catch (...) {  // a deleter that throws cannot be reported from here
-        }
-      }
-    };
-    data = detail::make_pooled<detail::Data>(buffer, std::make_shared<Release>(std::move(d), buffer));
+                                " bytes, fewer than the " + std::to_string(data_size) + " elements need.");
   }
   detail::ArrayDesc& desc = *desc_;
+  if (desc.data && desc.data->buffer.ptr == buffer.ptr && buffer.ptr != nullptr) {
+    // The buffer the array already holds, laid out anew: kept, not taken a second time.
+    desc.strides = std::move(strides);
+    desc.flags = flags;
+    desc.data_size = data_size;
+    return;
+  }
+  // The caller's buffer (a deleter of its own): released by that deleter, never reused for
+  // another result. Its holder is an object of its own: a null `external` would read as braid's.
+  struct Release {
+    Release(Deleter deleter, allocator::Buffer buf) : d(std::move(deleter)), b(buf) {}
+    Release(const Release&) = delete;
+    Release& operator=(const Release&) = delete;
+    Deleter d;
+    allocator::Buffer b;
+    ~Release() {
+      try {
+        d(b);
+      } catch (...) {  // a deleter that throws cannot be reported from here
+      }
+    }
+  };
+  std::shared_ptr<void> holder;
+  if (!is_allocator_free(d)) {
+    try {
+      holder = std::make_shared<Release>(d, buffer);
+    } catch (...) {
+      d(buffer);  // taken, as the caller expected, and released at once
+      throw;
+    }
+  }
+  std::shared_ptr<detail::Data> data;
+  try {
+    data = holder ? detail::make_pooled<detail::Data>(buffer, holder)
+                  : detail::make_pooled<detail::Data>(buffer);
+  } catch (...) {
+    if (!holder) allocator::free(buffer);  // else the holder releases it as it goes
+    throw;
+  }
   desc.data = std::move(data);
   desc.data_ptr = buffer.ptr;
   desc.strides = std::move(strides);
@@ -497,22 +516,39 @@ void array::set_data(allocator::Buffer buffer, size_t data_size, Strides strides
 void array::copy_shared_buffer(const array& other, const Strides& strides, Flags flags, size_t data_size,
                                int64_t offset) {
   check_settable(*this, "copy_shared_buffer");
-  if (!other.desc()->data || !detail::is_complete(other.desc())) {
+  // Read only once computed (the acquire load orders the reads of its buffer after it).
+  const detail::ArrayDesc& src = *other.desc();
+  if (src.status.load(std::memory_order_acquire) != detail::Status::available || !src.data) {
     throw std::invalid_argument("[array::copy_shared_buffer] The array shared from holds no data.");
+  }
+  if (src.data->on_device) {
+    throw std::invalid_argument("[array::copy_shared_buffer] The array shared from lives in GPU memory.");
   }
   if (strides.size() != ndim()) {
     throw std::invalid_argument("[array::copy_shared_buffer] Expected " + std::to_string(ndim()) +
                                 " strides but got " + std::to_string(strides.size()) + ".");
   }
+  const size_t item = itemsize();
+  const auto first = static_cast<char*>(src.data_ptr) - static_cast<char*>(src.data->buffer.ptr);
+  if (dtype() != other.dtype() || offset < 0 ||
+      first + (static_cast<size_t>(offset) + data_size) * item > src.data->buffer.size) {
+    throw std::invalid_argument("[array::copy_shared_buffer] The view reaches past the shared buffer.");
+  }
   detail::copy_shared_buffer(*this, other, strides, flags, data_size, offset);
 }
 
 void array::copy_shared_buffer(const array& other) {
+  if (other.desc()->status.load(std::memory_order_acquire) != detail::Status::available) {
+    throw std::invalid_argument("[array::copy_shared_buffer] The array shared from holds no data.");
+  }
   copy_shared_buffer(other, other.strides(), other.flags(), other.data_size());
 }
 
 allocator::Buffer& array::buffer() {
-  if (!desc_->data) throw std::invalid_argument("[array::buffer] The array holds no data yet.");
+  const auto st = desc_->status.load(std::memory_order_acquire);
+  if ((st != detail::Status::available && !detail::running_here(desc_.get())) || !desc_->data) {
+    throw std::invalid_argument("[array::buffer] The array holds no data yet.");
+  }
   return desc_->data->buffer;
 }
 
