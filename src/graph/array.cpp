@@ -421,7 +421,7 @@ namespace {
 
 // The array a kernel may give a buffer to: not evaluated (an evaluated array's value is
 // never replaced) and, for a node, the one this thread's kernel computes.
-void check_settable(const array& a, const char* what) {
+void check_settable(const array& a, const char* what, size_t num_strides) {
   const detail::ArrayDesc* d = a.desc();
   const auto st = d->status.load(std::memory_order_acquire);
   if (st == detail::Status::available || st == detail::Status::failed ||
@@ -433,6 +433,10 @@ void check_settable(const array& a, const char* what) {
     throw std::invalid_argument(std::string("[array::") + what +
                                 "] A GPU kernel's outputs live in device memory, which custom primitives "
                                 "cannot give yet: run the primitive on a CPU stream.");
+  }
+  if (num_strides != a.ndim()) {
+    throw std::invalid_argument(std::string("[array::") + what + "] Expected " + std::to_string(a.ndim()) +
+                                " strides but got " + std::to_string(num_strides) + ".");
   }
 }
 
@@ -455,11 +459,7 @@ void array::set_data(allocator::Buffer buffer, Deleter d) {
 }
 
 void array::set_data(allocator::Buffer buffer, size_t data_size, Strides strides, Flags flags, Deleter d) {
-  check_settable(*this, "set_data");
-  if (strides.size() != ndim()) {
-    throw std::invalid_argument("[array::set_data] Expected " + std::to_string(ndim()) + " strides but got " +
-                                std::to_string(strides.size()) + ".");
-  }
+  check_settable(*this, "set_data", strides.size());
   const size_t item = itemsize();
   if (data_size > std::numeric_limits<size_t>::max() / item || buffer.size < data_size * item ||
       (buffer.ptr == nullptr && data_size > 0)) {
@@ -475,28 +475,16 @@ void array::set_data(allocator::Buffer buffer, size_t data_size, Strides strides
     return;
   }
   // The caller's buffer (a deleter of its own): released by that deleter, never reused for
-  // another result. Its holder is an object of its own: a null `external` would read as braid's.
-  struct Release {
-    Release(Deleter deleter, allocator::Buffer buf) : d(std::move(deleter)), b(buf) {}
-    Release(const Release&) = delete;
-    Release& operator=(const Release&) = delete;
-    Deleter d;
-    allocator::Buffer b;
-    ~Release() {
-      try {
-        d(b);
-      } catch (...) {  // a deleter that throws cannot be reported from here
-      }
-    }
-  };
-  std::shared_ptr<void> holder;
+  // another result (as memory an array is made over).
+  std::shared_ptr<ExternalMemory> holder;
   if (!is_allocator_free(d)) {
     try {
-      holder = std::make_shared<Release>(d, buffer);
+      holder = std::make_shared<ExternalMemory>(buffer.ptr, [d, buffer](void*) { d(buffer); });
     } catch (...) {
       d(buffer);  // taken, as the caller expected, and released at once
       throw;
     }
+    holder->armed = true;
   }
   std::shared_ptr<detail::Data> data;
   try {
@@ -515,7 +503,7 @@ void array::set_data(allocator::Buffer buffer, size_t data_size, Strides strides
 
 void array::copy_shared_buffer(const array& other, const Strides& strides, Flags flags, size_t data_size,
                                int64_t offset) {
-  check_settable(*this, "copy_shared_buffer");
+  check_settable(*this, "copy_shared_buffer", strides.size());
   // Read only once computed (the acquire load orders the reads of its buffer after it).
   const detail::ArrayDesc& src = *other.desc();
   if (src.status.load(std::memory_order_acquire) != detail::Status::available || !src.data) {
@@ -523,10 +511,6 @@ void array::copy_shared_buffer(const array& other, const Strides& strides, Flags
   }
   if (src.data->on_device) {
     throw std::invalid_argument("[array::copy_shared_buffer] The array shared from lives in GPU memory.");
-  }
-  if (strides.size() != ndim()) {
-    throw std::invalid_argument("[array::copy_shared_buffer] Expected " + std::to_string(ndim()) +
-                                " strides but got " + std::to_string(strides.size()) + ".");
   }
   const size_t item = itemsize();
   const auto first = static_cast<char*>(src.data_ptr) - static_cast<char*>(src.data->buffer.ptr);

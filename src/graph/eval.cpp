@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <utility>
 
+#include "backend/backend.h"
 #include "braid/memory.h"
 #include "braid/transforms.h"
-#include "backend/backend.h"
 #include "graph/exit.h"
 #include "graph/node.h"
 #include "graph/trace.h"
@@ -100,7 +100,7 @@ void complete_node(ArrayDesc& d, Status final) noexcept {
   d.status.store(final);  // seq_cst: pairs with park_while's flag
   notify_parked(&d, d.parked);
   Waiter* waiters;
-  std::vector<array> inputs;  // detached here, released after the lock
+  std::vector<array> inputs;               // detached here, released after the lock
   const bool keep_inputs = is_tracer(&d);  // a transform will walk this graph
   {
     SpinGuard guard(d.lock);
@@ -319,8 +319,8 @@ ArrayDesc* first_incomplete_input(const array& node) {
 }
 
 namespace {
-// The node whose kernel this thread runs (kernels do not nest: a kernel's own eval of another
-// node waits for it on that node's stream).
+// The node whose kernel this thread runs (the previous one restored after it, should a
+// kernel run another's on its thread).
 thread_local const ArrayDesc* t_running = nullptr;
 
 struct RunningHere {
@@ -423,7 +423,8 @@ void eval(std::vector<array> outputs) {
       bool handover = false;
       if (o.primitive_ptr() && !detail::is_complete(o.desc())) {
         for (size_t i = 0; i < touched.size(); ++i) {
-          if (touched[i].get() == detail::strand_of(o.desc())) handover = pushed[i] >= detail::Strand::kHandOffMin;
+          if (touched[i].get() == detail::strand_of(o.desc()))
+            handover = pushed[i] >= detail::Strand::kHandOffMin;
         }
       }
       detail::wait_for(o, touched, handover);
