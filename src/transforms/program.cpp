@@ -160,16 +160,18 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
     Step step{node.primitive_ptr(), std::move(refs),
               node.shape(),         node.dtype(),
               follows_inputs,       follows_inputs ? std::nullopt : std::optional<array>(node)};
-    size_t h = std::hash<std::string_view>{}(step.primitive->name());
-    for (Ref r : step.inputs) h = h * 1000003u ^ (static_cast<size_t>(r.kind) << 32 | r.index);
-    for (auto [it, end] = steps_by_hash.equal_range(h); merge && it != end; ++it) {
-      if (same_step(program->steps[it->second], step)) {
-        done.emplace(node.desc(), Ref{Ref::Kind::step, it->second});
-        return;
-      }
-    }
     const auto index = static_cast<uint32_t>(program->steps.size());
-    steps_by_hash.emplace(h, index);
+    if (merge) {  // an earlier step computing the same stands for this one
+      size_t h = std::hash<std::string_view>{}(step.primitive->name());
+      for (Ref r : step.inputs) h = h * 1000003u ^ (static_cast<size_t>(r.kind) << 32 | r.index);
+      for (auto [it, end] = steps_by_hash.equal_range(h); it != end; ++it) {
+        if (same_step(program->steps[it->second], step)) {
+          done.emplace(node.desc(), Ref{Ref::Kind::step, it->second});
+          return;
+        }
+      }
+      steps_by_hash.emplace(h, index);
+    }
     done.emplace(node.desc(), Ref{Ref::Kind::step, index});
     program->steps.push_back(std::move(step));
   };
