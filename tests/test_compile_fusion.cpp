@@ -184,18 +184,21 @@ TEST_F(CompileFusion, GroupsFollowMlxsRules) {
   EXPECT_EQ(primitive_name(out[0]), "CompiledBroadcastMultiplyAdd");
   expect_identical(out[0], add(a, multiply(array(0.1f), c)), "shared broadcast");
   EXPECT_NEAR(out[1].item<float>(), 10.0f, 1e-5);
-  // A value read outside the group (here an output) ends its group: two fused nodes.
+  // A value the function also returns joins as a second output of the node (MLX's
+  // multi-output Compiled): one pass writes both; the outputs are siblings.
   auto two = compile([](const std::vector<array>& in) {
     array h = exp(add(in[0], array(1.0f)));
     return std::vector<array>{h, sqrt(multiply(h, array(2.0f)))};
   });
   array x = random::uniform({64});
   auto o = two({x});
-  EXPECT_TRUE(fused_of(o[0], {"Add", "Exp"}));
-  EXPECT_TRUE(fused_of(o[1], {"Multiply", "Sqrt"}));
-  ASSERT_EQ(o[1].inputs().size(), 2u);
-  EXPECT_EQ(o[1].inputs()[0].id(), o[0].id());
-  expect_identical(o[1], sqrt(multiply(exp(add(x, array(1.0f))), array(2.0f))), "second group");
+  EXPECT_TRUE(fused_of(o[0], {"Add", "Exp", "Multiply", "Sqrt"}));
+  ASSERT_EQ(o[0].siblings().size(), 1u);
+  EXPECT_EQ(o[0].siblings()[0].id(), o[1].id());
+  for (const auto& in : o[1].inputs())
+    EXPECT_TRUE(in.id() == x.id() || in.ndim() == 0);  // x and the constants
+  expect_identical(o[0], exp(add(x, array(1.0f))), "first output");
+  expect_identical(o[1], sqrt(multiply(exp(add(x, array(1.0f))), array(2.0f))), "second output");
   // A value read twice inside the group joins it; a lone op stays as it is.
   auto twice = compile([](const std::vector<array>& in) {
     array s = sin(in[0]);
@@ -218,6 +221,55 @@ TEST_F(CompileFusion, GroupsFollowMlxsRules) {
   EXPECT_NE(std::find(below.begin(), below.end(), "Sum"), below.end());
   EXPECT_LE(below.size(), 2u);  // the sum and its reshape to a scalar
   EXPECT_NEAR(b[0].item<float>(), std::sqrt(sum(exp(add(x, array(1.0f)))).item<float>() + 2.0f), 1e-3);
+}
+
+TEST_F(CompileFusion, ValuesReadOutsideTheGroupBecomeOutputsOfItsNode) {
+  // Read after the group by an op that is not element-wise: an output of the node too; every
+  // output equals the unfused function's bits, across tiles and threads.
+  auto f = [](const std::vector<array>& in) {
+    array a = multiply(in[0], in[1]);
+    array b = exp(a);
+    array c = add(b, in[0]);
+    return std::vector<array>{sum(a), c, b};
+  };
+  for (int n : {5, 100000}) {
+    array x = random::uniform({n}, float32, random::key(3)),
+          y = random::uniform({n}, float32, random::key(4));
+    auto got = compile(f)({x, y});
+    auto want = f({x, y});
+    ASSERT_EQ(got[1].outputs().size(), 3u);  // c, then a and b, which leave the group too
+    EXPECT_TRUE(fused_of(got[1], {"Multiply", "Exp", "Add"}));
+    EXPECT_EQ(got[2].primitive_ptr(), got[1].primitive_ptr());
+    expect_identical(got[1], want[1], "c");
+    expect_identical(got[2], want[2], "b");
+    EXPECT_EQ(got[0].item<float>(), want[0].item<float>());
+  }
+  // Read before the group's root by a step the group depends on (a mean the last op scales
+  // by): it cannot leave a node that needs it first, so the groups stay apart.
+  auto g = [](const std::vector<array>& in) {
+    array h = exp(add(in[0], array(1.0f)));
+    return std::vector<array>{sqrt(multiply(h, mean(h)))};
+  };
+  array x = random::uniform({64}, float32, random::key(5));
+  auto got = compile(g)({x});
+  EXPECT_TRUE(fused_of(got[0], {"Multiply", "Multiply", "Sqrt"}));  // the mean's scaling joins
+  EXPECT_TRUE(got[0].siblings().empty());
+  expect_identical(got[0], g({x})[0], "two groups");
+  // Of another shape than the root (broadcast into it): not an output of the node.
+  auto k = [](const std::vector<array>& in) {
+    array r = exp(in[1]);
+    return std::vector<array>{add(in[0], r), r};
+  };
+  array m = random::uniform({4, 8}), v = random::uniform({8});
+  auto kept = compile(k)({m, v});
+  EXPECT_TRUE(kept[0].siblings().empty());
+  expect_identical(kept[0], k({m, v})[0], "broadcast");
+  expect_identical(kept[1], k({m, v})[1], "small");
+  // A shapeless program keeps its groups apart (a replay may give another shape).
+  auto shapeless = compile(f, /*shapeless=*/true);
+  auto sl = shapeless({array({1.0f, 2.0f}), array({3.0f, 4.0f})});
+  EXPECT_TRUE(sl[1].siblings().empty());
+  expect_identical(sl[1], f({array({1.0f, 2.0f}), array({3.0f, 4.0f})})[1], "shapeless");
 }
 
 TEST_F(CompileFusion, AValueReadTwiceByOneOpKeepsItsSlotUntilItsLastRead) {

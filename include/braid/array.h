@@ -63,6 +63,8 @@ struct Waiter;  // a parked strand or other continuation (src/graph)
 
 struct TraceScope;  // one transform call's tracing (src/graph/trace.h)
 
+struct SiblingGroup;  // the outputs of one multi-output node (src/graph/siblings.h)
+
 struct ArrayFlags {
   bool contiguous = true;      // the data_size elements are dense (in some order)
   bool row_contiguous = true;  // C order, no gaps
@@ -82,6 +84,10 @@ struct ArrayDesc {
   // Set at construction (inherited from the inputs), immutable once the node is shared:
   // while this scope is open the node is a tracer of a transform call.
   std::shared_ptr<TraceScope> trace;
+  // Set at construction for an output of a primitive with several outputs (make_arrays):
+  // the outputs computed together, this one at `position`. Immutable once shared.
+  std::shared_ptr<SiblingGroup> siblings;
+  uint32_t position = 0;
 
   // Written by the node's evaluation before `status` becomes available (release store).
   std::shared_ptr<Data> data;
@@ -238,9 +244,21 @@ class array {
   /// True once the array has been scheduled for evaluation (eval, async_eval) or holds data
   /// of its own; MLX's is_evaled. Thread-safe; never blocks.
   bool is_evaled() const;
-  /// The arrays computed by the same node as this one (MLX's siblings). Every braid primitive
-  /// has a single output, so this is always empty.
-  std::vector<array> siblings() const { return {}; }
+  /// The other outputs of the primitive computing this array (MLX's siblings), in output
+  /// order; empty for a single-output primitive and, as in MLX, once the array is evaluated
+  /// and its graph dropped. An output nobody holds any more is made again (the same
+  /// primitive on the same inputs), so the list is always complete. Thread-safe.
+  std::vector<array> siblings() const;
+  /// All outputs of the primitive computing this array, this one included, in output order
+  /// (MLX's outputs); `{*this}` where siblings() is empty. Thread-safe.
+  std::vector<array> outputs() const;
+  /// Nodes for the outputs of a primitive with several (MLX's make_arrays): one array per
+  /// shape and dtype, computed together by a single call of the primitive's kernel, which
+  /// receives them all as its `outputs` (in this order). Evaluating any of them computes
+  /// every one; transforms call the primitive's vjp, jvp and vmap once for all of them.
+  static std::vector<array> make_arrays(std::vector<Shape> shapes, const std::vector<Dtype>& dtypes,
+                                        const std::shared_ptr<Primitive>& primitive,
+                                        const std::vector<array>& inputs);
   /// The bytes the allocator set aside for the array's buffer (its size class; the array's
   /// own bytes for external or inline data). Evaluates the array first.
   size_t buffer_size() const;

@@ -22,7 +22,9 @@ class Primitive {
   const Stream& stream() const { return stream_; }
   Device device() const { return stream_.device; }
 
-  /// Fills `outputs` (already shaped and typed) from `inputs`, on the calling thread.
+  /// Fills `outputs` (already shaped and typed) from `inputs`, on the calling thread. A
+  /// primitive with several outputs (its nodes made by array::make_arrays) gets them all, in
+  /// order, in one call.
   virtual void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) = 0;
   virtual void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) = 0;
 

@@ -27,8 +27,9 @@ Properties properties();
 /// Backend state for a new GPU stream (its CUDA stream); released with the stream.
 std::shared_ptr<void> new_stream_state(int index);
 /// Runs a claimed GPU node whose inputs have completed: makes inputs device-resident and
-/// ordered before the node's stream, calls eval_gpu, records the node's completion event.
-void eval_node(array& node);
+/// ordered before the node's stream, calls eval_gpu with `outputs` (the node, and its
+/// siblings for a multi-output primitive), records each output's completion event.
+void eval_node(array& node, std::vector<array>& outputs);
 /// A host-resident view of `in` (same shape and strides), copying device data back after
 /// its producer finishes. Blocks the calling thread for the copy.
 array host_view(const array& in);

@@ -6,7 +6,9 @@
 // shapeless flag, the streams (device type and whether it was the exporting thread's default
 // stream), the constants (dtype, shape, bytes; shared by every trace), then the traces: the
 // positional count, the keyword names, each input's dtype and shape, whether the trace replays
-// on other shapes, its steps (stream, dtype, shape, primitive, input references) and its
+// on other shapes, its steps (stream, dtype, shape, primitive, input references, and for an
+// output of a multi-output primitive its position, its call's first step and every output's
+// dtype and shape) and its
 // outputs.
 #include "braid/export.h"
 
@@ -38,7 +40,9 @@ namespace {
 constexpr std::string_view kMagic = "braid.mlxfn";
 // 2: a shapeless Reshape may hold the shape it was asked for (version 1 files read the same).
 // 3: the exporter's metadata (string pairs) after the shapeless flag (none in older files).
-constexpr uint32_t kVersion = 3;
+// 4: each step says whether it is an output of a multi-output primitive (its position, the
+//    first step of its call, every output's dtype and shape); none in older files.
+constexpr uint32_t kVersion = 4;
 
 using FullFn = std::function<std::vector<array>(const Args&, const Kwargs&)>;
 
@@ -328,6 +332,7 @@ void ExportState::write() {
     write_signature(body, t.signature);
     body.boolean(t.program->shapeless);
     body.u64(t.program->steps.size());
+    std::map<const StepGroup*, uint32_t> first_of_group;
     for (size_t i = 0; i < t.program->steps.size(); ++i) {
       const Step& s = t.program->steps[i];
       body.u32(slot_of(s.primitive->stream(), t.on_default_stream[i]));
@@ -340,6 +345,15 @@ void ExportState::write() {
       for (Ref ref : s.inputs) {
         if (ref.kind == Ref::Kind::constant) ref.index = t.constant_ids[ref.index];
         write_ref(body, ref);
+      }
+      body.u64(s.group ? s.group->shapes.size() : 0);
+      if (s.group) {
+        body.u32(s.position);
+        body.u32(first_of_group.emplace(s.group.get(), static_cast<uint32_t>(i)).first->second);
+        for (size_t k = 0; k < s.group->shapes.size(); ++k) {
+          body.dtype(s.group->dtypes[k]);
+          body.ints(s.group->shapes[k]);
+        }
       }
     }
     body.u64(t.program->outputs.size());
@@ -390,6 +404,12 @@ struct ImportedStep {
   bool follows_inputs;
   std::string state;
   std::vector<Ref> inputs;
+  // An output of a multi-output primitive: every output's dtype and shape (empty otherwise),
+  // its position, and the first step of its call.
+  std::vector<Dtype> group_dtypes;
+  std::vector<Shape> group_shapes;
+  uint32_t position = 0;
+  uint32_t group_first = 0;
 };
 
 struct ImportedTrace {
@@ -415,6 +435,34 @@ struct ImportState {
   std::vector<std::shared_ptr<const Program>> programs_for_caller() const;
   std::vector<array> call(const Args& args, const Kwargs& kwargs) const;
 };
+
+// Reads whether step `i` is an output of a multi-output primitive. The steps of one call
+// must agree (the same primitive, inputs and outputs), and the step be one of its outputs.
+void read_step_group(ByteReader& r, std::vector<ImportedStep>& steps, size_t i) {
+  ImportedStep& s = steps[i];
+  const size_t n = r.count(1 + 4 + 4);
+  if (n == 0) return;
+  if (n == 1) ByteReader::fail("a multi-output step with one output");
+  s.position = r.u32();
+  s.group_first = r.u32();
+  for (size_t k = 0; k < n; ++k) {
+    s.group_dtypes.push_back(r.dtype());
+    s.group_shapes.push_back(read_shape(r));
+  }
+  if (s.position >= n || s.group_dtypes[s.position] != s.dtype || s.group_shapes[s.position] != s.shape)
+    ByteReader::fail("a step that is not an output of its call");
+  if (s.group_first > i) ByteReader::fail("a multi-output step names a later step");
+  const ImportedStep& first = steps[s.group_first];
+  if (first.group_first != s.group_first || first.state != s.state || first.stream != s.stream ||
+      first.group_dtypes != s.group_dtypes || first.group_shapes != s.group_shapes ||
+      first.inputs.size() != s.inputs.size()) {
+    ByteReader::fail("the steps of a multi-output call disagree");
+  }
+  for (size_t j = 0; j < s.inputs.size(); ++j) {
+    if (first.inputs[j].kind != s.inputs[j].kind || first.inputs[j].index != s.inputs[j].index)
+      ByteReader::fail("the steps of a multi-output call disagree");
+  }
+}
 
 std::vector<std::shared_ptr<const Program>> ImportState::programs_for_caller() const {
   // The calling thread's default stream of each device a default slot names.
@@ -445,6 +493,7 @@ std::vector<std::shared_ptr<const Program>> ImportState::programs_for_caller() c
     p->shapeless = t.shapeless;
     p->constants = constants;
     p->outputs = t.outputs;
+    std::map<uint32_t, std::shared_ptr<const StepGroup>> groups;  // by the call's first step
     for (const auto& s : t.steps) {
       size_t slot = s.stream;
       Stream stream = other_streams[slot];
@@ -457,6 +506,12 @@ std::vector<std::shared_ptr<const Program>> ImportState::programs_for_caller() c
       ByteReader r(s.state.data(), s.state.size());
       p->steps.push_back(
           Step{read_primitive(r, stream), s.inputs, s.shape, s.dtype, s.follows_inputs, std::nullopt});
+      if (!s.group_shapes.empty()) {
+        auto& group = groups[s.group_first];
+        if (!group) group = std::make_shared<const StepGroup>(StepGroup{s.group_shapes, s.group_dtypes});
+        p->steps.back().group = group;
+        p->steps.back().position = s.position;
+      }
     }
     built.push_back(std::move(p));
   }
@@ -551,6 +606,7 @@ std::shared_ptr<const ImportState> read_exported(const std::string& path) {
         s.follows_inputs = s.follows_inputs || ref.kind == Ref::Kind::input ||
                            (ref.kind == Ref::Kind::step && t.steps[ref.index].follows_inputs);
       }
+      if (version >= 4) read_step_group(r, t.steps, i);
     }
     t.outputs.resize(r.count(5));
     for (Ref& ref : t.outputs) ref = read_ref(r, num_inputs, t.steps.size(), num_constants);

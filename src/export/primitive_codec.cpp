@@ -172,6 +172,7 @@ struct Fields<Binary> : Codec<Binary, &Binary::op> {
   static void state(std::vector<StateT>&, const Primitive&, const Shape&, Dtype) {}
 };
 BRAID_FIELDS(Select)
+BRAID_FIELDS(DivMod)
 BRAID_FIELDS(StopGradient)
 BRAID_FIELDS(ScaledUnary, &ScaledUnary::op)
 
@@ -289,6 +290,7 @@ struct Entry {
 // clang-format off
 constexpr Entry kEntries[] = {
     BRAID_ELEMENTWISE_PRIMITIVES(BRAID_ENTRY)
+    BRAID_ENTRY(DivMod)
     BRAID_LINALG_PRIMITIVES(BRAID_ENTRY)
     BRAID_CONV_PRIMITIVES(BRAID_ENTRY)
     BRAID_SHAPE_PRIMITIVES(BRAID_ENTRY)

@@ -142,8 +142,10 @@ void share_buffer(array& out, const array& in) {
 bool donation_allowed(const std::vector<array>& inputs, size_t i, const array& out) {
   const array& in = inputs[i];
   const ArrayDesc& d = *in.desc();
-  if (is_tracer(out.desc()) || !d.data || !d.flags.row_contiguous || d.data_size != d.size ||
-      d.data_ptr != d.data->buffer.ptr || in.shape() != out.shape() || in.nbytes() != out.nbytes()) {
+  // A multi-output kernel never donates: another of its outputs may still read the input.
+  if (is_tracer(out.desc()) || out.desc()->siblings || !d.data || !d.flags.row_contiguous ||
+      d.data_size != d.size || d.data_ptr != d.data->buffer.ptr || in.shape() != out.shape() ||
+      in.nbytes() != out.nbytes()) {
     return false;
   }
   // The node's input list holds one reference; a copy of the list passed to the kernel one
@@ -213,8 +215,10 @@ ArrayDesc::~ArrayDesc() {
   // node nobody else can reach, and are emptied one input at a time.
   std::shared_ptr<ArrayDesc> stack;
   auto drop = [&stack](std::shared_ptr<ArrayDesc> node) noexcept {
-    // With no weak references to nodes, a count of one means nobody else can reach it.
-    if (!node || node.use_count() != 1) return;
+    // A count of one means nobody else can reach it, except for an output of a multi-output
+    // primitive, whose siblings reach it through weak references (and may take a strong one
+    // meanwhile): such a node is released as usual, by the shared_ptr.
+    if (!node || node.use_count() != 1 || node->siblings) return;
     {
       // use_count() is a relaxed load: it does not order us after the evaluation that last
       // wrote this node (complete_node detaches its inputs under the node's lock), so the

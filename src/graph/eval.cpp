@@ -15,6 +15,7 @@
 #include "braid/transforms.h"
 #include "graph/exit.h"
 #include "graph/node.h"
+#include "graph/siblings.h"
 #include "graph/trace.h"
 #include "runtime/park.h"
 #include "runtime/registry.h"
@@ -319,27 +320,40 @@ ArrayDesc* first_incomplete_input(const array& node) {
 }
 
 namespace {
-// The node whose kernel this thread runs (the previous one restored after it, should a
-// kernel run another's on its thread).
+// The node whose kernel this thread runs and, for a multi-output primitive, its group (the
+// previous ones restored after it, should a kernel run another's on its thread).
 thread_local const ArrayDesc* t_running = nullptr;
+thread_local const SiblingGroup* t_running_group = nullptr;
 
 struct RunningHere {
-  explicit RunningHere(const ArrayDesc* d) : previous(t_running) { t_running = d; }
-  ~RunningHere() { t_running = previous; }
+  explicit RunningHere(const ArrayDesc* d) : previous(t_running), previous_group(t_running_group) {
+    t_running = d;
+    t_running_group = d->siblings.get();
+  }
+  ~RunningHere() {
+    t_running = previous;
+    t_running_group = previous_group;
+  }
   RunningHere(const RunningHere&) = delete;
   RunningHere& operator=(const RunningHere&) = delete;
   const ArrayDesc* previous;
+  const SiblingGroup* previous_group;
 };
 
-// The kernel of `node` on its device; results go to `outputs` (holding `node`).
+// The kernel of `node` on its device; results go to `outputs` (holding `node`, and the
+// node's siblings in output order).
 void run_kernel(array& node, std::vector<array>& outputs) {
   ArrayDesc& d = *node.desc();
   RunningHere running(&d);
   if (auto hook = g_eval_hook.load(std::memory_order_acquire)) hook(node);
-  outputs.clear();
-  outputs.push_back(node);
+  if (d.siblings) {
+    gather_outputs(*d.siblings, node, outputs);
+  } else {
+    outputs.clear();
+    outputs.push_back(node);
+  }
   if (d.primitive->device().type == Device::gpu) {
-    gpu::eval_node(node);
+    gpu::eval_node(node, outputs);
   } else if (gpu::device_buffers_made() && std::any_of(d.inputs.begin(), d.inputs.end(), gpu::on_device)) {
     // A CPU node reading GPU results works on host copies of them.
     std::vector<array> host_inputs;
@@ -349,12 +363,44 @@ void run_kernel(array& node, std::vector<array>& outputs) {
     d.primitive->eval_cpu(d.inputs, outputs);
   }
 }
+
+void finish_node(ArrayDesc& d, const std::exception_ptr& err) noexcept {
+  if (err) {
+    d.error = err;
+    d.data.reset();
+    d.data_ptr = nullptr;
+    complete_node(d, Status::failed);
+  } else {
+    complete_node(d, Status::available);
+  }
+}
+
+// After the kernel of a multi-output primitive: its other outputs that no evaluation has
+// claimed complete now (claimed here first, so no evaluation claims them meanwhile); one
+// that is claimed finds the group computed when its own run comes.
+void finish_siblings(const ArrayDesc& d, std::vector<array>& outputs,
+                     const std::exception_ptr& err) noexcept {
+  for (auto& o : outputs) {
+    ArrayDesc& s = *o.desc();
+    if (&s == &d) continue;
+    Status expected = Status::unscheduled;
+    if (s.status.compare_exchange_strong(expected, Status::claimed, std::memory_order_acq_rel))
+      finish_node(s, err);
+  }
+}
 }  // namespace
 
-bool running_here(const ArrayDesc* d) noexcept { return t_running == d; }
+bool running_here(const ArrayDesc* d) noexcept {
+  return t_running == d || (d->siblings != nullptr && d->siblings.get() == t_running_group);
+}
 
 bool execute_node(array& node) noexcept {
   ArrayDesc& d = *node.desc();
+  SiblingGroup* group = d.siblings.get();
+  if (group && group->ran.load(std::memory_order_acquire)) {
+    finish_node(d, group->error);  // computed with a sibling that ran first
+    return true;
+  }
   std::exception_ptr err;
   for (const auto& in : d.inputs) {
     if (in.desc()->status.load(std::memory_order_acquire) == Status::failed) {
@@ -373,18 +419,19 @@ bool execute_node(array& node) noexcept {
       err = std::current_exception();
       note_stream_failure(*d.primitive->stream().state(), err);  // for synchronize, if no eval reports it
     }
+    if (group && !refused) {
+      group->error = err;
+      group->ran.store(true, std::memory_order_release);
+      finish_siblings(d, outputs, err);
+    }
     outputs.clear();
     ThreadOutputs::give_back(std::move(outputs));
     if (refused) return false;
+  } else if (group) {
+    group->error = err;
+    group->ran.store(true, std::memory_order_release);
   }
-  if (err) {
-    d.error = err;
-    d.data.reset();
-    d.data_ptr = nullptr;
-    complete_node(d, Status::failed);
-  } else {
-    complete_node(d, Status::available);
-  }
+  finish_node(d, err);
   return true;
 }
 

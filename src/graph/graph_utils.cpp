@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <sstream>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -49,7 +50,7 @@ struct Graph {
 Graph walk(const std::vector<array>& outputs) {
   Graph g;
   std::unordered_set<std::uintptr_t> seen_arrays;
-  std::unordered_map<const Primitive*, size_t> node_of;
+  std::unordered_map<const void*, size_t> node_of;
   // Post-order with an explicit stack. An entry's inputs are read (a copy taken under the
   // node's lock) once, when it is first reached; the entry is completed after its inputs.
   struct Entry {
@@ -79,9 +80,11 @@ Graph walk(const std::vector<array>& outputs) {
       g.leaves.push_back(e.a);
       continue;
     }
-    const Primitive* p = &e.a.primitive();
-    auto [it, inserted] = node_of.try_emplace(p, g.nodes.size());
-    if (inserted) g.nodes.push_back(GraphNode{p->name(), std::move(*e.inputs), {}});
+    // The outputs of a multi-output primitive's call share their group: one node for all.
+    const detail::ArrayDesc* d = e.a.desc();
+    const void* key = d->siblings ? static_cast<const void*>(d->siblings.get()) : d;
+    auto [it, inserted] = node_of.try_emplace(key, g.nodes.size());
+    if (inserted) g.nodes.push_back(GraphNode{e.a.primitive().name(), std::move(*e.inputs), {}});
     g.nodes[it->second].outputs.push_back(e.a);
   }
   return g;

@@ -22,7 +22,7 @@ namespace {
 
 constexpr char kNpyMagic[] = "\x93NUMPY";
 constexpr size_t kMagicBytes = 6;
-constexpr size_t kMaxHeaderBytes = size_t{1} << 20;  // NumPy's own headers are far smaller
+constexpr size_t kMaxNpyHeader = size_t{1} << 20;  // NumPy's own headers are far smaller
 constexpr size_t kNpyMaxDims = 64;
 
 [[noreturn]] void bad_npy(const std::string& label, const std::string& why) {
@@ -238,7 +238,7 @@ array load(std::shared_ptr<io::Reader> in, StreamOrDevice s) {
   take(reinterpret_cast<char*>(lenbytes), lensize, "header length");
   size_t header_len = 0;
   for (size_t i = 0; i < lensize; ++i) header_len |= static_cast<size_t>(lenbytes[i]) << (8 * i);
-  if (header_len > kMaxHeaderBytes) bad_npy(label, "header longer than 1 MiB");
+  if (header_len > kMaxNpyHeader) bad_npy(label, "header longer than 1 MiB");
   std::string text(header_len, '\0');
   take(text.data(), header_len, "header");
   NpyHeader h = HeaderParser(text, label).parse();

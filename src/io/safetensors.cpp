@@ -24,7 +24,7 @@ namespace {
 using json = nlohmann::json;
 
 // The Rust implementation's limit, which MLX shares.
-constexpr uint64_t kMaxHeaderBytes = 100000000;
+constexpr uint64_t kMaxSafetensorsHeader = 100000000;
 // A valid header nests three deep (header, tensor entry, shape); anything deeper is rejected
 // before it costs memory.
 constexpr int kMaxJsonDepth = 8;
@@ -173,7 +173,7 @@ SafetensorsLoad load_safetensors(std::shared_ptr<io::Reader> in, StreamOrDevice 
   in->read(reinterpret_cast<char*>(len_bytes), 8);
   uint64_t header_len = 0;
   for (int i = 0; i < 8; ++i) header_len |= static_cast<uint64_t>(len_bytes[i]) << (8 * i);
-  if (header_len == 0 || header_len >= kMaxHeaderBytes || header_len > total - 8) {
+  if (header_len == 0 || header_len >= kMaxSafetensorsHeader || header_len > total - 8) {
     throw std::runtime_error("[load_safetensors] Invalid json header length " + label);
   }
   std::string text(header_len, '\0');

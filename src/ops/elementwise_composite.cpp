@@ -50,8 +50,12 @@ array nan_to_num(const array& a, float nan, const std::optional<float> posinf, c
 std::vector<array> divmod(const array& a, const array& b, StreamOrDevice s) {
   const Stream st = detail::op_stream(std::move(s), "divmod");
   if (promote_types(a.dtype(), b.dtype()) == complex64) throw_invalid("divmod", "Not supported for complex64.");
-  detail::broadcast_shapes(a.shape(), b.shape(), "divmod");
-  return {floor_divide(a, b, st), remainder(a, b, st)};
+  const Dtype t = promote_types(a.dtype(), b.dtype());
+  detail::check_accepts(Binary::accepts(Binary::Op::floor_divide), t, "divmod");
+  Shape shape = detail::broadcast_shapes(a.shape(), b.shape(), "divmod");
+  // One node with two outputs, as MLX's.
+  return array::make_arrays({shape, shape}, {t, t}, detail::make_pooled<DivMod>(st),
+                            {astype(a, t, st), astype(b, t, st)});
 }
 
 array clip(const array& a, const std::optional<array>& a_min, const std::optional<array>& a_max, StreamOrDevice s) {

@@ -1,8 +1,12 @@
-// Names and equivalence of the element-wise primitives, generated from the op tables.
+// Names and equivalence of the element-wise primitives, generated from the op tables; DivMod,
+// which runs two of Binary's kernels as one node.
 #include "primitives/elementwise.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include "braid/ops.h"
+#include "ops/utils.h"
 #include "primitives/compiled.h"
 
 namespace braid {
@@ -64,7 +68,8 @@ bool ScaledUnary::is_equivalent(const Primitive& o) const {
 
 bool Compiled::is_equivalent(const Primitive& o) const {
   auto* c = dynamic_cast<const Compiled*>(&o);
-  if (!c || c->num_inputs_ != num_inputs_ || c->ops_.size() != ops_.size()) return false;
+  if (!c || c->num_inputs_ != num_inputs_ || c->ops_.size() != ops_.size() || c->outputs_ != outputs_)
+    return false;
   for (size_t k = 0; k < ops_.size(); ++k) {
     const Op &a = ops_[k], &b = c->ops_[k];
     if (a.dtype != b.dtype || a.args != b.args ||
@@ -74,6 +79,52 @@ bool Compiled::is_equivalent(const Primitive& o) const {
     }
   }
   return true;
+}
+
+// DivMod runs floor_divide's and remainder's kernels, on whichever device.
+void DivMod::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  Binary(stream(), Binary::Op::floor_divide).eval_cpu(inputs, outputs[0]);
+  Binary(stream(), Binary::Op::remainder).eval_cpu(inputs, outputs[1]);
+}
+
+void DivMod::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  Binary(stream(), Binary::Op::floor_divide).eval_gpu(inputs, outputs[0]);
+  Binary(stream(), Binary::Op::remainder).eval_gpu(inputs, outputs[1]);
+}
+
+std::vector<array> DivMod::vjp(const std::vector<array>& primals, const std::vector<array>&,
+                               const std::vector<int>& argnums, const std::vector<array>&) {
+  std::vector<array> out;
+  for (int a : argnums) out.push_back(zeros_like(primals[a], stream()));
+  return out;
+}
+
+std::vector<array> DivMod::jvp(const std::vector<array>&, const std::vector<array>&, const std::vector<int>&,
+                               const std::vector<array>& outputs) {
+  std::vector<array> out;
+  for (const auto& o : outputs) out.push_back(zeros(o.shape(), o.dtype(), stream()));
+  return out;
+}
+
+std::pair<std::vector<array>, std::vector<int>> DivMod::vmap(const std::vector<array>& inputs,
+                                                             const std::vector<int>& axes) {
+  // Every input gets the batch axis first (a unit one where unmapped) and unit axes after
+  // it up to the highest rank, so that the inputs broadcast as their unbatched selves do.
+  size_t rank = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) rank = std::max(rank, inputs[i].ndim() - (axes[i] >= 0 ? 1 : 0));
+  std::vector<array> aligned;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    array x = axes[i] >= 0 ? moveaxis(inputs[i], axes[i], 0, stream()) : expand_dims(inputs[i], 0, stream());
+    Shape shape = x.shape();
+    shape.insert(shape.begin() + 1, rank - (x.ndim() - 1), ShapeElem{1});
+    aligned.push_back(reshape(x, std::move(shape), stream()));
+  }
+  return {divmod(aligned[0], aligned[1], stream()), {0, 0}};
+}
+
+std::vector<Shape> DivMod::output_shapes(const std::vector<array>& inputs) {
+  Shape shape = detail::broadcast_shapes(inputs[0].shape(), inputs[1].shape(), "DivMod");
+  return {shape, shape};
 }
 
 }  // namespace braid

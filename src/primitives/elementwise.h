@@ -51,6 +51,26 @@ class Binary : public UnaryPrimitive {
   Op op_;
 };
 
+/// divmod(a, b) as one node with two outputs (MLX's DivMod): the quotient floored, as
+/// floor_divide's kernel computes it, and the remainder. Both inputs have the outputs' dtype;
+/// broadcasting inside the kernels. Not differentiable (zero gradients, as MLX's).
+class DivMod : public Primitive {
+ public:
+  explicit DivMod(Stream s) : Primitive(std::move(s)) {}
+  void eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  void eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) override;
+  std::vector<array> vjp(const std::vector<array>& primals, const std::vector<array>& cotangents,
+                         const std::vector<int>& argnums, const std::vector<array>& outputs) override;
+  using Primitive::jvp;
+  std::vector<array> jvp(const std::vector<array>& primals, const std::vector<array>& tangents,
+                         const std::vector<int>& argnums, const std::vector<array>& outputs) override;
+  std::pair<std::vector<array>, std::vector<int>> vmap(const std::vector<array>& inputs,
+                                                       const std::vector<int>& axes) override;
+  std::vector<Shape> output_shapes(const std::vector<array>& inputs) override;
+  const char* name() const override { return "DivMod"; }
+  bool is_equivalent(const Primitive&) const override { return true; }
+};
+
 /// where(condition, x, y): inputs are bool, T, T; broadcasting inside the kernel.
 class Select : public UnaryPrimitive {
  public:

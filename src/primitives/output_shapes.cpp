@@ -56,7 +56,7 @@ std::vector<Shape> ScaledUnary::output_shapes(const std::vector<array>& inputs) 
 }
 std::vector<Shape> Binary::output_shapes(const std::vector<array>& inputs) { return {broadcast_all(inputs, name())}; }
 std::vector<Shape> Compiled::output_shapes(const std::vector<array>& inputs) {
-  return {broadcast_all(inputs, name())};
+  return std::vector<Shape>(outputs().size(), broadcast_all(inputs, name()));
 }
 std::vector<Shape> Select::output_shapes(const std::vector<array>& inputs) { return {broadcast_all(inputs, name())}; }
 std::vector<Shape> StopGradient::output_shapes(const std::vector<array>& inputs) {

@@ -4,10 +4,12 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "braid/ops.h"
 #include "braid/transforms.h"
 #include "graph/node.h"
+#include "graph/siblings.h"
 #include "graph/trace.h"
 #include "ops/utils.h"
 #include "primitives/elementwise.h"
@@ -37,35 +39,43 @@ void find_targets(const detail::Tape& tape, const detail::TapeEntry& entry, std:
   }
 }
 
-// The nodes of custom functions' calls on a tape, one group per call: `members[i]` is the
-// entry of output i (-1 when the tape has none). Rare, so found by a linear search.
+// The nodes on a tape that go back (and forward) together, one group per call: the outputs
+// of a custom function's call, and the outputs of a multi-output primitive (siblings).
+// `members[i]` is the entry of output i (-1 when the tape has none).
 struct CustomGroups {
   struct Group {
     const void* key;
     std::vector<int32_t> members;
     int32_t first;  // the lowest entry: every consumer of every member comes after it
+    bool custom;    // a custom function's call (else a primitive's siblings)
   };
   std::vector<Group> groups;
-  std::vector<int32_t> group_of;  // per entry; empty when the tape has no custom node
+  std::vector<int32_t> group_of;  // per entry; empty when the tape has no grouped node
 
   explicit CustomGroups(const detail::Tape& tape) {
+    std::unordered_map<const void*, int32_t> by_key;
     for (size_t e = tape.num_primals; e < tape.entries.size(); ++e) {
       const detail::TapeEntry& entry = tape.entries[e];
-      const detail::CustomTransforms* c = detail::as_custom(entry.node.primitive());
-      if (c == nullptr) continue;
+      const detail::ArrayDesc& d = *entry.node.desc();
+      const detail::CustomTransforms* c = detail::as_custom(*d.primitive);
+      if (c == nullptr && !d.siblings) continue;
       if (group_of.empty()) group_of.assign(tape.entries.size(), -1);
-      const void* key = c->group_key(entry.inputs());
-      size_t g = 0;
-      while (g < groups.size() && groups[g].key != key) ++g;
-      if (g == groups.size())
-        groups.push_back({key, std::vector<int32_t>(c->num_outputs(), -1), static_cast<int32_t>(e)});
-      groups[g].members[c->index()] = static_cast<int32_t>(e);
-      group_of[e] = static_cast<int32_t>(g);
+      const void* key = c ? c->group_key(entry.inputs()) : d.siblings.get();
+      const size_t n = c ? static_cast<size_t>(c->num_outputs()) : d.siblings->shapes.size();
+      auto [it, fresh] = by_key.emplace(key, static_cast<int32_t>(groups.size()));
+      if (fresh) groups.push_back({key, std::vector<int32_t>(n, -1), static_cast<int32_t>(e), c != nullptr});
+      groups[it->second].members[c ? c->index() : d.position] = static_cast<int32_t>(e);
+      group_of[e] = it->second;
     }
   }
   /// The group of entry `e`, or null.
   const Group* of(size_t e) const {
     return group_of.empty() || group_of[e] < 0 ? nullptr : &groups[group_of[e]];
+  }
+  /// The position of entry `e`'s node among its group's outputs.
+  static size_t position(const detail::TapeEntry& entry) {
+    const detail::CustomTransforms* c = detail::as_custom(entry.node.primitive());
+    return c ? static_cast<size_t>(c->index()) : entry.node.desc()->position;
   }
 };
 
@@ -128,12 +138,16 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
   const CustomGroups custom(tape);
   for (size_t e = tape.entries.size(); e-- > tape.num_primals;) {
     if (const CustomGroups::Group* group = custom.of(e)) {
-      // A custom function's outputs go back together, at the first of them, once every
-      // cotangent has arrived: one call of its vjp with all of them (zero where none came).
+      // A custom function's outputs, or a primitive's, go back together, at the first of
+      // them, once every cotangent has arrived: one call of the vjp with all of them (zero
+      // where none came).
       if (static_cast<int32_t>(e) != group->first) continue;
       const detail::TapeEntry& entry = tape.entries[e];
-      const auto& prim = *detail::as_custom(entry.node.primitive());
-      const size_t n_args = entry.inputs().size() - group->members.size();
+      Primitive& prim = entry.node.primitive();
+      const detail::CustomTransforms* c = detail::as_custom(prim);
+      const size_t n_args = c ? entry.inputs().size() - group->members.size() : entry.inputs().size();
+      // A primitive's vjp sees all its outputs (an output off the tape made again).
+      std::vector<array> outs = c ? std::vector<array>{} : entry.node.outputs();
       cotangents.clear();
       bool any = false;
       for (size_t i = 0; i < group->members.size(); ++i) {
@@ -142,13 +156,16 @@ std::pair<std::vector<array>, std::vector<array>> vjp(
           cotangents.push_back(std::move(*cotan[member]));
           cotan[member].reset();
           any = true;
-        } else {
+        } else if (c) {
           cotangents.push_back(zeros_like(entry.inputs()[n_args + i], prim.stream()));
+        } else {
+          cotangents.push_back(zeros(outs[i].shape(), outs[i].dtype(), prim.stream()));
         }
       }
       if (!any) continue;
       find_targets(tape, entry, argnums, targets);
-      std::vector<array> vjps = prim.group_vjp(entry.inputs(), cotangents, argnums);
+      std::vector<array> vjps = c ? c->group_vjp(entry.inputs(), cotangents, argnums)
+                                  : prim.vjp(entry.inputs(), cotangents, argnums, outs);
       for (size_t i = 0; i < argnums.size(); ++i) accumulate(targets[i], std::move(vjps[i]), prim.stream());
       continue;
     }
@@ -212,20 +229,24 @@ std::pair<std::vector<array>, std::vector<array>> jvp(
   for (size_t e = tape.num_primals; e < tape.entries.size(); ++e) {
     const detail::TapeEntry& entry = tape.entries[e];
     const CustomGroups::Group* group = custom.of(e);
-    const detail::CustomTransforms* c = group ? detail::as_custom(entry.node.primitive()) : nullptr;
     if (group && static_cast<int32_t>(e) != group->first) {
-      // A later output of a custom function's call: its tangent came with the first's.
-      tan[e] = group_tangents[custom.group_of[e]][c->index()];
+      // A later output of a custom function's call or of a primitive: its tangent came with
+      // the first's.
+      tan[e] = group_tangents[custom.group_of[e]][CustomGroups::position(entry)];
       continue;
     }
     find_targets(tape, entry, argnums, targets);
     in_tangents.clear();
     for (int32_t t : targets) in_tangents.push_back(*tan[t]);
     if (group) {
-      // One call of the custom jvp gives every output's tangent.
+      // One call of the jvp gives every output's tangent.
       auto& all = group_tangents[custom.group_of[e]];
-      all = c->group_jvp(entry.inputs(), in_tangents, argnums);
-      tan[e] = all[c->index()];
+      if (const detail::CustomTransforms* c = detail::as_custom(entry.node.primitive())) {
+        all = c->group_jvp(entry.inputs(), in_tangents, argnums);
+      } else {
+        all = entry.node.primitive().jvp(entry.inputs(), in_tangents, argnums, entry.node.outputs());
+      }
+      tan[e] = all[CustomGroups::position(entry)];
       continue;
     }
     tan[e] = std::move(entry.node.primitive().jvp(entry.inputs(), in_tangents, argnums, {entry.node})[0]);

@@ -51,11 +51,24 @@ std::shared_ptr<const Program> fuse(const std::shared_ptr<const Program>& progra
            typeid(*p.steps[in.index].primitive) == typeid(Broadcast);
   };
 
+  // The steps reading each step.
+  std::vector<std::vector<uint32_t>> readers(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (const Ref& r : p.steps[i].inputs) {
+      if (r.kind == Ref::Kind::step) readers[r.index].push_back(static_cast<uint32_t>(i));
+    }
+  }
+
   // Groups, from the last step back: a fusible step not in a group yet is a group's root (its
   // value leaves the group); a step the group reads joins once every read of it (it may have
-  // several) comes from the group's steps, unless it is an output.
+  // several) comes from the group's steps, unless it is an output. Then a fusible step the
+  // group reads at the root's shape whose other readers all come after the root (or that is
+  // an output of the program) joins as an output of the node too (MLX's multi-output
+  // Compiled): its value is written in the same pass. Not in a shapeless program, where a
+  // replay may give it another shape than the root's.
   std::vector<int32_t> group(n, kFree);
   std::vector<uint32_t> reads(n, 0);  // reads by the current group's steps
+  std::vector<std::vector<uint32_t>> exported(n);  // per root: the members that are outputs too
   bool any = false;
   for (size_t r = n; r-- > 0;) {
     if (group[r] != kFree || !fusible(p.steps[r])) continue;
@@ -64,29 +77,50 @@ std::shared_ptr<const Program> fuse(const std::shared_ptr<const Program>& progra
     std::vector<uint32_t> touched;
     group[r] = static_cast<int32_t>(r);
     size_t ops = 1;
-    for (size_t next = 0; next < members.size(); ++next) {
-      const Step& s = p.steps[members[next]];
-      if (!fusible(s)) continue;  // an absorbed broadcast: its input is the group's
-      for (const Ref& in : s.inputs) {
-        if (in.kind != Ref::Kind::step) continue;
-        const uint32_t j = in.index;
-        if (reads[j]++ == 0) touched.push_back(j);
-        const Step& t = p.steps[j];
-        if (group[j] != kFree || reads[j] != uses[j] || is_output[j] || !(t.primitive->stream() == stream))
-          continue;
-        if (fusible(t)) {
-          ++ops;
-        } else if (!fused_broadcast(in)) {
-          continue;
+    size_t next = 0;
+    for (;;) {
+      for (; next < members.size(); ++next) {
+        const Step& s = p.steps[members[next]];
+        if (!fusible(s)) continue;  // an absorbed broadcast: its input is the group's
+        for (const Ref& in : s.inputs) {
+          if (in.kind != Ref::Kind::step) continue;
+          const uint32_t j = in.index;
+          if (reads[j]++ == 0) touched.push_back(j);
+          const Step& t = p.steps[j];
+          if (group[j] != kFree || reads[j] != uses[j] || is_output[j] || !(t.primitive->stream() == stream))
+            continue;
+          if (fusible(t)) {
+            ++ops;
+          } else if (!fused_broadcast(in)) {
+            continue;
+          }
+          group[j] = static_cast<int32_t>(r);
+          members.push_back(j);
         }
+      }
+      if (p.shapeless) break;
+      const size_t before = members.size();
+      for (uint32_t j : touched) {
+        const Step& t = p.steps[j];
+        if (group[j] != kFree || !fusible(t) || t.shape != p.steps[r].shape ||
+            !(t.primitive->stream() == stream))
+          continue;
+        const bool later = std::all_of(readers[j].begin(), readers[j].end(), [&](uint32_t x) {
+          return x > r || group[x] == static_cast<int32_t>(r);
+        });
+        if (!later) continue;
         group[j] = static_cast<int32_t>(r);
         members.push_back(j);
+        exported[r].push_back(j);
+        ++ops;
       }
+      if (members.size() == before) break;
     }
     for (uint32_t j : touched) reads[j] = 0;
     if (ops < 2) {
       for (uint32_t m : members) group[m] = kFree;
       group[r] = static_cast<int32_t>(n);  // visited, alone
+      exported[r].clear();
       continue;
     }
     any = true;
@@ -166,15 +200,35 @@ std::shared_ptr<const Program> fuse(const std::shared_ptr<const Program>& progra
     for (size_t k = 0; k < ops.size(); ++k) {
       for (auto [is_op, index] : args[k]) ops[k].args.push_back(is_op ? num_inputs + index : index);
     }
+    // The node's outputs: the root's value, then the exported members' (in step order).
+    std::vector<uint32_t> out_steps{static_cast<uint32_t>(i)};
+    std::sort(exported[i].begin(), exported[i].end());
+    out_steps.insert(out_steps.end(), exported[i].begin(), exported[i].end());
+    std::vector<uint32_t> out_ops;
+    auto group_shapes = std::make_shared<StepGroup>();
+    for (uint32_t m : out_steps) {
+      out_ops.push_back(op_of.at(m));
+      group_shapes->shapes.push_back(p.steps[m].shape);
+      group_shapes->dtypes.push_back(p.steps[m].dtype);
+    }
     const Step& root = p.steps[i];
-    Step s{std::make_shared<Compiled>(root.primitive->stream(), std::move(ops), num_inputs, std::move(name)),
-           std::move(inputs),
-           root.shape,
-           root.dtype,
-           root.follows_inputs,
-           std::nullopt};
-    remap[i] = Ref{Ref::Kind::step, static_cast<uint32_t>(fused->steps.size())};
-    fused->steps.push_back(std::move(s));
+    auto compiled = std::make_shared<Compiled>(root.primitive->stream(), std::move(ops), num_inputs,
+                                               std::move(name), std::move(out_ops));
+    std::shared_ptr<const StepGroup> shared_group;
+    if (out_steps.size() > 1) shared_group = std::move(group_shapes);
+    for (size_t o = 0; o < out_steps.size(); ++o) {
+      const Step& m = p.steps[out_steps[o]];
+      Step s{compiled,
+             inputs,
+             m.shape,
+             m.dtype,
+             root.follows_inputs,
+             std::nullopt,
+             shared_group,
+             static_cast<uint32_t>(o)};
+      remap[out_steps[o]] = Ref{Ref::Kind::step, static_cast<uint32_t>(fused->steps.size())};
+      fused->steps.push_back(std::move(s));
+    }
   }
   for (const Ref& r : p.outputs) fused->outputs.push_back(outer(r));
   return fused;

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "graph/node.h"
+#include "graph/siblings.h"
 #include "graph/trace.h"
 #include "primitives/primitives.h"
 
@@ -34,7 +35,10 @@ std::optional<std::pair<int, uint64_t>> scalar_value(const array& a) {
 
 // Whether two recorded steps compute the same thing (MLX's common subexpressions).
 bool same_step(const Step& a, const Step& b) {
-  if (a.dtype != b.dtype || a.shape != b.shape || a.inputs.size() != b.inputs.size()) return false;
+  if (a.dtype != b.dtype || a.shape != b.shape || a.inputs.size() != b.inputs.size() ||
+      a.position != b.position || (a.group == nullptr) != (b.group == nullptr)) {
+    return false;
+  }
   for (size_t i = 0; i < a.inputs.size(); ++i) {
     if (a.inputs[i].kind != b.inputs[i].kind || a.inputs[i].index != b.inputs[i].index) return false;
   }
@@ -122,7 +126,9 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
   auto infers_shape = [](const array& node, const std::vector<array>& node_inputs) {
     try {
       std::vector<Shape> shapes = node.primitive().output_shapes(node_inputs);
-      return shapes.size() == 1 && shapes[0] == node.shape();
+      const auto& group = node.desc()->siblings;
+      const size_t k = node.desc()->position;
+      return shapes.size() == (group ? group->shapes.size() : 1) && shapes[k] == node.shape();
     } catch (const std::invalid_argument&) {
       return false;
     }
@@ -156,10 +162,17 @@ std::shared_ptr<const Program> record(const std::vector<array>& placeholders,
     done.emplace(a.desc(), r);
     if (value) scalars.emplace(*value, r);
   };
+  std::unordered_map<const detail::SiblingGroup*, std::shared_ptr<const StepGroup>> step_groups;
   auto add_step = [&](const array& node, std::vector<Ref> refs, bool follows_inputs) {
     Step step{node.primitive_ptr(), std::move(refs),
               node.shape(),         node.dtype(),
               follows_inputs,       follows_inputs ? std::nullopt : std::optional<array>(node)};
+    if (const auto& siblings = node.desc()->siblings) {
+      auto& group = step_groups[siblings.get()];
+      if (!group) group = std::make_shared<const StepGroup>(StepGroup{siblings->shapes, siblings->dtypes});
+      step.group = group;
+      step.position = node.desc()->position;
+    }
     const auto index = static_cast<uint32_t>(program->steps.size());
     if (merge) {  // an earlier step computing the same stands for this one
       size_t h = std::hash<std::string_view>{}(step.primitive->name());
@@ -262,9 +275,23 @@ std::vector<array> replay(const Program& p, const std::vector<array>& inputs, bo
     return p.constants[r.index];  // unreachable
   };
   std::vector<array> node_inputs;
+  std::unordered_map<const StepGroup*, std::vector<array>> groups;  // a multi-output call's nodes
   for (const auto& s : p.steps) {
     if (s.traced && detail::is_complete(s.traced->desc())) {
       nodes.push_back(*s.traced);
+      continue;
+    }
+    if (s.group) {
+      // The first step of a call builds all its outputs; the others take theirs.
+      auto [it, fresh] = groups.try_emplace(s.group.get());
+      if (fresh) {
+        node_inputs.clear();
+        for (Ref r : s.inputs) node_inputs.push_back(resolve(r));
+        std::vector<Shape> shapes =
+            infer && s.follows_inputs ? s.primitive->output_shapes(node_inputs) : s.group->shapes;
+        it->second = array::make_arrays(std::move(shapes), s.group->dtypes, s.primitive, node_inputs);
+      }
+      nodes.push_back(it->second.at(s.position));
       continue;
     }
     node_inputs.clear();

@@ -20,6 +20,13 @@ struct Ref {
   uint32_t index;
 };
 
+// The outputs a multi-output primitive's call gives (their shapes and dtypes as traced); the
+// steps of one call share it, and a replay builds them with one node group.
+struct StepGroup {
+  std::vector<Shape> shapes;
+  std::vector<Dtype> dtypes;
+};
+
 struct Step {
   std::shared_ptr<Primitive> primitive;
   std::vector<Ref> inputs;
@@ -30,6 +37,9 @@ struct Step {
   // caller evaluating a captured array), replays read its value instead of building the
   // step again, as MLX's replay uses an array that no longer has a primitive.
   std::optional<array> traced;
+  // Set for an output of a multi-output primitive: its call's outputs, and which one it is.
+  std::shared_ptr<const StepGroup> group = nullptr;
+  uint32_t position = 0;
 };
 
 // One trace: immutable once recorded, read by any number of replays at once.

@@ -708,6 +708,7 @@ std::vector<array> vmap_call(const std::function<std::vector<array>(const std::v
   }
   std::vector<array> v_inputs;
   std::vector<int> v_axes;
+  std::unordered_map<const void*, std::pair<std::vector<array>, std::vector<int>>> mapped_groups;
   for (size_t e = tape.num_primals; e < tape.entries.size(); ++e) {
     const detail::TapeEntry& entry = tape.entries[e];
     v_inputs.clear();
@@ -716,6 +717,14 @@ std::vector<array> vmap_call(const std::function<std::vector<array>(const std::v
       const int32_t t = tape.entry_of(in);
       v_inputs.push_back(t >= 0 ? mapped[t]->first : in);
       v_axes.push_back(t >= 0 ? mapped[t]->second : -1);
+    }
+    if (const auto& group = entry.node.desc()->siblings) {
+      // A multi-output primitive is mapped once, for all its outputs.
+      auto [it, fresh] = mapped_groups.try_emplace(group.get());
+      if (fresh) it->second = entry.node.primitive().vmap(v_inputs, v_axes);
+      const size_t k = entry.node.desc()->position;
+      mapped[e] = Mapped{it->second.first.at(k), it->second.second.at(k)};
+      continue;
     }
     mapped[e] = map_node(entry.node, v_inputs, v_axes);
   }

@@ -86,7 +86,8 @@ struct Plan {
   Kernel kernel;
   Unary::Op unary{};
   Binary::Op binary{};
-  int slot = -1;  // -1: the output
+  int slot = -1;    // a tile buffer, unless the value is an output
+  int output = -1;  // the node's output the value is
 };
 
 Plan plan_of(const Compiled::Op& op) {
@@ -109,10 +110,11 @@ void run(const Plan& plan, const std::vector<const array*>& args, array& out) {
 
 }  // namespace
 
-void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
+void Compiled::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
   // A donated input is read flat: each tile reads its elements before the last step writes the
-  // same elements, and no tile reads another's.
-  detail::alloc_contiguous_or_donate(inputs, out);
+  // same elements, and no tile reads another's. (A node of several outputs never donates.)
+  for (auto& o : outputs) detail::alloc_contiguous_or_donate(inputs, o);
+  const array& out = outputs[0];  // every output has this shape
   const int64_t n = static_cast<int64_t>(out.size());
   if (n == 0) return;
   // Each input read as one element, flat at the tile's offset, or (any other layout: a
@@ -133,7 +135,7 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
     }
   }
   // Slots for the intermediates: a value's slot is free again after its last reader, so a
-  // chain needs two however long it is.
+  // chain needs two however long it is. An output's value is written where it goes.
   std::vector<Plan> plans;
   std::vector<size_t> last_read(ops_.size(), 0);
   for (size_t k = 0; k < ops_.size(); ++k) {
@@ -142,12 +144,15 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
       if (a >= num_inputs_) last_read[a - num_inputs_] = k;
     }
   }
+  for (size_t o = 0; o < outputs_.size(); ++o) plans[outputs_[o]].output = static_cast<int>(o);
   std::vector<int> free_slots;
   int num_slots = 0;
-  for (size_t k = 0; k + 1 < ops_.size(); ++k) {
-    if (free_slots.empty()) free_slots.push_back(num_slots++);
-    plans[k].slot = free_slots.back();
-    free_slots.pop_back();
+  for (size_t k = 0; k < ops_.size(); ++k) {
+    if (plans[k].output < 0) {
+      if (free_slots.empty()) free_slots.push_back(num_slots++);
+      plans[k].slot = free_slots.back();
+      free_slots.pop_back();
+    }
     // Values read last by op k are free once it has run (an op never writes what it reads);
     // each once, though op k may read one twice (e * e).
     const auto& args = ops_[k].args;
@@ -155,7 +160,7 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
       const uint32_t a = args[i];
       const bool again = std::find(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i), a) !=
                          args.begin() + static_cast<std::ptrdiff_t>(i);
-      if (a >= num_inputs_ && last_read[a - num_inputs_] == k && !again)
+      if (a >= num_inputs_ && last_read[a - num_inputs_] == k && !again && plans[a - num_inputs_].slot >= 0)
         free_slots.push_back(plans[a - num_inputs_].slot);
     }
   }
@@ -167,7 +172,8 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
   const size_t slot_bytes = (static_cast<size_t>(std::min(kTile, n)) * item + 63) / 64 * 64;
   // Gathered inputs' buffers follow the slots, one slot's size each.
   const size_t num_gathered = static_cast<size_t>(std::count(reads.begin(), reads.end(), Read::gathered));
-  char* out_data = static_cast<char*>(out.desc()->data_ptr);
+  std::vector<char*> out_data;
+  for (const auto& o : outputs) out_data.push_back(static_cast<char*>(o.desc()->data_ptr));
   detail::parallel_for(n, kTile, [&](int64_t begin, int64_t end) {
     Scratch scratch(std::max<size_t>(slot_bytes * (static_cast<size_t>(num_slots) + num_gathered), 1));
     char* slots = static_cast<char*>(scratch.buffer.ptr);
@@ -191,7 +197,8 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
           in_tiles.push_back(tile_array(data, reads[i] == Read::scalar ? Shape{} : shape, inputs[i].dtype()));
         }
         for (size_t k = 0; k < ops_.size(); ++k) {
-          void* data = plans[k].slot < 0 ? out_data : slots + slot_bytes * static_cast<size_t>(plans[k].slot);
+          void* data = plans[k].output >= 0 ? out_data[plans[k].output]
+                                            : slots + slot_bytes * static_cast<size_t>(plans[k].slot);
           values.push_back(tile_array(data, shape, ops_[k].dtype));
         }
         built = len;
@@ -204,7 +211,9 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
           gather_range(gathered[i], inputs[i].itemsize(), start, len, in_tiles[i].desc()->data_ptr);
         }
       }
-      point_at(values.back(), out_data + start * static_cast<int64_t>(out.itemsize()));
+      for (size_t o = 0; o < outputs_.size(); ++o) {
+        point_at(values[outputs_[o]], out_data[o] + start * static_cast<int64_t>(outputs[o].itemsize()));
+      }
       for (size_t k = 0; k < ops_.size(); ++k) {
         args.clear();
         for (uint32_t a : ops_[k].args)
@@ -216,7 +225,7 @@ void Compiled::eval_cpu(const std::vector<array>& inputs, array& out) {
 }
 
 // compile fuses only steps on CPU streams (transforms/fuse.cpp): no GPU node is ever made.
-void Compiled::eval_gpu(const std::vector<array>&, array&) {
+void Compiled::eval_gpu(const std::vector<array>&, std::vector<array>&) {
   throw std::logic_error("[Compiled] fused nodes run on the CPU only.");
 }
 

@@ -787,7 +787,7 @@ std::shared_ptr<void> new_stream_state(int) {
   return std::make_shared<cuda::StreamCtx>();
 }
 
-void eval_node(array& node) {
+void eval_node(array& node, std::vector<array>& outputs) {
   cuda::ApiUse use;
   use.require("eval");
   ArrayDesc& d = *node.desc();
@@ -805,7 +805,6 @@ void eval_node(array& node) {
     }
     st.add_user(s);
   }
-  std::vector<array> outputs{node};
   if (all_on_device) {
     d.primitive->eval_gpu(d.inputs, outputs);  // the node's own list: see donation_allowed
   } else {
@@ -815,12 +814,16 @@ void eval_node(array& node) {
     d.primitive->eval_gpu(inputs, outputs);
   }
   // A new buffer gets its completion event; a view shares its source's.
-  auto& out_state = cuda::state_of(*d.data);
-  std::lock_guard<std::mutex> lock(out_state.mu);
-  if (!out_state.ready) {
-    out_state.producer = s;
-    out_state.ready = cuda::events().get();
-    cuda::check(cudaEventRecord(out_state.ready, s->stream), "cudaEventRecord");
+  for (const auto& out : outputs) {
+    if (!out.desc()->data)
+      throw std::logic_error(std::string("[") + d.primitive->name() + "] gave an output no buffer.");
+    auto& out_state = cuda::state_of(*out.desc()->data);
+    std::lock_guard<std::mutex> lock(out_state.mu);
+    if (!out_state.ready) {
+      out_state.producer = s;
+      out_state.ready = cuda::events().get();
+      cuda::check(cudaEventRecord(out_state.ready, s->stream), "cudaEventRecord");
+    }
   }
 }
 
