@@ -460,6 +460,25 @@ TEST(Export, CallbackReceivesTheTraceAsRecords) {
   EXPECT_EQ(std::get<2>(field<Specs>(rec.records[2], "outputs")[0]), int32);
 }
 
+// A multi-output primitive is one record listing all its outputs, as MLX's; an output the
+// function does not use gets a name of its own.
+TEST(Export, CallbackListsEveryOutputOfAMultiOutputPrimitive) {
+  Recorded rec;
+  export_function(
+      rec.callback(), [](const Args& in) -> std::vector<array> { return {divmod(in[0], in[1])[1]}; },
+      Args{array({7, 9}), array({2, 4})});
+  std::vector<const ExportCallbackInput*> divmods;
+  for (const auto& r : rec.records) {
+    if (type_of(r) == "primitive" && field<std::string>(r, "name") == "DivMod") divmods.push_back(&r);
+  }
+  ASSERT_EQ(divmods.size(), 1u);
+  const auto& outs = field<Specs>(*divmods[0], "outputs");
+  ASSERT_EQ(outs.size(), 2u);
+  EXPECT_NE(std::get<0>(outs[0]), std::get<0>(outs[1]));
+  EXPECT_EQ(std::get<1>(outs[0]), (Shape{2}));
+  EXPECT_EQ(field<Specs>(rec.records[2], "outputs")[0], outs[1]);  // the function returns the remainder
+}
+
 TEST(Export, CallbackExporterReportsEachConstantOnceAndTheOpsState) {
   Recorded rec;
   array w = reshape(arange(6.0f), {2, 3});

@@ -5,6 +5,9 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -310,6 +313,59 @@ TEST(Siblings, ExportedFunctionsKeepMultiOutputNodes) {
   EXPECT_STREQ(out[0].primitive().name(), "DivMod");
   EXPECT_EQ(values(out[0]), (std::vector<double>{1, 1}));
   EXPECT_EQ(values(out[1]), (std::vector<double>{4, 3}));
+  std::remove(path.c_str());
+}
+
+TEST(Siblings, ALongUnevaluatedChainIsFreedWithoutRecursion) {
+  // Each quotient's node is freed by the iterative teardown, as single-output nodes are: a
+  // recursive one overflows the stack long before this.
+  array x = array({1000.0f});
+  for (int i = 0; i < 100000; ++i) x = divmod(x, array(1.0f))[0];
+  x = array(0.0f);
+  SUCCEED();
+}
+
+// The bytes of a file, and back.
+std::string read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+TEST(Siblings, ImportRefusesAStepWhoseOutputsDoNotFitItsPrimitive) {
+  const std::string path = ::testing::TempDir() + "braid_siblings_bad.mlxfn";
+  export_function(path, [](const Args& in) { return std::vector<array>{divmod(in[0], in[1])[0]}; },
+                  {array({7, 9}), array({2, 4})});
+  const std::string good = read_bytes(path);
+  const size_t name = good.find("DivMod");
+  ASSERT_NE(name, std::string::npos);
+
+  // A single-output primitive (Select's state has DivMod's length) in a group of two.
+  std::string bad = good;
+  bad.replace(name, 6, "Select");
+  write_bytes(path, bad);
+  EXPECT_THROW(import_function(path), std::runtime_error);
+
+  // DivMod's group dropped: a step of one output. The group follows the input references
+  // (a u64 count, then 5 bytes each): a u64 count of outputs, the position and the call's
+  // first step (u32 each), then each output's dtype (1 byte) and 1-d shape (a u64 count and
+  // an i32).
+  size_t at = name + 6;
+  uint64_t count = 0;
+  std::memcpy(&count, good.data() + at, 8);
+  at += 8 + 5 * count;
+  uint64_t outputs = 0;
+  std::memcpy(&outputs, good.data() + at, 8);
+  ASSERT_EQ(outputs, 2u);
+  bad = good;
+  bad.replace(at, 8 + 4 + 4 + 2 * (1 + 8 + 4), std::string(8, '\0'));
+  write_bytes(path, bad);
+  EXPECT_THROW(import_function(path), std::runtime_error);
+
+  write_bytes(path, good);
+  EXPECT_EQ(values(import_function(path)({array({7, 9}), array({2, 4})})[0]), (std::vector<double>{3, 2}));
   std::remove(path.c_str());
 }
 

@@ -50,7 +50,8 @@ using StateT = std::variant<bool, int, size_t, float, double, Dtype, Shape, Stri
 /// - "constants": "constants", (name, array) for each array the function captured that no
 ///   earlier trace of the same exporter reported;
 /// - one "primitive" per step, inputs before their users: "name" (the primitive's name, as
-///   MLX names it), "inputs" and "outputs" (name, shape, dtype), and "arguments" (its state:
+///   MLX names it), "inputs" and "outputs" (name, shape, dtype; every output of a
+///   multi-output primitive, in order, as MLX lists them), and "arguments" (its state:
 ///   as MLX's for the element-wise ops, AsType, Broadcast and Reshape; braid's constructor
 ///   arguments, in order, for the others).
 /// Names are A, B, ..., Z, AA, ... as NodeNamer gives them, unique within an exporter.

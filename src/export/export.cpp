@@ -18,6 +18,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
@@ -298,12 +299,33 @@ void ExportState::report(const ExportedTrace& t) {
   callback({{"type", std::string("keyword_inputs")}, {"keywords", std::move(keywords)}});
   callback({{"type", std::string("outputs")}, {"outputs", specs(p.outputs)}});
   callback({{"type", std::string("constants")}, {"constants", std::move(new_constants)}});
+  // A multi-output primitive's call is one record listing every output, at its first step (an
+  // output the trace does not keep gets a name of its own).
+  std::map<std::pair<const StepGroup*, uint32_t>, uint32_t> group_step;
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    if (p.steps[i].group) group_step.emplace(std::make_pair(p.steps[i].group.get(), p.steps[i].position), i);
+  }
+  std::set<const StepGroup*> reported;
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const Step& s = p.steps[i];
+    Specs outputs;
+    if (s.group) {
+      if (!reported.insert(s.group.get()).second) continue;
+      for (uint32_t k = 0; k < s.group->shapes.size(); ++k) {
+        auto it = group_step.find({s.group.get(), k});
+        if (it != group_step.end()) {
+          outputs.push_back(spec(Ref{Ref::Kind::step, it->second}));
+        } else {
+          outputs.emplace_back(fresh(), s.group->shapes[k], s.group->dtypes[k]);
+        }
+      }
+    } else {
+      outputs.push_back(spec(Ref{Ref::Kind::step, static_cast<uint32_t>(i)}));
+    }
     callback({{"type", std::string("primitive")},
               {"name", std::string(s.primitive->name())},
               {"inputs", specs(s.inputs)},
-              {"outputs", Specs{spec(Ref{Ref::Kind::step, static_cast<uint32_t>(i)})}},
+              {"outputs", std::move(outputs)},
               {"arguments", primitive_state(*s.primitive, s.shape, s.dtype)}});
   }
 }
@@ -597,7 +619,8 @@ std::shared_ptr<const ImportState> read_exported(const std::string& path) {
       s.shape = read_shape(r);
       s.state = r.str();
       ByteReader check(s.state.data(), s.state.size());
-      read_primitive(check, check_stream);  // fails now, not at the first call
+      // Fails now, not at the first call.
+      const size_t outputs = num_outputs(*read_primitive(check, check_stream));
       if (check.left() != 0) ByteReader::fail("a primitive's state has trailing bytes");
       s.inputs.resize(r.count(5));
       s.follows_inputs = false;  // derived, not trusted: whether an input reaches the step
@@ -607,6 +630,8 @@ std::shared_ptr<const ImportState> read_exported(const std::string& path) {
                            (ref.kind == Ref::Kind::step && t.steps[ref.index].follows_inputs);
       }
       if (version >= 4) read_step_group(r, t.steps, i);
+      if (std::max<size_t>(s.group_shapes.size(), 1) != outputs)
+        ByteReader::fail("a step whose primitive has another number of outputs");
     }
     t.outputs.resize(r.count(5));
     for (Ref& ref : t.outputs) ref = read_ref(r, num_inputs, t.steps.size(), num_constants);

@@ -141,4 +141,7 @@ std::vector<StateT> primitive_state(const Primitive& p, const Shape& shape, Dtyp
 /// unknown kind or a state that does not decode.
 std::shared_ptr<Primitive> read_primitive(ByteReader& r, Stream s);
 
+/// How many outputs a node of `p` has (each exportable primitive has a fixed number).
+size_t num_outputs(const Primitive& p);
+
 }  // namespace braid::detail

@@ -11,6 +11,7 @@
 #include "braid/ops.h"
 #include "braid/transforms.h"
 #include "graph/node.h"
+#include "graph/siblings.h"
 #include "graph/trace.h"
 #include "memory/object_pool.h"
 #include "runtime/mutex.h"
@@ -143,7 +144,9 @@ bool donation_allowed(const std::vector<array>& inputs, size_t i, const array& o
   const array& in = inputs[i];
   const ArrayDesc& d = *in.desc();
   // A multi-output kernel never donates: another of its outputs may still read the input.
-  if (is_tracer(out.desc()) || out.desc()->siblings || !d.data || !d.flags.row_contiguous ||
+  // Nor is an output of one donated: its siblings can reach it (array::siblings) without
+  // holding it.
+  if (is_tracer(out.desc()) || out.desc()->siblings || d.siblings || !d.data || !d.flags.row_contiguous ||
       d.data_size != d.size || d.data_ptr != d.data->buffer.ptr || in.shape() != out.shape() ||
       in.nbytes() != out.nbytes()) {
     return false;
@@ -215,10 +218,18 @@ ArrayDesc::~ArrayDesc() {
   // node nobody else can reach, and are emptied one input at a time.
   std::shared_ptr<ArrayDesc> stack;
   auto drop = [&stack](std::shared_ptr<ArrayDesc> node) noexcept {
-    // A count of one means nobody else can reach it, except for an output of a multi-output
-    // primitive, whose siblings reach it through weak references (and may take a strong one
-    // meanwhile): such a node is released as usual, by the shared_ptr.
-    if (!node || node.use_count() != 1 || node->siblings) return;
+    // A count of one means nobody else can reach it.
+    if (!node || node.use_count() != 1) return;
+    if (node->siblings) {
+      // An output of a multi-output primitive: its group reaches it through a weak reference,
+      // which is only ever locked under the group's lock. With that lock held, a count of one
+      // still means nobody holds it, and once unregistered nobody can reach it again.
+      SiblingGroup& g = *node->siblings;
+      SpinGuard guard(g.lock);
+      if (node.use_count() != 1) return;
+      auto& slot = g.members[node->position];
+      if (!slot.owner_before(node) && !node.owner_before(slot)) slot.reset();
+    }
     {
       // use_count() is a relaxed load: it does not order us after the evaluation that last
       // wrote this node (complete_node detaches its inputs under the node's lock), so the

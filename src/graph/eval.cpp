@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "backend/backend.h"
@@ -361,6 +362,13 @@ void run_kernel(array& node, std::vector<array>& outputs) {
     d.primitive->eval_cpu(host_inputs, outputs);
   } else {
     d.primitive->eval_cpu(d.inputs, outputs);
+  }
+  if (d.siblings) {
+    // A value nobody could read must not be published: a kernel gives every output a buffer.
+    for (const auto& o : outputs) {
+      if (!o.desc()->data)
+        throw std::logic_error(std::string("[") + d.primitive->name() + "] gave an output no buffer.");
+    }
   }
 }
 

@@ -53,6 +53,9 @@ std::vector<array> divmod(const array& a, const array& b, StreamOrDevice s) {
   const Dtype t = promote_types(a.dtype(), b.dtype());
   detail::check_accepts(Binary::accepts(Binary::Op::floor_divide), t, "divmod");
   Shape shape = detail::broadcast_shapes(a.shape(), b.shape(), "divmod");
+  // floor_divide of these types rounds the quotient to the type before the floor (a
+  // composition of two nodes): the same quotient here.
+  if (t == float16 || t == bfloat16) return {floor_divide(a, b, st), remainder(a, b, st)};
   // One node with two outputs, as MLX's.
   return array::make_arrays({shape, shape}, {t, t}, detail::make_pooled<DivMod>(st),
                             {astype(a, t, st), astype(b, t, st)});

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "braid/ops.h"
 #include "ops/utils.h"
@@ -82,12 +83,21 @@ bool Compiled::is_equivalent(const Primitive& o) const {
 }
 
 // DivMod runs floor_divide's and remainder's kernels, on whichever device.
+namespace {
+void check_div_mod(const std::vector<array>& inputs, const std::vector<array>& outputs) {
+  if (inputs.size() != 2 || outputs.size() != 2)
+    throw std::logic_error("[DivMod] expects two inputs and two outputs.");
+}
+}  // namespace
+
 void DivMod::eval_cpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  check_div_mod(inputs, outputs);
   Binary(stream(), Binary::Op::floor_divide).eval_cpu(inputs, outputs[0]);
   Binary(stream(), Binary::Op::remainder).eval_cpu(inputs, outputs[1]);
 }
 
 void DivMod::eval_gpu(const std::vector<array>& inputs, std::vector<array>& outputs) {
+  check_div_mod(inputs, outputs);
   Binary(stream(), Binary::Op::floor_divide).eval_gpu(inputs, outputs[0]);
   Binary(stream(), Binary::Op::remainder).eval_gpu(inputs, outputs[1]);
 }

@@ -232,7 +232,7 @@ std::pair<std::vector<array>, std::vector<array>> jvp(
     if (group && static_cast<int32_t>(e) != group->first) {
       // A later output of a custom function's call or of a primitive: its tangent came with
       // the first's.
-      tan[e] = group_tangents[custom.group_of[e]][CustomGroups::position(entry)];
+      tan[e] = group_tangents[custom.group_of[e]].at(CustomGroups::position(entry));
       continue;
     }
     find_targets(tape, entry, argnums, targets);
@@ -246,7 +246,7 @@ std::pair<std::vector<array>, std::vector<array>> jvp(
       } else {
         all = entry.node.primitive().jvp(entry.inputs(), in_tangents, argnums, entry.node.outputs());
       }
-      tan[e] = all[CustomGroups::position(entry)];
+      tan[e] = all.at(CustomGroups::position(entry));
       continue;
     }
     tan[e] = std::move(entry.node.primitive().jvp(entry.inputs(), in_tangents, argnums, {entry.node})[0]);
