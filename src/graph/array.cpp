@@ -482,35 +482,31 @@ void array::set_data(allocator::Buffer buffer, size_t data_size, Strides strides
                                 " bytes, fewer than the " + std::to_string(data_size) + " elements need.");
   }
   detail::ArrayDesc& desc = *desc_;
-  if (desc.data && desc.data->buffer.ptr == buffer.ptr && buffer.ptr != nullptr) {
-    // The buffer the array already holds, laid out anew: kept, not taken a second time.
-    desc.strides = std::move(strides);
-    desc.flags = flags;
-    desc.data_size = data_size;
-    return;
-  }
-  // The caller's buffer (a deleter of its own): released by that deleter, never reused for
-  // another result (as memory an array is made over).
-  std::shared_ptr<ExternalMemory> holder;
-  if (!is_allocator_free(d)) {
+  // The buffer the array already holds is only laid out anew: kept, not taken a second time.
+  if (!desc.data || desc.data->buffer.ptr != buffer.ptr || buffer.ptr == nullptr) {
+    // The caller's buffer (a deleter of its own): released by that deleter, never reused for
+    // another result (as memory an array is made over).
+    std::shared_ptr<ExternalMemory> holder;
+    if (!is_allocator_free(d)) {
+      try {
+        holder = std::make_shared<ExternalMemory>(buffer.ptr, [d, buffer](void*) { d(buffer); });
+      } catch (...) {
+        d(buffer);  // taken, as the caller expected, and released at once
+        throw;
+      }
+      holder->armed = true;
+    }
+    std::shared_ptr<detail::Data> data;
     try {
-      holder = std::make_shared<ExternalMemory>(buffer.ptr, [d, buffer](void*) { d(buffer); });
+      data = holder ? detail::make_pooled<detail::Data>(buffer, holder)
+                    : detail::make_pooled<detail::Data>(buffer);
     } catch (...) {
-      d(buffer);  // taken, as the caller expected, and released at once
+      if (!holder) allocator::free(buffer);  // else the holder releases it as it goes
       throw;
     }
-    holder->armed = true;
+    desc.data = std::move(data);
+    desc.data_ptr = buffer.ptr;
   }
-  std::shared_ptr<detail::Data> data;
-  try {
-    data = holder ? detail::make_pooled<detail::Data>(buffer, holder)
-                  : detail::make_pooled<detail::Data>(buffer);
-  } catch (...) {
-    if (!holder) allocator::free(buffer);  // else the holder releases it as it goes
-    throw;
-  }
-  desc.data = std::move(data);
-  desc.data_ptr = buffer.ptr;
   desc.strides = std::move(strides);
   desc.flags = flags;
   desc.data_size = data_size;

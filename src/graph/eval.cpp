@@ -416,9 +416,9 @@ bool execute_node(array& node) noexcept {
       break;
     }
   }
+  std::vector<array> outputs = ThreadOutputs::take();
+  bool refused = false;
   if (!err) {
-    std::vector<array> outputs = ThreadOutputs::take();
-    bool refused = false;
     try {
       KernelScope running_kernel;  // exit waits for it
       refused = running_kernel.refused();
@@ -427,18 +427,15 @@ bool execute_node(array& node) noexcept {
       err = std::current_exception();
       note_stream_failure(*d.primitive->stream().state(), err);  // for synchronize, if no eval reports it
     }
-    if (group && !refused) {
-      group->error = err;
-      group->ran.store(true, std::memory_order_release);
-      finish_siblings(d, outputs, err);
-    }
-    outputs.clear();
-    ThreadOutputs::give_back(std::move(outputs));
-    if (refused) return false;
-  } else if (group) {
+  }
+  if (group && !refused) {
     group->error = err;
     group->ran.store(true, std::memory_order_release);
+    finish_siblings(d, outputs, err);
   }
+  outputs.clear();
+  ThreadOutputs::give_back(std::move(outputs));
+  if (refused) return false;
   finish_node(d, err);
   return true;
 }

@@ -75,18 +75,15 @@ std::vector<array> array::outputs() const {
   // Evaluated since the check above (its inputs may be gone): no siblings any more, as MLX.
   if (!has_primitive()) return {*this};
   const size_t n = g.members.size();
-  std::vector<array> outs;
-  outs.reserve(n);
+  std::vector<array> outs(n, *this);  // every lost output's place is filled below
   std::vector<size_t> lost;
   {
     detail::SpinGuard guard(g.lock);
     for (size_t k = 0; k < n; ++k) {
-      if (k == d.position) {
-        outs.push_back(*this);
-      } else if (auto member = g.members[k].lock()) {
-        outs.emplace_back(std::move(member));
+      if (k == d.position) continue;
+      if (auto member = g.members[k].lock()) {
+        outs[k] = array(std::move(member));
       } else {
-        outs.push_back(*this);  // a stand-in, replaced below
         lost.push_back(k);
       }
     }
@@ -97,7 +94,7 @@ std::vector<array> array::outputs() const {
   // a new group, computing the same outputs again.
   std::vector<array> remade;
   for (size_t k : lost) remade.push_back(detail::make_member(d.siblings, k, d.primitive, inputs));
-  bool recompute = false;
+  std::vector<size_t> recompute;
   {
     detail::SpinGuard guard(g.lock);
     for (size_t i = 0; i < lost.size(); ++i) {
@@ -108,15 +105,13 @@ std::vector<array> array::outputs() const {
         g.members[k] = remade[i].desc_ptr();
         outs[k] = remade[i];
       } else {
-        recompute = true;  // below, outside the lock
+        recompute.push_back(k);  // below, outside the lock
       }
     }
   }
-  if (recompute) {
+  if (!recompute.empty()) {
     std::vector<array> fresh = make_arrays(g.shapes, g.dtypes, d.primitive, inputs);
-    for (size_t k : lost) {
-      if (outs[k].id() == id()) outs[k] = fresh[k];
-    }
+    for (size_t k : recompute) outs[k] = fresh[k];
   }
   return outs;
 }

@@ -2,7 +2,6 @@
 // which runs two of Binary's kernels as one node.
 #include "primitives/elementwise.h"
 
-#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -114,22 +113,6 @@ std::vector<array> DivMod::jvp(const std::vector<array>&, const std::vector<arra
   std::vector<array> out;
   for (const auto& o : outputs) out.push_back(zeros(o.shape(), o.dtype(), stream()));
   return out;
-}
-
-std::pair<std::vector<array>, std::vector<int>> DivMod::vmap(const std::vector<array>& inputs,
-                                                             const std::vector<int>& axes) {
-  // Every input gets the batch axis first (a unit one where unmapped) and unit axes after
-  // it up to the highest rank, so that the inputs broadcast as their unbatched selves do.
-  size_t rank = 0;
-  for (size_t i = 0; i < inputs.size(); ++i) rank = std::max(rank, inputs[i].ndim() - (axes[i] >= 0 ? 1 : 0));
-  std::vector<array> aligned;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    array x = axes[i] >= 0 ? moveaxis(inputs[i], axes[i], 0, stream()) : expand_dims(inputs[i], 0, stream());
-    Shape shape = x.shape();
-    shape.insert(shape.begin() + 1, rank - (x.ndim() - 1), ShapeElem{1});
-    aligned.push_back(reshape(x, std::move(shape), stream()));
-  }
-  return {divmod(aligned[0], aligned[1], stream()), {0, 0}};
 }
 
 std::vector<Shape> DivMod::output_shapes(const std::vector<array>& inputs) {

@@ -32,14 +32,16 @@ std::shared_ptr<const Program> fuse(const std::shared_ptr<const Program>& progra
   const Program& p = *program;
   if (p.captures_tracer) return program;  // a transform runs its steps' own vjp, jvp and vmap
   const size_t n = p.steps.size();
-  // How often each step is read, by steps and by the outputs.
-  std::vector<uint32_t> uses(n, 0);
-  std::vector<bool> is_output(n, false);
-  for (const Step& s : p.steps) {
-    for (const Ref& r : s.inputs) {
-      if (r.kind == Ref::Kind::step) ++uses[r.index];
+  // The steps reading each step, and how often each step is read, by steps and by the outputs.
+  std::vector<std::vector<uint32_t>> readers(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (const Ref& r : p.steps[i].inputs) {
+      if (r.kind == Ref::Kind::step) readers[r.index].push_back(static_cast<uint32_t>(i));
     }
   }
+  std::vector<uint32_t> uses(n, 0);
+  std::vector<bool> is_output(n, false);
+  for (size_t i = 0; i < n; ++i) uses[i] = static_cast<uint32_t>(readers[i].size());
   for (const Ref& r : p.outputs) {
     if (r.kind == Ref::Kind::step) ++uses[r.index], is_output[r.index] = true;
   }
@@ -50,14 +52,6 @@ std::shared_ptr<const Program> fuse(const std::shared_ptr<const Program>& progra
     return in.kind == Ref::Kind::step && !p.shapeless &&
            typeid(*p.steps[in.index].primitive) == typeid(Broadcast);
   };
-
-  // The steps reading each step.
-  std::vector<std::vector<uint32_t>> readers(n);
-  for (size_t i = 0; i < n; ++i) {
-    for (const Ref& r : p.steps[i].inputs) {
-      if (r.kind == Ref::Kind::step) readers[r.index].push_back(static_cast<uint32_t>(i));
-    }
-  }
 
   // Groups, from the last step back: a fusible step not in a group yet is a group's root (its
   // value leaves the group); a step the group reads joins once every read of it (it may have
@@ -119,8 +113,7 @@ std::shared_ptr<const Program> fuse(const std::shared_ptr<const Program>& progra
     for (uint32_t j : touched) reads[j] = 0;
     if (ops < 2) {
       for (uint32_t m : members) group[m] = kFree;
-      group[r] = static_cast<int32_t>(n);  // visited, alone
-      exported[r].clear();
+      group[r] = static_cast<int32_t>(n);  // visited, alone (an export would have made two ops)
       continue;
     }
     any = true;

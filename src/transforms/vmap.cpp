@@ -65,6 +65,17 @@ std::vector<array> align(const std::vector<array>& in, const std::vector<int>& a
   return out;
 }
 
+}  // namespace
+
+// divmod's outputs, as any element-wise op's: the node over the aligned inputs.
+std::pair<std::vector<array>, std::vector<int>> DivMod::vmap(const std::vector<array>& inputs,
+                                                             const std::vector<int>& axes) {
+  std::vector<array> x = align(inputs, axes, stream());
+  return {divmod(x[0], x[1], stream()), {0, 0}};
+}
+
+namespace {
+
 Shape batched(int b, const Shape& shape) {
   Shape r{b};
   r.insert(r.end(), shape.begin(), shape.end());
